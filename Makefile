@@ -1,0 +1,135 @@
+# jsampled — top-level build.
+#
+#   make            build/jsampled, build/jsamplectl, build/libjsagent.so
+#   make deps       install the Debian packages the build and tests need (root)
+#   make check      unit tests (plain and ASan/UBSan) and integration tests
+#   make demo       profile a bundled Java workload and print its CCT (root)
+#   make clean
+
+CC         ?= gcc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+LLVM_STRIP ?= llvm-strip
+JAVA_HOME  ?= /usr/lib/jvm/java-17-openjdk-amd64
+JAVAC      ?= $(JAVA_HOME)/bin/javac
+
+B := build
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Werror
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
+DAEMON_LIBS := -lbpf -lelf -lz -lsystemd
+
+# Debian packages needed to build, test and demo (installed by `make deps`).
+DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+	libsystemd-dev pkg-config openjdk-17-jdk-headless python3 procps
+
+COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c
+DAEMON_SRC := $(wildcard daemon/*.c)
+# Everything of the daemon but main(), for unit tests and tools.
+DAEMON_LIB_SRC := $(filter-out daemon/main.c,$(DAEMON_SRC)) $(COMMON_SRC)
+AGENT_SRC := $(wildcard userspace/agent/*.c) $(COMMON_SRC)
+CTL_SRC := userspace/jsamplectl/jsamplectl.c
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(UNIT_SRC))
+JAVA_SRC := $(wildcard tests/java/*.java)
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
+pic_obj = $(patsubst %.c,$(B)/pic/%.o,$(1))
+
+.PHONY: all deps check check-unit check-unit-asan check-integration demo java clean asan
+all: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
+
+# --- BPF: vmlinux.h from the running kernel's BTF, CO-RE object, skeleton ---
+$(B)/vmlinux.h:
+	@mkdir -p $(B)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(B)/sampler.bpf.o: bpf/sampler.bpf.c bpf/sampler.h $(B)/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(B) -Ibpf -Wall -Werror -c $< -o $@
+	$(LLVM_STRIP) -g $@
+
+$(B)/sampler.skel.h: $(B)/sampler.bpf.o
+	$(BPFTOOL) gen skeleton $< name sampler_bpf > $@.tmp && mv $@.tmp $@
+
+# --- C objects: plain, sanitized, position independent (agent) ---
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(OPT) $(CFLAGS) -c $< -o $@
+
+$(B)/asan/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(OPT) -fPIC -fvisibility=hidden $(JNI_INC) $(CFLAGS) -c $< -o $@
+
+# The sampler loader includes the generated skeleton.
+$(call obj,daemon/sampler.c) $(call asan_obj,daemon/sampler.c): $(B)/sampler.skel.h
+
+$(B)/jsampled: $(call obj,$(DAEMON_SRC) $(COMMON_SRC))
+	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
+
+$(B)/asan/jsampled: $(call asan_obj,$(DAEMON_SRC) $(COMMON_SRC))
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
+
+$(B)/jsamplectl: $(call obj,$(CTL_SRC))
+	$(CC) $(OPT) $^ -o $@
+
+$(B)/libjsagent.so: $(call pic_obj,$(AGENT_SRC))
+	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined $^ -o $@ -lpthread
+
+# --- Unit tests: each tests/unit/test_x.c is one program, linked with the
+# daemon and agent code it needs (the agent's JVM-free parts). ---
+AGENT_TESTABLE := userspace/agent/agent_store.c
+$(B)/tests/%: $(call obj,tests/unit/%.c) $(call obj,$(DAEMON_LIB_SRC) $(AGENT_TESTABLE))
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS) -lpthread
+
+$(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(call asan_obj,$(DAEMON_LIB_SRC) $(AGENT_TESTABLE))
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS) -lpthread
+
+$(call obj,$(UNIT_SRC)) $(call asan_obj,$(UNIT_SRC)): $(B)/sampler.skel.h
+
+# --- Java programs used by the demo and the integration tests ---
+$(B)/java/.stamp: $(JAVA_SRC)
+	@mkdir -p $(B)/java
+	$(JAVAC) -d $(B)/java $(JAVA_SRC)
+	@touch $@
+java: $(B)/java/.stamp
+
+asan: $(B)/asan/jsampled
+
+check-unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+check-unit-asan: $(UNIT_ASAN_BINS)
+	@set -e; for t in $(UNIT_ASAN_BINS); do echo "== $$t (ASan/UBSan)"; \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+
+check-integration: all $(B)/asan/jsampled java
+	tests/integration/run-all.sh
+
+check: check-unit check-unit-asan check-integration
+
+demo: all java
+	tests/demo/run-demo.sh
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends $$missing || \
+		{ apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
+	fi
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * jsampled's sampler: on every cpu-clock tick of a target process, copy the
+ * interrupted thread's user registers and the live part of its user stack
+ * (from sp up to the end of the stack, at most fragment_bytes) into a ring
+ * buffer. Decoding happens later, in user space (ICPE'14, Hofer &
+ * Mössenböck, section 2.1).
+ *
+ * Costs measured on the project machines (../shared/platform.md): the stack
+ * copy dominates, so only the live part is copied; a ring-buffer wake-up per
+ * record stalls the sampling timer, so records are submitted without one and
+ * the consumer drains on a timer, with a forced wake-up past a watermark.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "sampler.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Knobs, set by the loader before load. */
+const volatile __u32 fragment_bytes = JS_DEFAULT_FRAGMENT_BYTES;
+const volatile __u64 wakeup_watermark = 4u << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64u << 20); /* resized by the loader */
+} samples SEC(".maps");
+
+/* tgid -> flags (unused for now): the processes to sample. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, JS_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} targets SEC(".maps");
+
+/* tid -> stack bounds and JavaThread anchor (see sampler.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, JS_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct js_thread_info);
+} threads SEC(".maps");
+
+/* One record under construction per CPU. A plain array indexed by CPU,
+ * because per-CPU map values are limited to 32 KiB. The extra page lets the
+ * page-wise copy below use a masked offset the verifier can bound. */
+#define JS_SCRATCH_BYTES (sizeof(struct js_sample) + JS_MAX_FRAGMENT_BYTES + JS_PAGE_SIZE)
+struct scratch {
+	__u8 buf[JS_SCRATCH_BYTES];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set to the number of possible CPUs by the loader */
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct js_counters);
+} counters SEC(".maps");
+
+struct vma_bounds {
+	__u64 start;
+	__u64 end;
+};
+
+static long vma_bounds_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_bounds *b = data;
+
+	b->start = BPF_CORE_READ(vma, vm_start);
+	b->end = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/* The thread's stack bounds: from the thread cache when sp lies inside the
+ * cached range, else from the VMA holding sp (bpf_find_vma takes the mmap
+ * lock with a trylock and defers the unlock to irq_work in this context, so
+ * it runs once per thread, not per sample). */
+static __always_inline struct js_thread_info *thread_info(struct task_struct *task, __u32 tid,
+							  __u64 sp, struct js_counters *cnt)
+{
+	struct js_thread_info *ti = bpf_map_lookup_elem(&threads, &tid);
+	struct vma_bounds b = {};
+
+	if (ti && sp >= ti->stack_low && sp < ti->stack_end)
+		return ti;
+	if (bpf_find_vma(task, sp, vma_bounds_cb, &b, 0) != 0 || b.end <= sp) {
+		if (cnt)
+			cnt->vma_lookup_failed++;
+		return NULL;
+	}
+	struct js_thread_info fresh = {
+		.stack_end = b.end,
+		.stack_low = b.start,
+	};
+	bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline void read_anchor(struct js_sample *s, const struct js_thread_info *ti)
+{
+	__u64 base = ti->anchor_addr;
+	__u64 v[3];
+
+	if (!base)
+		return;
+	/* The offsets come from vmStructs via the agent; bound them so a bad
+	 * entry cannot send the read far away. */
+	if (bpf_probe_read_user(&v[0], 8, (void *)(base + (ti->anchor_sp_off & 0xff))) ||
+	    bpf_probe_read_user(&v[1], 8, (void *)(base + (ti->anchor_fp_off & 0xff))) ||
+	    bpf_probe_read_user(&v[2], 8, (void *)(base + (ti->anchor_pc_off & 0xff))))
+		return;
+	s->anchor_sp = v[0];
+	s->anchor_fp = v[1];
+	s->anchor_pc = v[2];
+	s->flags |= JS_SAMPLE_HAS_ANCHOR;
+}
+
+/* Copy [sp, sp+len) into dst. One read when every page is readable, else page
+ * by page until the first fault. Returns the number of bytes copied. */
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 len, struct js_sample *s,
+					struct js_counters *cnt)
+{
+	__u32 copied = 0;
+
+	if (len > JS_MAX_FRAGMENT_BYTES)
+		len = JS_MAX_FRAGMENT_BYTES;
+	if (len == 0)
+		return 0;
+	if (bpf_probe_read_user(dst, len, (void *)sp) == 0)
+		return len;
+
+	for (int i = 0; i < JS_MAX_FRAGMENT_BYTES / JS_PAGE_SIZE + 1; i++) {
+		__u64 chunk;
+
+		if (copied >= len)
+			break;
+		chunk = JS_PAGE_SIZE - ((sp + copied) & (JS_PAGE_SIZE - 1));
+		if (chunk > len - copied)
+			chunk = len - copied;
+		/* Keep the bound visible to the verifier. */
+		asm volatile("" : "+r"(chunk));
+		if (chunk > JS_PAGE_SIZE)
+			break;
+		if (bpf_probe_read_user(dst + (copied & (JS_MAX_FRAGMENT_BYTES - 1)), chunk,
+					(void *)(sp + copied)) != 0) {
+			s->flags |= JS_SAMPLE_STACK_FAULT;
+			if (cnt)
+				cnt->copy_fault++;
+			break;
+		}
+		copied += chunk;
+	}
+	return copied;
+}
+
+SEC("perf_event")
+int sample_stack(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct js_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	__u32 tid = (__u32)pid_tgid;
+
+	if (cnt)
+		cnt->events++;
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	if (cnt)
+		cnt->target++;
+
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (!BPF_CORE_READ(task, mm)) {
+		if (cnt)
+			cnt->no_user_regs++;
+		return 0;
+	}
+
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct scratch *sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!sc)
+		return 0;
+	struct js_sample *s = (struct js_sample *)sc->buf;
+	__u8 *stack = sc->buf + sizeof(struct js_sample);
+
+	struct pt_regs regs;
+	__u32 flags = 0;
+	/* ctx fields only allow full 8-byte loads: copy, then test the mode. */
+	__builtin_memcpy(&regs, &ctx->regs, sizeof(regs));
+	if (!(regs.cs & 3)) {
+		/* Kernel mode: the user registers were saved on kernel entry. */
+		struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (!ur || bpf_probe_read_kernel(&regs, sizeof(regs), ur) != 0) {
+			if (cnt)
+				cnt->no_user_regs++;
+			return 0;
+		}
+		flags |= JS_SAMPLE_KERNEL_MODE;
+	}
+
+	s->time_ns = bpf_ktime_get_ns();
+	s->pid = tgid;
+	s->tid = tid;
+	s->cpu = cpu;
+	s->regs[JS_REG_IP] = regs.ip;
+	s->regs[JS_REG_SP] = regs.sp;
+	s->regs[JS_REG_BP] = regs.bp;
+	s->regs[JS_REG_AX] = regs.ax;
+	s->regs[JS_REG_BX] = regs.bx;
+	s->regs[JS_REG_CX] = regs.cx;
+	s->regs[JS_REG_DX] = regs.dx;
+	s->regs[JS_REG_SI] = regs.si;
+	s->regs[JS_REG_DI] = regs.di;
+	s->regs[JS_REG_R8] = regs.r8;
+	s->regs[JS_REG_R9] = regs.r9;
+	s->regs[JS_REG_R10] = regs.r10;
+	s->regs[JS_REG_R11] = regs.r11;
+	s->regs[JS_REG_R12] = regs.r12;
+	s->regs[JS_REG_R13] = regs.r13;
+	s->regs[JS_REG_R14] = regs.r14;
+	s->regs[JS_REG_R15] = regs.r15;
+	s->anchor_sp = 0;
+	s->anchor_fp = 0;
+	s->anchor_pc = 0;
+	s->reserved = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+
+	__u64 sp = regs.sp;
+	__u64 want = fragment_bytes;
+	struct js_thread_info *ti = thread_info(task, tid, sp, cnt);
+	if (ti) {
+		s->stack_end = ti->stack_end;
+		if (ti->from_jvm)
+			flags |= JS_SAMPLE_STACK_END_FROM_JVM;
+		if (ti->stack_end - sp <= want)
+			want = ti->stack_end - sp;
+		else
+			flags |= JS_SAMPLE_STACK_CAPPED;
+	} else {
+		s->stack_end = 0;
+		flags |= JS_SAMPLE_STACK_END_UNKNOWN;
+	}
+	s->flags = flags;
+	if (ti)
+		read_anchor(s, ti);
+
+	__u32 len = copy_stack(stack, sp, (__u32)want, s, cnt);
+	if (len > JS_MAX_FRAGMENT_BYTES)
+		len = JS_MAX_FRAGMENT_BYTES;
+	s->stack_len = len;
+
+	__u64 avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
+	__u64 rb_flags = BPF_RB_NO_WAKEUP;
+	if (avail >= wakeup_watermark) {
+		rb_flags = BPF_RB_FORCE_WAKEUP;
+		if (cnt)
+			cnt->wakeups++;
+	}
+	if (bpf_ringbuf_output(&samples, s, sizeof(struct js_sample) + len, rb_flags) != 0) {
+		if (cnt)
+			cnt->ringbuf_full++;
+		return 0;
+	}
+	if (cnt) {
+		cnt->emitted++;
+		cnt->bytes += len;
+	}
+	return 0;
+}
+
+/* A thread exits: forget its cached stack bounds and anchor, since the tid
+ * (and often the stack memory) is reused by the next thread. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(forget_thread, struct task_struct *task)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	__u32 tid = (__u32)pid_tgid;
+
+	if (bpf_map_lookup_elem(&targets, &tgid))
+		bpf_map_delete_elem(&threads, &tid);
+	return 0;
+}

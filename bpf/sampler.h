@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Record layout shared by the BPF sampler (sampler.bpf.c) and jsampled.
+ *
+ * Every sample is one ring-buffer record: a fixed header followed by
+ * stack_len bytes of the interrupted thread's user stack, copied from the
+ * user stack pointer upward. Both sides include this file, so the layout is
+ * defined exactly once.
+ */
+#ifndef JSAMPLED_BPF_SAMPLER_H
+#define JSAMPLED_BPF_SAMPLER_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Hard upper bound of one stack copy; the configured size may be smaller. */
+#define JS_MAX_FRAGMENT_BYTES (64u * 1024u)
+#define JS_DEFAULT_FRAGMENT_BYTES (16u * 1024u)
+#define JS_PAGE_SIZE 4096u
+
+/* Targets map capacity (processes) and thread cache capacity (threads). */
+#define JS_MAX_TARGETS 4096
+#define JS_MAX_THREADS 65536
+
+enum js_sample_flags {
+	/* The timer interrupted kernel mode; regs are the task's saved user registers. */
+	JS_SAMPLE_KERNEL_MODE = 1u << 0,
+	/* The copy stopped at the fragment limit before the end of the stack. */
+	JS_SAMPLE_STACK_CAPPED = 1u << 1,
+	/* The copy stopped early at an unreadable page. */
+	JS_SAMPLE_STACK_FAULT = 1u << 2,
+	/* anchor_* hold the thread's JavaFrameAnchor as read at sample time. */
+	JS_SAMPLE_HAS_ANCHOR = 1u << 3,
+	/* stack_end came from the thread's registered stack bounds (else its VMA). */
+	JS_SAMPLE_STACK_END_FROM_JVM = 1u << 4,
+	/* stack_end is unknown (VMA lookup failed); the copy ran to the limit. */
+	JS_SAMPLE_STACK_END_UNKNOWN = 1u << 5,
+};
+
+/* User registers kept per sample (x86-64). Interpreter and stub heuristics use
+ * more than ip/sp/bp: HotSpot keeps Method* in rbx and the sender sp in r13 at
+ * interpreter method entry. */
+enum js_reg {
+	JS_REG_IP,
+	JS_REG_SP,
+	JS_REG_BP,
+	JS_REG_AX,
+	JS_REG_BX,
+	JS_REG_CX,
+	JS_REG_DX,
+	JS_REG_SI,
+	JS_REG_DI,
+	JS_REG_R8,
+	JS_REG_R9,
+	JS_REG_R10,
+	JS_REG_R11,
+	JS_REG_R12,
+	JS_REG_R13,
+	JS_REG_R14,
+	JS_REG_R15,
+	JS_NREGS
+};
+
+struct js_sample {
+	__u64 time_ns; /* CLOCK_MONOTONIC, bpf_ktime_get_ns() */
+	__u32 pid;     /* thread group id */
+	__u32 tid;
+	__u32 cpu;
+	__u32 flags; /* enum js_sample_flags */
+	__u64 regs[JS_NREGS];
+	/* JavaFrameAnchor of the thread at sample time (issue: native code). */
+	__u64 anchor_sp;
+	__u64 anchor_fp;
+	__u64 anchor_pc;
+	__u64 stack_end; /* first address past the thread's stack, 0 if unknown */
+	char comm[16];   /* thread name: gives JVM-internal threads their role */
+	__u32 stack_len; /* bytes in stack[], copied from regs[JS_REG_SP] */
+	__u32 reserved;
+	__u8 stack[];
+};
+
+/* Per-thread facts, keyed by tid. The BPF program fills stack_end from the
+ * stack's VMA on a thread's first sample; jsampled overwrites the entry with
+ * the JVM's own bounds and JavaThread anchor address when the agent reports
+ * them. */
+struct js_thread_info {
+	__u64 stack_end;
+	__u64 stack_low;   /* lowest valid stack address; a sp outside is stale */
+	__u64 anchor_addr; /* address of JavaThread::_anchor, 0 if not a Java thread */
+	__u16 anchor_sp_off;
+	__u16 anchor_fp_off;
+	__u16 anchor_pc_off;
+	__u16 from_jvm; /* 1 when jsampled wrote this entry from agent data */
+};
+
+/* Per-CPU counters, one array slot. */
+struct js_counters {
+	__u64 events;        /* every invocation of the program */
+	__u64 target;        /* invocations that hit a target process */
+	__u64 emitted;       /* records written to the ring buffer */
+	__u64 ringbuf_full;  /* records dropped: ring buffer full */
+	__u64 copy_fault;    /* copies cut short by an unreadable page */
+	__u64 no_user_regs;  /* target task without user registers */
+	__u64 vma_lookup_failed; /* stack end unknown: copied up to the limit */
+	__u64 wakeups;       /* forced consumer wake-ups (watermark) */
+	__u64 bytes;         /* stack bytes emitted */
+};
+
+#endif /* JSAMPLED_BPF_SAMPLER_H */

@@ -1,0 +1,61 @@
+/*
+ * jsampled's side of one agent connection (agent_protocol.h). The link is
+ * non-blocking and driven by the event loop: it frames input, validates the
+ * HELLO against SO_PEERCRED (the peer's pid is the kernel's word, never the
+ * agent's), and pulls the agent's records with FETCH whenever its process
+ * needs them. Anything malformed closes the link with a logged reason.
+ */
+#ifndef JSAMPLED_AGENT_LINK_H
+#define JSAMPLED_AGENT_LINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../userspace/common/wire.h"
+
+struct process;
+struct process_table;
+
+struct agent_link {
+	int fd;
+	pid_t pid; /* SO_PEERCRED */
+	uid_t uid;
+	uint64_t connected_ns;
+	struct process *proc; /* after HELLO */
+	uint8_t *in;
+	size_t in_len, in_cap;
+	struct wbuf out;
+	size_t out_off;
+	uint64_t since;         /* next FETCH asks for records after this version */
+	bool fetch_in_flight;
+	uint64_t fetch_sent_ns;
+	uint64_t batches, batch_bytes;
+	char why_closed[128];
+};
+
+/* What the link asks of the rest of the daemon. */
+struct agent_link_hooks {
+	void *ctx;
+	/* A verified agent for pid said HELLO: return its (new) process or NULL
+	 * to refuse. */
+	struct process *(*on_hello)(void *ctx, struct agent_link *l, const char *vm_name,
+				    const char *vm_version);
+	/* The process's model changed: held samples may decode now. */
+	void (*on_batch)(void *ctx, struct agent_link *l);
+};
+
+/* Takes ownership of fd (accepted, non-blocking); reads SO_PEERCRED. */
+struct agent_link *agent_link_new(int fd, uint64_t now_ns);
+void agent_link_free(struct agent_link *l);
+
+/* Reads what is available and handles whole messages. Returns -1 when the
+ * link must close (why_closed says why). */
+int agent_link_on_readable(struct agent_link *l, const struct agent_link_hooks *h);
+/* Flushes pending output; -1 on error. */
+int agent_link_flush(struct agent_link *l);
+bool agent_link_wants_write(const struct agent_link *l);
+/* Queues a FETCH for everything after the last version received. */
+int agent_link_fetch(struct agent_link *l, uint64_t now_ns);
+
+#endif

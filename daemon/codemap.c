@@ -1,0 +1,272 @@
+#include "codemap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../userspace/common/agent_protocol.h"
+
+/* Caps on one record, so a lying agent cannot make us allocate wildly. */
+#define MAX_PCS_PER_BLOB (1u << 20)
+#define MAX_FRAMES_PER_BLOB (1u << 22)
+#define MAX_BLOB_SIZE (64u << 20)
+
+void codemap_init(struct codemap *m)
+{
+	memset(m, 0, sizeof(*m));
+	u64_map_init(&m->by_id);
+	m->sorted = true;
+}
+
+static size_t blob_bytes(const struct code_blob *b)
+{
+	return sizeof(*b) + b->npcs * sizeof(struct pc_scope) +
+	       b->nframes * sizeof(struct scope_frame) + (b->name ? strlen(b->name) + 1 : 0);
+}
+
+static void blob_free(struct code_blob *b)
+{
+	if (!b)
+		return;
+	free(b->name);
+	free(b->pcs);
+	free(b->frames);
+	free(b);
+}
+
+void codemap_free(struct codemap *m)
+{
+	for (size_t i = 0; i < m->blobs.n; i++)
+		blob_free(m->blobs.v[i]);
+	vec_free(&m->blobs);
+	u64_map_free(&m->by_id);
+	codemap_init(m);
+}
+
+static int cmp_scope(const void *a, const void *b)
+{
+	const struct pc_scope *x = a, *y = b;
+	return (x->pc_offset > y->pc_offset) - (x->pc_offset < y->pc_offset);
+}
+
+static void remove_blob(struct codemap *m, struct code_blob *b)
+{
+	for (size_t i = 0; i < m->blobs.n; i++) {
+		if (m->blobs.v[i] == b) {
+			memmove(&m->blobs.v[i], &m->blobs.v[i + 1], (m->blobs.n - i - 1) * sizeof(b));
+			m->blobs.n--;
+			break;
+		}
+	}
+	m->bytes -= blob_bytes(b);
+	blob_free(b);
+}
+
+int codemap_load(struct codemap *m, struct rbuf *r)
+{
+	struct code_blob *b = calloc(1, sizeof(*b));
+	size_t name_len, nframes = 0;
+	const char *name;
+	uint64_t *old;
+
+	if (!b)
+		return -1;
+	b->id = rbuf_u64(r);
+	b->kind = rbuf_u8(r);
+	b->flags = rbuf_u8(r);
+	rbuf_u16(r);
+	b->start = rbuf_u64(r);
+	b->size = rbuf_u32(r);
+	b->load_ns = rbuf_u64(r);
+	rbuf_u64(r); /* CodeBlob*: not needed by the decoder */
+	b->frame_size_words = rbuf_i32(r);
+	b->frame_complete_offset = rbuf_i32(r);
+	b->verified_entry_offset = rbuf_i32(r);
+	b->stub_offset = rbuf_i32(r);
+	b->orig_pc_offset = rbuf_i32(r);
+	b->entry_bci = rbuf_i32(r);
+	b->comp_level = rbuf_i32(r);
+	b->method_id = rbuf_u32(r);
+	name = rbuf_str(r, &name_len);
+	b->npcs = rbuf_u32(r);
+	b->unload_ns = CODE_LIVE;
+	if (r->err || b->id == 0 || b->size == 0 || b->size > MAX_BLOB_SIZE ||
+	    b->start + b->size < b->start || b->kind >= JS_CODE_KIND_COUNT ||
+	    b->npcs > MAX_PCS_PER_BLOB || b->npcs > rbuf_left(r) / 5 ||
+	    b->frame_size_words < -1 || b->frame_size_words > (1 << 20))
+		goto bad;
+	b->name = malloc(name_len + 1);
+	if (!b->name)
+		goto bad;
+	memcpy(b->name, name, name_len);
+	b->name[name_len] = 0;
+	if (b->npcs) {
+		size_t cap = 64;
+		b->pcs = calloc(b->npcs, sizeof(*b->pcs));
+		b->frames = malloc(cap * sizeof(*b->frames));
+		if (!b->pcs || !b->frames)
+			goto bad;
+		for (uint32_t i = 0; i < b->npcs; i++) {
+			struct pc_scope *s = &b->pcs[i];
+			s->pc_offset = rbuf_u32(r);
+			s->depth = rbuf_u8(r);
+			s->first = (uint32_t)nframes;
+			if (r->err || s->pc_offset > b->size || s->depth == 0 ||
+			    nframes + s->depth > MAX_FRAMES_PER_BLOB || s->depth > rbuf_left(r) / 8)
+				goto bad;
+			while (nframes + s->depth > cap) {
+				void *p = realloc(b->frames, cap * 2 * sizeof(*b->frames));
+				if (!p)
+					goto bad;
+				b->frames = p;
+				cap *= 2;
+			}
+			for (uint8_t d = 0; d < s->depth; d++) {
+				b->frames[nframes].method_id = rbuf_u32(r);
+				b->frames[nframes].bci = rbuf_i32(r);
+				nframes++;
+			}
+		}
+		if (r->err)
+			goto bad;
+		b->nframes = (uint32_t)nframes;
+		/* Sorted by pc with the frame ranges kept: each scope carries
+		 * its own 'first', so sorting the headers alone is enough. */
+		qsort(b->pcs, b->npcs, sizeof(*b->pcs), cmp_scope);
+	}
+	old = u64_map_get(&m->by_id, b->id);
+	if (old)
+		remove_blob(m, (struct code_blob *)(uintptr_t)*old);
+	if (vec_push(&m->blobs, b) != 0 || u64_map_put(&m->by_id, b->id, (uint64_t)(uintptr_t)b) != 0) {
+		if (m->blobs.n && m->blobs.v[m->blobs.n - 1] == b)
+			m->blobs.n--;
+		u64_map_del(&m->by_id, b->id);
+		goto bad;
+	}
+	if (m->blobs.n > 1 && m->blobs.v[m->blobs.n - 2]->start > b->start)
+		m->sorted = false;
+	if (b->size > m->max_size)
+		m->max_size = b->size;
+	m->bytes += blob_bytes(b);
+	return 0;
+bad:
+	blob_free(b);
+	return -1;
+}
+
+int codemap_unload(struct codemap *m, struct rbuf *r)
+{
+	uint64_t id = rbuf_u64(r);
+	uint64_t when = rbuf_u64(r);
+	uint64_t *p;
+
+	if (r->err)
+		return -1;
+	p = u64_map_get(&m->by_id, id);
+	if (!p)
+		return -1;
+	((struct code_blob *)(uintptr_t)*p)->unload_ns = when;
+	return 0;
+}
+
+static int cmp_blob(const void *a, const void *b)
+{
+	const struct code_blob *x = *(struct code_blob *const *)a, *y = *(struct code_blob *const *)b;
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->load_ns > y->load_ns) - (x->load_ns < y->load_ns);
+}
+
+/* Preference between two blobs holding the same pc at time t: live at t
+ * first; then the latest loaded at or before t (load times are when the
+ * agent heard of the code, a little after it was installed); then the
+ * smallest range. */
+static bool better(const struct code_blob *a, const struct code_blob *b, uint64_t t)
+{
+	bool a_live = a->unload_ns > t, b_live = b->unload_ns > t;
+	bool a_before = a->load_ns <= t, b_before = b->load_ns <= t;
+
+	if (a_live != b_live)
+		return a_live;
+	if (a->size != b->size && a->start <= b->start && a->start + a->size >= b->start + b->size)
+		return false; /* a encloses b */
+	if (a->size != b->size && b->start <= a->start && b->start + b->size >= a->start + a->size)
+		return true; /* b encloses a */
+	if (a_before != b_before)
+		return a_before;
+	if (a_before)
+		return a->load_ns > b->load_ns;
+	return a->load_ns < b->load_ns;
+}
+
+const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t)
+{
+	const struct code_blob *best = NULL;
+	size_t lo = 0, hi;
+
+	if (!m->sorted) {
+		qsort(m->blobs.v, m->blobs.n, sizeof(*m->blobs.v), cmp_blob);
+		m->sorted = true;
+	}
+	hi = m->blobs.n;
+	while (lo < hi) { /* first blob starting after pc */
+		size_t mid = (lo + hi) / 2;
+		if (m->blobs.v[mid]->start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		const struct code_blob *b = m->blobs.v[i];
+
+		if (b->start + m->max_size <= pc)
+			break;
+		if (pc >= b->start + b->size)
+			continue;
+		if (!best || better(b, best, t))
+			best = b;
+	}
+	return best;
+}
+
+const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact)
+{
+	uint64_t off;
+	size_t lo = 0, hi = b->npcs;
+
+	if (pc < b->start || pc > b->start + b->size)
+		return NULL;
+	off = pc - b->start;
+	while (lo < hi) { /* first scope with pc_offset >= off */
+		size_t mid = (lo + hi) / 2;
+		if (b->pcs[mid].pc_offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (exact)
+		return lo < b->npcs && b->pcs[lo].pc_offset == off ? &b->pcs[lo] : NULL;
+	/* An interrupted instruction belongs to the next descriptor strictly
+	 * after it (the pc of a descriptor is the end of its instruction). */
+	while (lo < b->npcs && b->pcs[lo].pc_offset == off)
+		lo++;
+	return lo < b->npcs ? &b->pcs[lo] : NULL;
+}
+
+size_t codemap_prune(struct codemap *m, uint64_t before_ns)
+{
+	size_t out = 0, removed = 0;
+
+	for (size_t i = 0; i < m->blobs.n; i++) {
+		struct code_blob *b = m->blobs.v[i];
+		if (b->unload_ns < before_ns) {
+			u64_map_del(&m->by_id, b->id);
+			m->bytes -= blob_bytes(b);
+			blob_free(b);
+			removed++;
+			continue;
+		}
+		m->blobs.v[out++] = b;
+	}
+	m->blobs.n = out;
+	return removed;
+}

@@ -1,0 +1,87 @@
+/*
+ * One JVM's generated code over time: compiled methods, the interpreter and
+ * stubs, each with the interval during which it was live. A sample is
+ * decoded against the code that was live when it was taken, even if that
+ * code has been unloaded (and its addresses reused) since.
+ */
+#ifndef JSAMPLED_CODEMAP_H
+#define JSAMPLED_CODEMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../userspace/common/u64_map.h"
+#include "../userspace/common/vec.h"
+#include "../userspace/common/wire.h"
+
+#define CODE_LIVE UINT64_MAX
+
+struct scope_frame {
+	uint32_t method_id;
+	int32_t bci;
+};
+
+/* The inline chain at one pc, innermost first. */
+struct pc_scope {
+	uint32_t pc_offset; /* from the blob's start */
+	uint32_t first;     /* index into frames */
+	uint8_t depth;
+};
+
+struct code_blob {
+	uint64_t id;
+	uint64_t start;
+	uint32_t size;
+	uint8_t kind;  /* enum js_code_kind */
+	uint8_t flags; /* enum js_code_flags */
+	uint64_t load_ns;
+	uint64_t unload_ns; /* CODE_LIVE while live */
+	int32_t frame_size_words;
+	int32_t frame_complete_offset;
+	int32_t verified_entry_offset;
+	int32_t stub_offset;
+	int32_t orig_pc_offset;
+	int32_t entry_bci;
+	int32_t comp_level;
+	uint32_t method_id;
+	char *name;
+	uint32_t npcs;
+	uint32_t nframes;
+	struct pc_scope *pcs; /* sorted by pc_offset */
+	struct scope_frame *frames;
+};
+
+struct codemap {
+	VEC(struct code_blob *) blobs; /* sorted by start once 'sorted' */
+	bool sorted;
+	uint32_t max_size;  /* largest blob: bounds the backward scan */
+	struct u64_map by_id; /* code id -> struct code_blob * */
+	size_t bytes;
+};
+
+void codemap_init(struct codemap *m);
+void codemap_free(struct codemap *m);
+
+/* Parses a CODE_LOAD / CODE_UNLOAD payload. -1 if malformed (no change).
+ * A CODE_LOAD for an id already present replaces it. */
+int codemap_load(struct codemap *m, struct rbuf *r);
+int codemap_unload(struct codemap *m, struct rbuf *r);
+
+/* The blob holding pc at time t, or NULL. Where several did over time, the
+ * one live at t; where ranges nest (a stub inside a stub blob), the
+ * smallest. */
+const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t);
+
+/* The scope at a pc inside blob b: for a return address (exact=true) the
+ * descriptor at exactly that pc; for an interrupted pc the first one
+ * strictly after it. A descriptor's pc is the end of the instruction it
+ * describes (C2 records it after emitting the instruction), so the
+ * instruction at pc belongs to the next one. (HotSpot's pc_desc_near takes
+ * >=, which names the instruction before pc.) NULL if none. */
+const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact);
+
+/* Forgets blobs unloaded before t (no sample that old is left). */
+size_t codemap_prune(struct codemap *m, uint64_t before_ns);
+
+#endif

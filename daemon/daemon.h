@@ -1,0 +1,36 @@
+/* jsampled's top-level state, shared by the event loop and the query
+ * server. */
+#ifndef JSAMPLED_DAEMON_H
+#define JSAMPLED_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "options.h"
+#include "process.h"
+#include "ringbuf_drain.h"
+
+struct sampler;
+
+struct daemon_counters {
+	uint64_t agents_accepted;
+	uint64_t agents_refused;
+	uint64_t agents_closed_bad_input;
+	uint64_t queries;
+	uint64_t queries_refused;
+	uint64_t drains;
+};
+
+struct daemon {
+	struct options opt;
+	struct sampler *sampler;
+	struct ringbuf_drain drain;
+	struct process_table processes;
+	struct daemon_counters counters;
+	uint64_t started_ns;
+	bool stop;
+};
+
+uint64_t monotonic_ns(void);
+
+#endif

@@ -1,0 +1,34 @@
+/* Every outcome of decoding one sample has a name; the names are what
+ * `jsamplectl stats` shows. X(enum suffix, name, description). */
+#ifndef JSAMPLED_DECODE_REASONS_H
+#define JSAMPLED_DECODE_REASONS_H
+
+#define DECODE_FAILURES(X)                                                                   \
+	X(NO_LAYOUT, "no_layout", "the agent never reported the VM layout")                  \
+	X(EMPTY_STACK, "empty_stack", "no user stack was copied")                            \
+	X(TOP_IN_NATIVE, "top_in_native", "Java thread in native/VM code without a usable frame anchor") \
+	X(TOP_IN_STUB, "top_in_stub", "interrupted in a stub or adapter")                    \
+	X(PROLOGUE, "prologue", "interrupted in a compiled method's prologue")              \
+	X(UNKNOWN_CODE, "unknown_code", "pc in the code cache but in no known code blob")     \
+	X(UNKNOWN_FRAME_SIZE, "unknown_frame_size", "compiled frame without a known frame size") \
+	X(BAD_RETURN_ADDRESS, "bad_return_address", "a return address points into no known code") \
+	X(NOT_A_CALL_SITE, "not_a_call_site", "a return address into compiled code is not a call site") \
+	X(RETURN_INTO_STUB, "return_into_stub", "a return address points into a stub")       \
+	X(INTERP_BAD_METHOD, "interp_bad_method", "interpreted frame without a known Method*") \
+	X(BAD_FRAME_POINTER, "bad_frame_pointer", "a frame or stack pointer outside the stack") \
+	X(BAD_ENTRY_FRAME, "bad_entry_frame", "an entry frame's call wrapper is unreadable")  \
+	X(DEPTH_LIMIT, "depth_limit", "more frames than the decoder follows")                 \
+	X(HELD_TOO_LONG, "held_too_long", "the code map never caught up with the sample")
+
+enum decode_failure {
+	DECODE_FAILURE_NONE = 0,
+#define X(e, n, d) DECODE_FAIL_##e,
+	DECODE_FAILURES(X)
+#undef X
+	DECODE_FAILURE_COUNT
+};
+
+const char *decode_failure_name(int reason);
+const char *decode_failure_description(int reason);
+
+#endif

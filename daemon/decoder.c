@@ -1,0 +1,157 @@
+/* The walk driver: finds what kind of code each pc is in and hands the
+ * frame to that kind's unwinder, until the bottom of the Java stack, the end
+ * of the fragment, or a named failure. */
+#include "decoder.h"
+
+#include <string.h>
+
+#include "../userspace/common/agent_protocol.h"
+#include "thread_roles.h"
+#include "unwind.h"
+
+static const char *const failure_names[] = {
+	"none",
+#define X(e, n, d) n,
+	DECODE_FAILURES(X)
+#undef X
+};
+
+static const char *const failure_descriptions[] = {
+	"",
+#define X(e, n, d) d,
+	DECODE_FAILURES(X)
+#undef X
+};
+
+const char *decode_failure_name(int reason)
+{
+	return reason >= 0 && reason < DECODE_FAILURE_COUNT ? failure_names[reason] : "invalid";
+}
+
+const char *decode_failure_description(int reason)
+{
+	return reason >= 0 && reason < DECODE_FAILURE_COUNT ? failure_descriptions[reason] : "";
+}
+
+static bool in_code_cache(const struct vm_layout *L, uint64_t pc)
+{
+	return L->code_low && pc >= L->code_low && pc < L->code_high;
+}
+
+/* Stubs with a real frame size (runtime stubs, safepoint and deopt blobs)
+ * are walked like compiled frames but contribute no Java frame. */
+static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
+{
+	uint64_t sender_sp, ret, saved_fp;
+	enum step st;
+
+	if (w->top || b->frame_size_words <= 0)
+		return walk_fail(w, w->top ? DECODE_FAIL_TOP_IN_STUB : DECODE_FAIL_RETURN_INTO_STUB);
+	sender_sp = w->sp + (uint64_t)b->frame_size_words * 8;
+	if ((st = walk_read(w, sender_sp - 8, &ret)) != STEP_CALLER ||
+	    (st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
+		return st;
+	w->pc = ret;
+	w->sp = sender_sp;
+	w->fp = saved_fp;
+	return STEP_CALLER;
+}
+
+static enum step step_frame(struct walk *w)
+{
+	const struct vm_layout *L = w->ctx->layout;
+	const struct code_blob *b;
+
+	if (!w->top && w->pc == L->call_stub_return)
+		return unwind_entry(w);
+	b = codemap_find(w->ctx->code, w->pc, w->s->time_ns);
+	if (!b) {
+		if (in_code_cache(L, w->pc))
+			return w->ctx->final ? walk_fail(w, DECODE_FAIL_UNKNOWN_CODE) : STEP_RETRY;
+		return walk_fail(w, w->top ? DECODE_FAIL_TOP_IN_NATIVE : DECODE_FAIL_BAD_RETURN_ADDRESS);
+	}
+	switch (b->kind) {
+	case JS_CODE_NMETHOD:
+	case JS_CODE_NATIVE_WRAPPER:
+		return unwind_compiled(w, b);
+	case JS_CODE_INTERPRETER:
+		return unwind_interpreted(w, b);
+	default:
+		return unwind_sized_stub(w, b);
+	}
+}
+
+static void reverse(struct trace *t)
+{
+	for (uint32_t i = 0, j = t->n ? t->n - 1 : 0; i < j; i++, j--) {
+		struct trace_frame f = t->frames[i];
+		t->frames[i] = t->frames[j];
+		t->frames[j] = f;
+	}
+}
+
+enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_sample *s,
+				 struct trace *out, int *reason)
+{
+	struct walk w = {
+		.ctx = ctx,
+		.s = s,
+		.out = out,
+		.pc = s->regs[JS_REG_IP],
+		.sp = s->regs[JS_REG_SP],
+		.fp = s->regs[JS_REG_BP],
+		.top = true,
+	};
+	enum step st = STEP_CALLER;
+
+	out->n = 0;
+	out->complete = false;
+	*reason = DECODE_FAILURE_NONE;
+	if (!ctx->layout->valid) {
+		if (!ctx->final)
+			return DECODE_RETRY;
+		*reason = DECODE_FAIL_NO_LAYOUT;
+		return DECODE_FAILED;
+	}
+	if (s->stack_len == 0) {
+		*reason = DECODE_FAIL_EMPTY_STACK;
+		return DECODE_FAILED;
+	}
+	for (unsigned frames = 0; st == STEP_CALLER; frames++) {
+		if (frames >= TRACE_MAX_FRAMES) {
+			w.reason = DECODE_FAIL_DEPTH_LIMIT;
+			st = STEP_FAIL;
+			break;
+		}
+		st = step_frame(&w);
+		w.top = false;
+	}
+	switch (st) {
+	case STEP_COMPLETE:
+		out->complete = true;
+		reverse(out);
+		return DECODE_RESOLVED;
+	case STEP_INCOMPLETE:
+		if (out->n == 0)
+			break; /* no Java frame at all: treat as a failure below */
+		reverse(out);
+		return DECODE_INCOMPLETE;
+	case STEP_RETRY:
+		return DECODE_RETRY;
+	default:
+		break;
+	}
+	/* No Java trace. A JVM-internal thread interrupted outside Java code is
+	 * not a failure: it gets its role's pseudo frame. */
+	if (out->n == 0 && !in_code_cache(ctx->layout, s->regs[JS_REG_IP])) {
+		int role = thread_role_of(s->comm);
+		if (role) {
+			trace_push(out, (uint32_t)role, FRAME_PSEUDO, -1);
+			out->complete = true;
+			return DECODE_NOT_JAVA;
+		}
+	}
+	*reason = st == STEP_INCOMPLETE ? DECODE_FAIL_BAD_FRAME_POINTER : w.reason;
+	out->n = 0;
+	return DECODE_FAILED;
+}

@@ -1,0 +1,42 @@
+/*
+ * Turns one stack sample into a Java call trace, using only the sample and
+ * what the process's agent reported (code map, methods, VM layout): the
+ * asynchronous decoding of the ICPE'14 paper, without a modified JVM.
+ *
+ * decode_sample is a pure function of its inputs, so recorded samples and
+ * code maps replay deterministically.
+ */
+#ifndef JSAMPLED_DECODER_H
+#define JSAMPLED_DECODER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../bpf/sampler.h"
+#include "codemap.h"
+#include "decode_reasons.h"
+#include "method_table.h"
+#include "trace.h"
+#include "vm_layout.h"
+
+struct decode_ctx {
+	const struct vm_layout *layout;
+	struct codemap *code; /* lookups may sort it lazily */
+	const struct method_table *methods;
+	/* No newer agent data will arrive (the agent is gone, or the sample
+	 * has been held long enough): missing code is a failure, not a wait. */
+	bool final;
+};
+
+enum decode_status {
+	DECODE_RESOLVED,   /* a complete Java trace */
+	DECODE_INCOMPLETE, /* Java frames, but the fragment ended first */
+	DECODE_NOT_JAVA,   /* a JVM-internal thread: one pseudo frame */
+	DECODE_RETRY,      /* needs agent data not fetched yet */
+	DECODE_FAILED,     /* see *reason */
+};
+
+enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_sample *s,
+				 struct trace *out, int *reason);
+
+#endif

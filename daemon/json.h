@@ -1,0 +1,10 @@
+/* Minimal JSON output helpers for query responses. */
+#ifndef JSAMPLED_JSON_H
+#define JSAMPLED_JSON_H
+
+#include "../userspace/common/wire.h"
+
+/* Writes s as a quoted JSON string, escaping as RFC 8259 requires. */
+void json_string(struct wbuf *w, const char *s);
+
+#endif

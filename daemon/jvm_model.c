@@ -1,0 +1,89 @@
+#include "jvm_model.h"
+
+#include <string.h>
+
+#include "../userspace/common/agent_protocol.h"
+
+void jvm_model_init(struct jvm_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	codemap_init(&m->code);
+	method_table_init(&m->methods);
+}
+
+void jvm_model_free(struct jvm_model *m)
+{
+	codemap_free(&m->code);
+	method_table_free(&m->methods);
+}
+
+int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *payload, size_t len)
+{
+	struct rbuf r;
+	int e;
+
+	rbuf_init(&r, payload, len);
+	switch (kind) {
+	case JS_REC_VM_LAYOUT: {
+		struct vm_layout l;
+		e = vm_layout_parse(&l, &r);
+		if (e == 0)
+			m->layout = l;
+		break;
+	}
+	case JS_REC_CODE_LOAD:
+		e = codemap_load(&m->code, &r);
+		break;
+	case JS_REC_CODE_UNLOAD:
+		e = codemap_unload(&m->code, &r);
+		break;
+	case JS_REC_CLASS:
+		e = method_table_put_class(&m->methods, &r);
+		break;
+	case JS_REC_METHOD:
+		e = method_table_put_method(&m->methods, &r);
+		break;
+	case JS_REC_THREAD:
+		e = 0; /* not used yet */
+		break;
+	default:
+		m->unknown_records++;
+		return 0;
+	}
+	if (e == 0)
+		m->records++;
+	else
+		m->malformed_records++;
+	return e;
+}
+
+int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len,
+			  struct batch_info *info)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, payload, len);
+	info->since = rbuf_u64(&r);
+	info->upto = rbuf_u64(&r);
+	info->cut_ns = rbuf_u64(&r);
+	info->more = rbuf_u8(&r) != 0;
+	info->count = rbuf_u32(&r);
+	if (r.err || info->upto < info->since)
+		return -1;
+	for (uint32_t i = 0; i < info->count; i++) {
+		uint16_t kind = rbuf_u16(&r);
+		uint32_t rlen = rbuf_u32(&r);
+		const void *body = rbuf_bytes(&r, rlen);
+
+		if (r.err)
+			return -1;
+		jvm_model_apply_record(m, kind, body, rlen);
+	}
+	return rbuf_left(&r) == 0 ? 0 : -1;
+}
+
+size_t jvm_model_bytes(const struct jvm_model *m)
+{
+	return m->code.bytes + m->code.blobs.cap * sizeof(void *) + u64_map_bytes(&m->code.by_id) +
+	       method_table_bytes(&m->methods);
+}

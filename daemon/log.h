@@ -1,0 +1,18 @@
+/* Logging for jsampled: to the journal when stderr is connected to it (as
+ * under systemd), else to stderr with a priority prefix. */
+#ifndef JSAMPLED_LOG_H
+#define JSAMPLED_LOG_H
+
+#include <syslog.h>
+
+/* Messages above this priority (numerically greater) are dropped. */
+void log_set_level(int max_priority);
+int log_level(void);
+void log_msg(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

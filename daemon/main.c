@@ -1,0 +1,499 @@
+/*
+ * jsampled: always-on, safepoint-free CPU profiles of every JVM on the host.
+ *
+ * Data flow (one thread, one epoll loop):
+ *   BPF ring buffer --(ringbuf_drain)--> per-process sample path (process.c,
+ *   held in sample_queue when the code map lags) --(decoder)--> CCT (cct.c)
+ *   --(query_server)--> clients.
+ * Agents connect on their own socket (agent_link.c) and are pulled for code
+ * maps; the BPF program samples only processes whose agent said HELLO.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_link.h"
+#include "daemon.h"
+#include "log.h"
+#include "query_server.h"
+#include "sampler.h"
+
+#define MAINTENANCE_MS 1000
+#define REFRESH_FETCH_NS (1000ull * 1000000)  /* keep code maps fresh */
+#define HELD_FETCH_NS (20ull * 1000000)      /* fetch soon for held samples */
+#define FETCH_TIMEOUT_NS (15ull * 1000000000) /* an agent that stops answering */
+#define HELLO_TIMEOUT_NS (5ull * 1000000000)
+#define QUERY_TIMEOUT_NS (10ull * 1000000000)
+#define CODE_GRACE_NS (60ull * 1000000000) /* keep unloaded code this long */
+
+enum watch_kind { W_DRAIN_TIMER, W_MAINT_TIMER, W_SIGNAL, W_RINGBUF, W_AGENT_LISTEN, W_AGENT, W_QUERY_LISTEN, W_QUERY };
+
+struct watch {
+	enum watch_kind kind;
+	int fd;
+	void *obj;
+	struct watch *next; /* the connection list */
+	uint64_t last_fetch_ns;
+};
+
+static struct daemon D;
+static int epfd = -1;
+static struct watch *connections; /* agent and query connections */
+static struct watch *fixed;       /* timers, signals, listening sockets */
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct watch *watch_add(enum watch_kind kind, int fd, void *obj, uint32_t events)
+{
+	struct watch *w = calloc(1, sizeof(*w));
+	struct epoll_event ev = {.events = events};
+
+	if (!w)
+		return NULL;
+	w->kind = kind;
+	w->fd = fd;
+	w->obj = obj;
+	ev.data.ptr = w;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		free(w);
+		return NULL;
+	}
+	if (kind == W_AGENT || kind == W_QUERY) {
+		w->next = connections;
+		connections = w;
+	} else {
+		w->next = fixed;
+		fixed = w;
+	}
+	return w;
+}
+
+static void watch_mod(struct watch *w, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = w};
+
+	epoll_ctl(epfd, EPOLL_CTL_MOD, w->fd, &ev);
+}
+
+static void watch_del(struct watch *w)
+{
+	struct watch **pp;
+
+	epoll_ctl(epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	for (pp = &connections; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	free(w);
+}
+
+static int listen_unix(const char *path, mode_t mode)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	char dir[sizeof(addr.sun_path)];
+	char *slash;
+	int fd;
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			log_err("cannot create %s: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	unlink(path); /* a stale socket from a previous run */
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || chmod(path, mode) != 0 ||
+	    listen(fd, 128) != 0) {
+		log_err("cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int timer_every(unsigned ms)
+{
+	struct itimerspec its = {
+		.it_interval = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
+		.it_value = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
+	};
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* /proc/<pid> exists (the process has not been reaped). */
+static bool process_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static struct process *on_hello(void *ctx, struct agent_link *l, const char *vm_name,
+				const char *vm_version)
+{
+	struct process *old = process_lookup(&D.processes, l->pid), *p;
+
+	(void)ctx;
+	if (old && old->link) {
+		log_warn("refusing a second agent for pid %d", (int)l->pid);
+		D.counters.agents_refused++;
+		return NULL;
+	}
+	if (old && old->state != PROCESS_EXITED)
+		process_mark_exited(old, monotonic_ns()); /* superseded (agent reloaded) */
+	p = process_create(&D.processes, l->pid, l->uid);
+	if (!p)
+		return NULL;
+	snprintf(p->vm, sizeof(p->vm), "%s %s", vm_name, vm_version);
+	if (sampler_add_target(D.sampler, p->pid) != 0) {
+		log_err("cannot add pid %d to the sampler's targets", (int)p->pid);
+		process_mark_exited(p, monotonic_ns());
+		return NULL;
+	}
+	p->link = l;
+	log_info("profiling pid %d (%s, uid %u, %s)", (int)p->pid, p->comm, (unsigned)p->uid, p->vm);
+	return p;
+}
+
+static void on_batch(void *ctx, struct agent_link *l)
+{
+	(void)ctx;
+	if (l->proc)
+		process_retry_held(l->proc, false);
+}
+
+static const struct agent_link_hooks link_hooks = {.on_hello = on_hello, .on_batch = on_batch};
+
+static void close_agent(struct watch *w)
+{
+	struct agent_link *l = w->obj;
+	struct process *p = l->proc;
+
+	if (p) {
+		bool alive = process_alive(p->pid);
+		log_info("agent of pid %d disconnected: %s%s", (int)p->pid, l->why_closed,
+			 alive ? " (process still running: no longer sampled)" : "");
+		sampler_remove_target(D.sampler, p->pid);
+		/* Samples still in the ring are decoded with what we have. */
+		ringbuf_drain_run(&D.drain);
+		p->link = NULL;
+		if (alive) {
+			p->state = PROCESS_AGENT_LOST;
+			p->exited_ns = monotonic_ns();
+			process_retry_held(p, true);
+		} else {
+			process_mark_exited(p, monotonic_ns());
+		}
+	} else {
+		log_debug("agent connection from pid %d closed: %s", (int)l->pid, l->why_closed);
+		D.counters.agents_closed_bad_input++;
+	}
+	agent_link_free(l);
+	watch_del(w);
+}
+
+static void handle_agent(struct watch *w, uint32_t events)
+{
+	struct agent_link *l = w->obj;
+
+	if ((events & EPOLLIN) && agent_link_on_readable(l, &link_hooks) != 0) {
+		close_agent(w);
+		return;
+	}
+	if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) {
+		snprintf(l->why_closed, sizeof(l->why_closed), "connection error");
+		close_agent(w);
+		return;
+	}
+	if (agent_link_flush(l) != 0) {
+		close_agent(w);
+		return;
+	}
+	watch_mod(w, EPOLLIN | (agent_link_wants_write(l) ? EPOLLOUT : 0));
+}
+
+static void handle_query(struct watch *w, uint32_t events)
+{
+	struct query_conn *q = w->obj;
+	int r = 0;
+
+	if (events & EPOLLIN)
+		r = query_conn_on_readable(q, &D);
+	if (r == 0)
+		r = query_conn_flush(q);
+	if (r != 0 || (events & (EPOLLERR | EPOLLHUP))) {
+		query_conn_free(q);
+		watch_del(w);
+		return;
+	}
+	watch_mod(w, q->answered ? EPOLLOUT : EPOLLIN);
+}
+
+static void accept_all(int lfd, enum watch_kind kind)
+{
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		void *obj;
+
+		if (fd < 0)
+			return;
+		obj = kind == W_AGENT ? (void *)agent_link_new(fd, monotonic_ns())
+				      : (void *)query_conn_new(fd, monotonic_ns());
+		if (!obj || !watch_add(kind, fd, obj, EPOLLIN)) {
+			if (obj && kind == W_AGENT)
+				agent_link_free(obj);
+			else if (obj)
+				query_conn_free(obj);
+			else
+				close(fd);
+			continue;
+		}
+		if (kind == W_AGENT)
+			D.counters.agents_accepted++;
+	}
+}
+
+/* After each drain: pull agents whose processes have samples waiting, and
+ * refresh the others' code maps now and then. */
+static void schedule_fetches(uint64_t now)
+{
+	for (struct watch *w = connections; w; w = w->next) {
+		struct agent_link *l;
+		struct process *p;
+		uint64_t wait;
+
+		if (w->kind != W_AGENT)
+			continue;
+		l = w->obj;
+		p = l->proc;
+		if (!p || l->fetch_in_flight)
+			continue;
+		wait = p->wants_fetch ? HELD_FETCH_NS : REFRESH_FETCH_NS;
+		if (now - w->last_fetch_ns < wait)
+			continue;
+		w->last_fetch_ns = now;
+		if (agent_link_fetch(l, now) != 0)
+			continue; /* the error surfaces on the next read */
+		watch_mod(w, EPOLLIN | (agent_link_wants_write(l) ? EPOLLOUT : 0));
+	}
+}
+
+static void maintenance(uint64_t now)
+{
+	struct watch *w, *next;
+
+	for (w = connections; w; w = next) {
+		next = w->next;
+		if (w->kind == W_AGENT) {
+			struct agent_link *l = w->obj;
+			if (!l->proc && now - l->connected_ns > HELLO_TIMEOUT_NS) {
+				snprintf(l->why_closed, sizeof(l->why_closed), "no HELLO in time");
+				close_agent(w);
+			} else if (l->fetch_in_flight && now - l->fetch_sent_ns > FETCH_TIMEOUT_NS) {
+				snprintf(l->why_closed, sizeof(l->why_closed), "agent stopped answering");
+				close_agent(w);
+			}
+		} else if (w->kind == W_QUERY) {
+			struct query_conn *q = w->obj;
+			if (now - q->opened_ns > QUERY_TIMEOUT_NS) {
+				query_conn_free(q);
+				watch_del(w);
+			}
+		}
+	}
+	for (size_t i = 0; i < D.processes.all.n; i++) {
+		struct process *p = D.processes.all.v[i];
+
+		if (p->state == PROCESS_LIVE && sample_queue_len(&p->held))
+			process_retry_held(p, false);
+		if (p->state == PROCESS_AGENT_LOST && !process_alive(p->pid))
+			p->state = PROCESS_EXITED;
+		/* Unloaded code stays until no sample can still refer to it. */
+		if (p->state == PROCESS_LIVE && now > CODE_GRACE_NS && !sample_queue_len(&p->held))
+			codemap_prune(&p->jvm.code, now - CODE_GRACE_NS);
+	}
+	process_table_expire(&D.processes, now, D.opt.retention_s * 1000000000ull);
+}
+
+static int run(void)
+{
+	struct epoll_event evs[64];
+	uint64_t ticks;
+
+	while (!D.stop) {
+		int n = epoll_wait(epfd, evs, 64, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_err("epoll_wait: %s", strerror(errno));
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			struct watch *w = evs[i].data.ptr;
+
+			switch (w->kind) {
+			case W_DRAIN_TIMER:
+			case W_RINGBUF:
+				if (w->kind == W_DRAIN_TIMER && read(w->fd, &ticks, sizeof(ticks)) < 0)
+					break;
+				ringbuf_drain_run(&D.drain);
+				D.counters.drains++;
+				schedule_fetches(monotonic_ns());
+				break;
+			case W_MAINT_TIMER:
+				if (read(w->fd, &ticks, sizeof(ticks)) >= 0)
+					maintenance(monotonic_ns());
+				break;
+			case W_SIGNAL: {
+				struct signalfd_siginfo si;
+				if (read(w->fd, &si, sizeof(si)) == sizeof(si)) {
+					if (si.ssi_signo == SIGHUP)
+						log_info("SIGHUP: nothing to reload");
+					else
+						D.stop = true;
+				}
+				break;
+			}
+			case W_AGENT_LISTEN:
+				accept_all(w->fd, W_AGENT);
+				break;
+			case W_QUERY_LISTEN:
+				accept_all(w->fd, W_QUERY);
+				break;
+			case W_AGENT:
+				handle_agent(w, evs[i].events);
+				break;
+			case W_QUERY:
+				handle_query(w, evs[i].events);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sampler_config sc;
+	struct process_limits limits;
+	char err[256];
+	sigset_t mask;
+	int r, rc = 1;
+	int agent_fd = -1, query_fd = -1, sig_fd = -1, drain_fd = -1, maint_fd = -1;
+
+	r = options_parse(&D.opt, argc, argv);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
+	log_set_level(D.opt.verbose ? LOG_DEBUG : LOG_INFO);
+	D.started_ns = monotonic_ns();
+	signal(SIGPIPE, SIG_IGN);
+
+	limits.cct_max_nodes = D.opt.cct_max_nodes;
+	limits.held_max_bytes = D.opt.held_max_bytes;
+	limits.hold_ns = D.opt.hold_ms * 1000000ull;
+	process_table_init(&D.processes, &limits);
+
+	sc.frequency_hz = D.opt.frequency_hz;
+	sc.fragment_bytes = D.opt.fragment_bytes;
+	sc.ringbuf_bytes = D.opt.ringbuf_bytes;
+	sc.wakeup_watermark = D.opt.ringbuf_bytes / 16;
+	if (sampler_open(&D.sampler, &sc, err, sizeof(err)) != 0) {
+		log_err("%s", err);
+		goto cleanup;
+	}
+	if (ringbuf_drain_open(&D.drain, sampler_ringbuf_fd(D.sampler), &D.processes) != 0) {
+		log_err("cannot open the ring buffer: %s", strerror(errno));
+		goto cleanup;
+	}
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	drain_fd = timer_every(D.opt.drain_ms);
+	maint_fd = timer_every(MAINTENANCE_MS);
+	agent_fd = listen_unix(D.opt.agent_socket_path, 0666); /* any JVM user may connect */
+	query_fd = listen_unix(D.opt.socket_path, 0666);       /* filtered by SO_PEERCRED */
+	if (epfd < 0 || sig_fd < 0 || drain_fd < 0 || maint_fd < 0 || agent_fd < 0 || query_fd < 0)
+		goto cleanup;
+	if (!watch_add(W_SIGNAL, sig_fd, NULL, EPOLLIN) || !watch_add(W_DRAIN_TIMER, drain_fd, NULL, EPOLLIN) ||
+	    !watch_add(W_MAINT_TIMER, maint_fd, NULL, EPOLLIN) ||
+	    !watch_add(W_RINGBUF, ringbuf_drain_fd(&D.drain), NULL, EPOLLIN) ||
+	    !watch_add(W_AGENT_LISTEN, agent_fd, NULL, EPOLLIN) ||
+	    !watch_add(W_QUERY_LISTEN, query_fd, NULL, EPOLLIN))
+		goto cleanup;
+
+	log_info("sampling at %u Hz on %u CPUs, %u-byte fragments; queries on %s, agents on %s",
+		 D.opt.frequency_hz, sampler_cpus(D.sampler), D.opt.fragment_bytes, D.opt.socket_path,
+		 D.opt.agent_socket_path);
+	rc = run() == 0 ? 0 : 1;
+	log_info("stopping");
+
+cleanup:
+	while (connections) {
+		struct watch *w = connections;
+		if (w->kind == W_AGENT)
+			agent_link_free(w->obj);
+		else
+			query_conn_free(w->obj);
+		watch_del(w);
+	}
+	while (fixed) {
+		struct watch *w = fixed;
+		fixed = w->next;
+		free(w);
+	}
+	if (query_fd >= 0) {
+		close(query_fd);
+		unlink(D.opt.socket_path);
+	}
+	if (agent_fd >= 0) {
+		close(agent_fd);
+		unlink(D.opt.agent_socket_path);
+	}
+	if (sig_fd >= 0)
+		close(sig_fd);
+	if (drain_fd >= 0)
+		close(drain_fd);
+	if (maint_fd >= 0)
+		close(maint_fd);
+	if (epfd >= 0)
+		close(epfd);
+	if (D.drain.rb)
+		ringbuf_drain_close(&D.drain);
+	sampler_close(D.sampler);
+	process_table_free(&D.processes);
+	return rc;
+}

@@ -1,0 +1,68 @@
+/* One JVM's classes and methods as its agent reported them (CLASS and
+ * METHOD records), indexed by the agent's ids and by Method* for
+ * interpreted frames. */
+#ifndef JSAMPLED_METHOD_TABLE_H
+#define JSAMPLED_METHOD_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../userspace/common/u64_map.h"
+#include "../userspace/common/vec.h"
+#include "../userspace/common/wire.h"
+#include "string_pool.h"
+
+/* Ids above this are refused: the CCT packs method ids into 24 bits. */
+#define JS_MAX_METHOD_ID ((1u << 24) - 64)
+#define JS_MAX_CLASS_ID (1u << 22)
+
+struct line_entry {
+	uint32_t start_bci;
+	uint32_t line;
+};
+
+struct method_info {
+	bool known;
+	uint32_t class_id;
+	uint64_t method_ptr;   /* Method* */
+	uint64_t const_method; /* ConstMethod* */
+	uint32_t code_size;    /* bytecode bytes */
+	uint32_t modifiers;
+	const char *name;
+	const char *signature;
+	uint32_t nlines;
+	struct line_entry *lines; /* sorted by start_bci */
+};
+
+struct class_info {
+	bool known;
+	const char *name;   /* "java.lang.String" */
+	const char *source; /* "String.java" or "" */
+};
+
+struct method_table {
+	VEC(struct method_info) methods; /* index: method id */
+	VEC(struct class_info) classes;  /* index: class id */
+	struct u64_map by_method_ptr;    /* Method* -> method id */
+	struct string_pool pool;
+	size_t line_bytes;
+};
+
+void method_table_init(struct method_table *t);
+void method_table_free(struct method_table *t);
+
+/* Parse one record; -1 if malformed or out of bounds (nothing changes). */
+int method_table_put_class(struct method_table *t, struct rbuf *r);
+int method_table_put_method(struct method_table *t, struct rbuf *r);
+
+const struct method_info *method_table_get(const struct method_table *t, uint32_t id);
+/* Method id of a Method*, 0 if unknown. */
+uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr);
+/* Source line of bci, or -1. */
+int method_table_line(const struct method_table *t, uint32_t id, int32_t bci);
+/* "package.Class.method"; a placeholder naming the id when unknown. */
+void method_table_name(const struct method_table *t, uint32_t id, char *out, size_t outlen);
+size_t method_table_bytes(const struct method_table *t);
+
+#endif

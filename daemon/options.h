@@ -1,0 +1,27 @@
+/* jsampled's command line. */
+#ifndef JSAMPLED_OPTIONS_H
+#define JSAMPLED_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JSAMPLED_DEFAULT_SOCKET "/run/jsampled/jsampled.sock"
+
+struct options {
+	char socket_path[108];
+	char agent_socket_path[108];
+	unsigned frequency_hz;
+	unsigned fragment_bytes;
+	size_t ringbuf_bytes;
+	unsigned drain_ms;
+	uint64_t retention_s;
+	uint64_t hold_ms;
+	uint32_t cct_max_nodes;
+	size_t held_max_bytes;
+	int verbose;
+};
+
+/* 0 to run, 1 if help was printed, -1 on a usage error (message printed). */
+int options_parse(struct options *o, int argc, char **argv);
+
+#endif

@@ -1,0 +1,200 @@
+#include "process.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "decoder.h"
+#include "log.h"
+
+/* One trace buffer: decoding is single-threaded. */
+static struct trace scratch_trace;
+
+void process_table_init(struct process_table *t, const struct process_limits *limits)
+{
+	memset(t, 0, sizeof(*t));
+	u64_map_init(&t->by_pid);
+	t->limits = *limits;
+}
+
+static void process_free(struct process *p)
+{
+	jvm_model_free(&p->jvm);
+	sample_queue_free(&p->held);
+	cct_free(&p->cct);
+	free(p);
+}
+
+void process_table_free(struct process_table *t)
+{
+	for (size_t i = 0; i < t->all.n; i++)
+		process_free(t->all.v[i]);
+	vec_free(&t->all);
+	u64_map_free(&t->by_pid);
+}
+
+struct process *process_lookup(const struct process_table *t, pid_t pid)
+{
+	uint64_t *p = u64_map_get(&t->by_pid, (uint64_t)pid);
+
+	return p ? (struct process *)(uintptr_t)*p : NULL;
+}
+
+static void read_comm(pid_t pid, char comm[16])
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	comm[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(comm, 16, f))
+		comm[strcspn(comm, "\n")] = 0;
+	fclose(f);
+}
+
+struct process *process_create(struct process_table *t, pid_t pid, uid_t uid)
+{
+	struct process *p = calloc(1, sizeof(*p));
+	struct timespec ts;
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->uid = uid;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	p->seen_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	p->state = PROCESS_LIVE;
+	p->hold_ns = t->limits.hold_ns;
+	read_comm(pid, p->comm);
+	jvm_model_init(&p->jvm);
+	sample_queue_init(&p->held, t->limits.held_max_bytes);
+	if (cct_init(&p->cct, t->limits.cct_max_nodes) != 0 || vec_push(&t->all, p) != 0 ||
+	    u64_map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p) != 0) {
+		if (t->all.n && t->all.v[t->all.n - 1] == p)
+			t->all.n--;
+		process_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t retention_ns)
+{
+	size_t out = 0, gone = 0;
+
+	for (size_t i = 0; i < t->all.n; i++) {
+		struct process *p = t->all.v[i];
+
+		if (p->state == PROCESS_LIVE || now_ns - p->exited_ns < retention_ns || p->link) {
+			t->all.v[out++] = p;
+			continue;
+		}
+		if (process_lookup(t, p->pid) == p)
+			u64_map_del(&t->by_pid, (uint64_t)p->pid);
+		decode_stats_add(&t->retired, &p->stats);
+		log_info("forgetting process %d (exited %llu s ago)", (int)p->pid,
+			 (unsigned long long)((now_ns - p->exited_ns) / 1000000000u));
+		process_free(p);
+		gone++;
+	}
+	t->all.n = out;
+	return gone;
+}
+
+/* Inserts a decoded trace: incomplete traces hang under [truncated] so a
+ * partial path is never mistaken for a root-level context. */
+static void record_trace(struct process *p, enum decode_status st, struct trace *tr)
+{
+	if (st == DECODE_INCOMPLETE) {
+		if (tr->n + 1 > TRACE_MAX_FRAMES)
+			tr->n = TRACE_MAX_FRAMES - 1;
+		memmove(&tr->frames[1], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
+		tr->frames[0] = (struct trace_frame){PSEUDO_TRUNCATED, FRAME_PSEUDO, -1};
+		tr->n++;
+	}
+	if (cct_add(&p->cct, tr->frames, tr->n, 1) != 0) {
+		p->stats.dropped++;
+		p->stats.dropped_no_memory++;
+	}
+}
+
+/* Decodes s; returns false if it must wait for newer agent data. */
+static bool try_decode(struct process *p, const struct js_sample *s, bool final)
+{
+	struct decode_ctx ctx = {
+		.layout = &p->jvm.layout,
+		.code = &p->jvm.code,
+		.methods = &p->jvm.methods,
+		.final = final,
+	};
+	int reason;
+	enum decode_status st = decode_sample(&ctx, s, &scratch_trace, &reason);
+
+	if (st == DECODE_RETRY)
+		return false;
+	decode_stats_account(&p->stats, st, reason);
+	if (st != DECODE_FAILED)
+		record_trace(p, st, &scratch_trace);
+	return true;
+}
+
+/* A held sample stops waiting once the agent has reported state from well
+ * after it (hold_ns later), or once no more agent data will come. */
+static bool hold_expired(const struct process *p, const struct js_sample *s)
+{
+	return p->state != PROCESS_LIVE || p->agent_cut_ns >= s->time_ns + p->hold_ns;
+}
+
+void process_take_sample(struct process *p, const struct js_sample *s)
+{
+	int dropped;
+
+	p->stats.samples++;
+	p->stats.stack_bytes += s->stack_len;
+	if (s->flags & JS_SAMPLE_KERNEL_MODE)
+		p->stats.kernel_mode++;
+	if (try_decode(p, s, hold_expired(p, s)))
+		return;
+	p->stats.held_total++;
+	p->wants_fetch = true;
+	dropped = sample_queue_push(&p->held, s);
+	if (dropped != 0) {
+		uint64_t n = dropped < 0 ? 1 : (uint64_t)dropped;
+		p->stats.dropped += n;
+		p->stats.dropped_queue_full += n;
+	}
+}
+
+void process_retry_held(struct process *p, bool final)
+{
+	size_t n = sample_queue_len(&p->held);
+
+	/* Each held sample is tried once; those still waiting go back in order. */
+	for (size_t i = 0; i < n; i++) {
+		struct js_sample *s = sample_queue_pop(&p->held);
+		bool expired = final || hold_expired(p, s);
+
+		if (!try_decode(p, s, expired)) {
+			/* Cannot fail: the queue just had room for it. */
+			if (sample_queue_push(&p->held, s) < 0) {
+				p->stats.dropped++;
+				p->stats.dropped_no_memory++;
+			}
+		}
+		free(s);
+	}
+	p->wants_fetch = sample_queue_len(&p->held) > 0;
+}
+
+void process_mark_exited(struct process *p, uint64_t now_ns)
+{
+	if (p->state == PROCESS_EXITED)
+		return;
+	p->state = PROCESS_EXITED;
+	p->exited_ns = now_ns;
+	process_retry_held(p, true);
+}

@@ -1,0 +1,80 @@
+/*
+ * Per-process state: the JVM model its agent reported, the samples waiting
+ * for it, the calling-context tree and the counters. A process stays
+ * queryable after it exits, for the configured retention.
+ *
+ * process_take_sample is the hot path: a sample is decoded at once when the
+ * model covers it, and only copied into the held queue when it does not.
+ */
+#ifndef JSAMPLED_PROCESS_H
+#define JSAMPLED_PROCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../userspace/common/u64_map.h"
+#include "../userspace/common/vec.h"
+#include "cct.h"
+#include "jvm_model.h"
+#include "sample_queue.h"
+#include "stats.h"
+
+struct agent_link;
+
+enum process_state {
+	PROCESS_LIVE,       /* agent connected */
+	PROCESS_AGENT_LOST, /* agent gone, process still running: no longer sampled */
+	PROCESS_EXITED,
+};
+
+struct process_limits {
+	uint32_t cct_max_nodes;
+	size_t held_max_bytes;
+	uint64_t hold_ns; /* how long a sample may wait for the code map */
+};
+
+struct process {
+	pid_t pid;
+	uid_t uid;
+	uint64_t seen_ns; /* CLOCK_MONOTONIC */
+	uint64_t exited_ns;
+	enum process_state state;
+	char comm[16];
+	char vm[96];
+	struct agent_link *link;
+	struct jvm_model jvm;
+	uint64_t agent_cut_ns; /* agent clock of the newest complete batch */
+	struct sample_queue held;
+	struct cct cct;
+	struct decode_stats stats;
+	uint64_t hold_ns;
+	bool wants_fetch; /* held samples need newer agent data */
+};
+
+struct process_table {
+	struct u64_map by_pid;          /* pid -> newest struct process * */
+	VEC(struct process *) all;      /* including exited ones */
+	struct process_limits limits;
+	struct decode_stats retired;    /* counters of processes already forgotten */
+	uint64_t unknown_pid_samples;   /* records for a pid with no process */
+	uint64_t malformed_samples;
+};
+
+void process_table_init(struct process_table *t, const struct process_limits *limits);
+void process_table_free(struct process_table *t);
+struct process *process_lookup(const struct process_table *t, pid_t pid);
+/* A new live process for pid (an older entry with that pid is kept until
+ * its retention ends, but lookups find the new one). */
+struct process *process_create(struct process_table *t, pid_t pid, uid_t uid);
+/* Forgets exited processes older than retention_ns. Returns how many. */
+size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t retention_ns);
+
+/* Decodes a sample now, or holds a copy until the model catches up. */
+void process_take_sample(struct process *p, const struct js_sample *s);
+/* Retries held samples after new agent data (or with final=true once no
+ * more will come: the rest become counted failures). */
+void process_retry_held(struct process *p, bool final);
+void process_mark_exited(struct process *p, uint64_t now_ns);
+
+#endif

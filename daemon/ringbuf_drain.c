@@ -1,0 +1,55 @@
+#include "ringbuf_drain.h"
+
+#include <errno.h>
+
+#include <bpf/libbpf.h>
+
+#include "../bpf/sampler.h"
+#include "process.h"
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct ringbuf_drain *d = ctx;
+	const struct js_sample *s = data;
+	struct process *p;
+
+	d->records++;
+	d->bytes += size;
+	if (size < sizeof(*s) || size < sizeof(*s) + s->stack_len) {
+		d->processes->malformed_samples++;
+		return 0;
+	}
+	p = process_lookup(d->processes, (pid_t)s->pid);
+	if (!p || p->state != PROCESS_LIVE) {
+		/* Sampled just before the process was dropped from the targets. */
+		d->processes->unknown_pid_samples++;
+		return 0;
+	}
+	process_take_sample(p, s);
+	return 0;
+}
+
+int ringbuf_drain_open(struct ringbuf_drain *d, int map_fd, struct process_table *processes)
+{
+	d->processes = processes;
+	d->records = 0;
+	d->bytes = 0;
+	d->rb = ring_buffer__new(map_fd, on_record, d, NULL);
+	return d->rb ? 0 : -errno;
+}
+
+void ringbuf_drain_close(struct ringbuf_drain *d)
+{
+	ring_buffer__free(d->rb);
+	d->rb = NULL;
+}
+
+int ringbuf_drain_fd(const struct ringbuf_drain *d)
+{
+	return ring_buffer__epoll_fd(d->rb);
+}
+
+int ringbuf_drain_run(struct ringbuf_drain *d)
+{
+	return ring_buffer__consume(d->rb);
+}

@@ -1,0 +1,280 @@
+#include "sampler.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "sampler.skel.h"
+
+struct sampler {
+	struct sampler_bpf *skel;
+	struct bpf_link **links; /* one per possible CPU, NULL where offline */
+	int *event_fds;
+	int ncpus;
+	unsigned attached;
+};
+
+static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int prio = level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG;
+	size_t n;
+
+	if (prio > log_level())
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = 0;
+	log_msg(prio, "%s", line);
+	return 0;
+}
+
+/* Parses a CPU list such as "0-3,5" into a byte mask of ncpus entries. */
+static int read_cpu_list(const char *path, unsigned char *mask, int ncpus)
+{
+	char buf[4096];
+	FILE *f = fopen(path, "r");
+	char *p;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	memset(mask, 0, ncpus);
+	for (p = buf; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p)
+			return -EINVAL;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = a; c <= b && c < ncpus; c++)
+			if (c >= 0)
+				mask[c] = 1;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+static int open_cpu_clock(int cpu, unsigned frequency_hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		/* cpu-clock counts nanoseconds: a fixed period gives the rate. */
+		.sample_period = 1000000000ull / frequency_hz,
+	};
+
+	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static const char *privilege_hint(int e)
+{
+	if (e == EPERM || e == EACCES)
+		return " (jsampled needs CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE, or root)";
+	return "";
+}
+
+int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	unsigned char *online = NULL;
+	int e = 0;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	libbpf_set_print(libbpf_to_log);
+
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		e = s->ncpus ? s->ncpus : -EINVAL;
+		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-e));
+		goto cleanup;
+	}
+	if (cfg->frequency_hz == 0 || cfg->frequency_hz > 100000) {
+		e = -EINVAL;
+		snprintf(err, errlen, "frequency %u Hz out of range (1..100000)", cfg->frequency_hz);
+		goto cleanup;
+	}
+	if (cfg->fragment_bytes > JS_MAX_FRAGMENT_BYTES) {
+		e = -EINVAL;
+		snprintf(err, errlen, "fragment size %u exceeds the maximum %u", cfg->fragment_bytes,
+			 JS_MAX_FRAGMENT_BYTES);
+		goto cleanup;
+	}
+
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(-e));
+		goto cleanup;
+	}
+	s->skel->rodata->fragment_bytes = cfg->fragment_bytes;
+	s->skel->rodata->wakeup_watermark = cfg->wakeup_watermark;
+	bpf_map__set_max_entries(s->skel->maps.scratch, (__u32)s->ncpus);
+	bpf_map__set_max_entries(s->skel->maps.samples, (__u32)cfg->ringbuf_bytes);
+
+	e = sampler_bpf__load(s->skel);
+	if (e) {
+		snprintf(err, errlen, "cannot load the BPF program: %s%s", strerror(-e),
+			 privilege_hint(-e));
+		goto cleanup;
+	}
+	/* The exit tracepoint keeps the thread cache honest; sampling works
+	 * without it, so a failure is only a warning. */
+	s->skel->links.forget_thread = bpf_program__attach(s->skel->progs.forget_thread);
+	if (!s->skel->links.forget_thread)
+		log_warn("cannot attach sched_process_exit: %s", strerror(errno));
+
+	online = calloc(s->ncpus, 1);
+	s->links = calloc(s->ncpus, sizeof(*s->links));
+	s->event_fds = calloc(s->ncpus, sizeof(*s->event_fds));
+	if (!online || !s->links || !s->event_fds) {
+		e = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto cleanup;
+	}
+	if (read_cpu_list("/sys/devices/system/cpu/online", online, s->ncpus) != 0)
+		memset(online, 1, s->ncpus);
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		s->event_fds[cpu] = -1;
+		if (!online[cpu])
+			continue;
+		int fd = open_cpu_clock(cpu, cfg->frequency_hz);
+		if (fd < 0) {
+			if (errno == ENODEV) { /* went offline meanwhile */
+				log_info("CPU %d is offline, not sampled", cpu);
+				continue;
+			}
+			e = -errno;
+			snprintf(err, errlen, "perf_event_open(cpu-clock, cpu %d): %s%s", cpu,
+				 strerror(-e), privilege_hint(-e));
+			goto cleanup;
+		}
+		s->event_fds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.sample_stack, fd);
+		if (!s->links[cpu]) {
+			e = -errno;
+			snprintf(err, errlen, "cannot attach to the perf event on cpu %d: %s", cpu,
+				 strerror(-e));
+			goto cleanup;
+		}
+		s->attached++;
+	}
+	if (!s->attached) {
+		e = -ENODEV;
+		snprintf(err, errlen, "no online CPU could be sampled");
+		goto cleanup;
+	}
+	free(online);
+	*out = s;
+	return 0;
+
+cleanup:
+	free(online);
+	sampler_close(s);
+	return e ? e : -EINVAL;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	for (int cpu = 0; s->links && cpu < s->ncpus; cpu++)
+		bpf_link__destroy(s->links[cpu]);
+	for (int cpu = 0; s->event_fds && cpu < s->ncpus; cpu++)
+		if (s->event_fds[cpu] >= 0)
+			close(s->event_fds[cpu]);
+	sampler_bpf__destroy(s->skel);
+	free(s->links);
+	free(s->event_fds);
+	free(s);
+}
+
+int sampler_ringbuf_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.samples);
+}
+
+unsigned sampler_cpus(const struct sampler *s)
+{
+	return s->attached;
+}
+
+int sampler_add_target(struct sampler *s, pid_t pid)
+{
+	__u32 key = (__u32)pid, val = 1;
+
+	return bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), &val, sizeof(val),
+				    BPF_ANY);
+}
+
+int sampler_remove_target(struct sampler *s, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	int e = bpf_map__delete_elem(s->skel->maps.targets, &key, sizeof(key), 0);
+
+	return e == -ENOENT ? 0 : e;
+}
+
+int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info *ti)
+{
+	__u32 key = (__u32)tid;
+
+	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), ti, sizeof(*ti),
+				    BPF_ANY);
+}
+
+int sampler_forget_thread(struct sampler *s, pid_t tid)
+{
+	__u32 key = (__u32)tid;
+	int e = bpf_map__delete_elem(s->skel->maps.threads, &key, sizeof(key), 0);
+
+	return e == -ENOENT ? 0 : e;
+}
+
+int sampler_read_counters(struct sampler *s, struct js_counters *sum)
+{
+	struct js_counters *per = calloc(s->ncpus, sizeof(*per));
+	__u32 key = 0;
+	int e;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!per)
+		return -ENOMEM;
+	e = bpf_map__lookup_elem(s->skel->maps.counters, &key, sizeof(key), per,
+				 sizeof(*per) * s->ncpus, 0);
+	if (e == 0) {
+		for (int i = 0; i < s->ncpus; i++) {
+			const __u64 *src = (const __u64 *)&per[i];
+			__u64 *dst = (__u64 *)sum;
+
+			for (size_t k = 0; k < sizeof(*sum) / sizeof(__u64); k++)
+				dst[k] += src[k];
+		}
+	}
+	free(per);
+	return e;
+}

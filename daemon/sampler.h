@@ -1,0 +1,39 @@
+/* The BPF sampler's lifecycle: open the skeleton, set its knobs, load, attach
+ * one cpu-clock perf event per online CPU, and manage the maps jsampled fills
+ * (target processes, per-thread facts). */
+#ifndef JSAMPLED_SAMPLER_H
+#define JSAMPLED_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../bpf/sampler.h"
+
+struct sampler_config {
+	unsigned frequency_hz;
+	unsigned fragment_bytes;
+	size_t ringbuf_bytes;    /* power of two, multiple of the page size */
+	size_t wakeup_watermark; /* bytes pending before the consumer is woken */
+};
+
+struct sampler;
+
+/* Returns 0 or a negative errno; err explains failures for the operator. */
+int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen);
+void sampler_close(struct sampler *s);
+
+/* fd of the ring buffer map, for the drain. */
+int sampler_ringbuf_fd(const struct sampler *s);
+/* Number of CPUs with an attached perf event. */
+unsigned sampler_cpus(const struct sampler *s);
+
+int sampler_add_target(struct sampler *s, pid_t pid);
+int sampler_remove_target(struct sampler *s, pid_t pid);
+int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info *ti);
+int sampler_forget_thread(struct sampler *s, pid_t tid);
+
+/* Sum of the per-CPU counters. */
+int sampler_read_counters(struct sampler *s, struct js_counters *sum);
+
+#endif

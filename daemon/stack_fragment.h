@@ -1,0 +1,44 @@
+/* Bounds-checked reads from a sample's copy of the user stack. The copy
+ * holds [sp, sp + stack_len); addresses outside it are either beyond the
+ * fragment (the stack goes on: the trace is incomplete) or invalid. */
+#ifndef JSAMPLED_STACK_FRAGMENT_H
+#define JSAMPLED_STACK_FRAGMENT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "../bpf/sampler.h"
+
+enum frag_read {
+	FRAG_OK = 0,
+	FRAG_BEYOND = 1,  /* above the copied part, inside the stack: incomplete */
+	FRAG_INVALID = -1 /* below sp, past the stack's end, or misaligned */
+};
+
+static inline enum frag_read frag_read_u64(const struct js_sample *s, uint64_t addr, uint64_t *out)
+{
+	uint64_t sp = s->regs[JS_REG_SP];
+
+	if (addr < sp || (addr & 7) != 0)
+		return FRAG_INVALID;
+	if (s->stack_end && addr + 8 > s->stack_end)
+		return FRAG_INVALID;
+	if (addr - sp + 8 > s->stack_len)
+		return FRAG_BEYOND;
+	memcpy(out, s->stack + (addr - sp), 8);
+	return FRAG_OK;
+}
+
+/* True if addr could be a stack address of this thread at or above sp. */
+static inline int frag_in_stack(const struct js_sample *s, uint64_t addr)
+{
+	uint64_t sp = s->regs[JS_REG_SP];
+
+	if (addr < sp)
+		return 0;
+	if (s->stack_end)
+		return addr < s->stack_end;
+	return addr - sp < (64u << 20);
+}
+
+#endif

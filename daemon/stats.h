@@ -1,0 +1,28 @@
+/* Counters of what happened to samples, per process and in total. */
+#ifndef JSAMPLED_STATS_H
+#define JSAMPLED_STATS_H
+
+#include <stdint.h>
+
+#include "decode_reasons.h"
+#include "decoder.h"
+
+struct decode_stats {
+	uint64_t samples;    /* records received from the ring buffer */
+	uint64_t resolved;   /* complete Java traces */
+	uint64_t incomplete; /* Java traces cut short by the fragment size */
+	uint64_t not_java;   /* JVM-internal threads ([GC], [JIT compiler], [VM]) */
+	uint64_t failed;     /* undecodable; by reason below */
+	uint64_t reasons[DECODE_FAILURE_COUNT];
+	uint64_t held_total; /* samples that waited for the code map */
+	uint64_t dropped;    /* samples lost inside jsampled (see below) */
+	uint64_t dropped_queue_full;
+	uint64_t dropped_no_memory;
+	uint64_t kernel_mode; /* samples taken while the thread was in the kernel */
+	uint64_t stack_bytes;
+};
+
+void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason);
+void decode_stats_add(struct decode_stats *into, const struct decode_stats *from);
+
+#endif

@@ -1,0 +1,56 @@
+/* A decoded Java call trace: what the decoder produces and the CCT
+ * consumes. Frames are stored leaf first, as the walk finds them. */
+#ifndef JSAMPLED_TRACE_H
+#define JSAMPLED_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TRACE_MAX_FRAMES 4096
+
+enum frame_type {
+	FRAME_INTERPRETED = 0,
+	FRAME_COMPILED = 1, /* the root method of a compiled frame */
+	FRAME_INLINED = 2,  /* a method inlined into a compiled frame */
+	FRAME_NATIVE = 3,   /* a native method (JNI wrapper or interpreter native entry) */
+	FRAME_PSEUDO = 4,   /* [GC], [truncated], ...: method_id is enum pseudo_frame */
+	FRAME_TYPE_COUNT
+};
+
+enum pseudo_frame {
+	PSEUDO_TRUNCATED = 1, /* the stack continued beyond the copied fragment */
+	PSEUDO_GC,
+	PSEUDO_JIT,
+	PSEUDO_VM,
+	PSEUDO_OTHER_THREAD, /* a JVM-internal thread of no known role */
+	PSEUDO_OVERFLOW,     /* [other]: the CCT reached its size limit */
+	PSEUDO_COUNT
+};
+
+struct trace_frame {
+	uint32_t method_id; /* agent method id, or enum pseudo_frame */
+	uint8_t type;       /* enum frame_type */
+	int32_t bci;        /* -1 unknown */
+};
+
+struct trace {
+	uint32_t n;
+	bool complete; /* reached the thread's first Java frame */
+	struct trace_frame frames[TRACE_MAX_FRAMES];
+};
+
+static inline int trace_push(struct trace *t, uint32_t method_id, uint8_t type, int32_t bci)
+{
+	if (t->n >= TRACE_MAX_FRAMES)
+		return -1;
+	t->frames[t->n].method_id = method_id;
+	t->frames[t->n].type = type;
+	t->frames[t->n].bci = bci;
+	t->n++;
+	return 0;
+}
+
+const char *pseudo_frame_name(uint32_t id);
+const char *frame_type_suffix(uint8_t type);
+
+#endif

@@ -1,0 +1,58 @@
+/* Shared state of one stack walk and the per-frame-kind unwinders. Each
+ * unwinder emits the frame(s) at the current pc and moves the walk to the
+ * caller, or stops the walk with a status. */
+#ifndef JSAMPLED_UNWIND_H
+#define JSAMPLED_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decoder.h"
+#include "stack_fragment.h"
+
+struct walk {
+	const struct decode_ctx *ctx;
+	const struct js_sample *s;
+	struct trace *out;
+	uint64_t pc, sp, fp;
+	bool top; /* the current frame is the interrupted one */
+	int reason;
+};
+
+enum step {
+	STEP_CALLER,     /* frame emitted; pc/sp/fp now describe the caller */
+	STEP_COMPLETE,   /* reached the bottom of the Java stack */
+	STEP_INCOMPLETE, /* the fragment ended */
+	STEP_RETRY,      /* code not known yet */
+	STEP_FAIL,       /* w->reason says why */
+};
+
+static inline enum step walk_fail(struct walk *w, int reason)
+{
+	w->reason = reason;
+	return STEP_FAIL;
+}
+
+/* Reads a stack word, mapping fragment outcomes to walk steps: returns
+ * STEP_CALLER on success. */
+static inline enum step walk_read(struct walk *w, uint64_t addr, uint64_t *out)
+{
+	switch (frag_read_u64(w->s, addr, out)) {
+	case FRAG_OK:
+		return STEP_CALLER;
+	case FRAG_BEYOND:
+		return STEP_INCOMPLETE;
+	default:
+		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
+	}
+}
+
+/* Pushes the frames of compiled code at pc (inlined chain from the scope
+ * descriptors, or the blob's method alone). */
+enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool exact);
+
+enum step unwind_compiled(struct walk *w, const struct code_blob *b);
+enum step unwind_interpreted(struct walk *w, const struct code_blob *b);
+enum step unwind_entry(struct walk *w);
+
+#endif

@@ -1,0 +1,48 @@
+/* Interpreted frames. The template interpreter always keeps rbp as its frame
+ * pointer; the frame holds Method* and the bytecode pointer at fixed word
+ * offsets from it (frame_x86.hpp, offsets reported by the agent). Every
+ * frame read this way is validated: the Method* must be one the agent
+ * reported, and the bcp must point into that method's bytecode. */
+#include "unwind.h"
+
+enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
+{
+	const struct vm_layout *L = w->ctx->layout;
+	uint64_t fp = w->fp, method, bcp, ret, sender_sp, saved_fp;
+	uint32_t id;
+	int32_t bci = -1;
+	enum step st;
+
+	(void)b;
+	if (!frag_in_stack(w->s, fp) || fp < w->sp)
+		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
+	if ((st = walk_read(w, fp + (uint64_t)(L->interp_method_offset * 8), &method)) != STEP_CALLER)
+		return st;
+	id = method_table_by_ptr(w->ctx->methods, method);
+	if (!id)
+		return w->ctx->final ? walk_fail(w, DECODE_FAIL_INTERP_BAD_METHOD) : STEP_RETRY;
+	if (walk_read(w, fp + (uint64_t)(L->interp_bcp_offset * 8), &bcp) == STEP_CALLER) {
+		const struct method_info *m = method_table_get(w->ctx->methods, id);
+		uint64_t code = m->const_method + (uint64_t)L->const_method_size;
+
+		if (m->const_method && bcp >= code && bcp < code + m->code_size)
+			bci = (int32_t)(bcp - code);
+	}
+	if (trace_push(w->out, id, (method_table_get(w->ctx->methods, id)->modifiers & 0x0100) ?
+					  FRAME_NATIVE : FRAME_INTERPRETED, bci) != 0)
+		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
+	if ((st = walk_read(w, fp + 8, &ret)) != STEP_CALLER)
+		return st;
+	if ((st = walk_read(w, fp, &saved_fp)) != STEP_CALLER)
+		return st;
+	/* The caller's own (unextended) sp was saved by the interpreter; a
+	 * compiled caller's frame size counts from it. */
+	if ((st = walk_read(w, fp + (uint64_t)(L->interp_sender_sp_offset * 8), &sender_sp)) != STEP_CALLER)
+		return st;
+	if (sender_sp < fp + 16 || !frag_in_stack(w->s, sender_sp))
+		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
+	w->pc = ret;
+	w->sp = sender_sp;
+	w->fp = saved_fp;
+	return STEP_CALLER;
+}

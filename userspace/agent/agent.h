@@ -1,0 +1,58 @@
+/* Global state of the in-JVM agent (libjsagent.so). One instance per JVM:
+ * loading the agent twice (-agentpath plus a later jcmd attach) reuses it. */
+#ifndef JSAGENT_AGENT_H
+#define JSAGENT_AGENT_H
+
+#include <jvmti.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "agent_store.h"
+#include "hotspot_layout.h"
+#include "vmstructs.h"
+
+struct agent {
+	JavaVM *vm;
+	jvmtiEnv *jvmti;
+	struct vmstructs *vs;
+	struct hs_layout layout;
+	struct agent_store store;
+	char socket_path[108];
+	int verbose;
+	int late_attach;
+	uint64_t start_time_ns;
+	char vm_name[64];
+	char vm_version[64];
+	int wake_fd; /* eventfd: wakes the agent thread for shutdown */
+	atomic_int disabled;      /* fail-closed switch: callbacks return at once */
+	atomic_int shutting_down; /* VMDeath seen */
+	atomic_int thread_started;
+};
+
+extern struct agent g_agent;
+
+uint64_t agent_now_ns(void);
+void agent_log(int verbose_only, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Turns the agent off for good (fail closed): events off, thread exits. */
+void agent_disable(const char *why);
+
+/* code_events.c */
+void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+				     const void *code_addr, jint map_length,
+				     const jvmtiAddrLocationMap *map, const void *compile_info);
+void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method, const void *code_addr);
+void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const void *address,
+				       jint length);
+void record_vm_layout(void);
+
+/* class_events.c */
+void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
+void register_loaded_classes(jvmtiEnv *jvmti);
+/* Resolves names, signatures and line tables of newly seen methods (agent
+ * thread only: calls into JVMTI without holding the store lock). */
+void resolve_pending_methods(jvmtiEnv *jvmti);
+
+/* daemon_link.c */
+void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg);
+
+#endif

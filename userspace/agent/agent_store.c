@@ -1,0 +1,221 @@
+#include "agent_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/agent_protocol.h"
+
+int store_init(struct agent_store *s)
+{
+	memset(s, 0, sizeof(*s));
+	u64_map_init(&s->method_ids);
+	u64_map_init(&s->live_code);
+	u64_map_init(&s->code_version);
+	s->next_method_id = 1;
+	s->next_class_id = 1;
+	s->next_code_id = 1;
+	return pthread_mutex_init(&s->lock, NULL);
+}
+
+void store_destroy(struct agent_store *s)
+{
+	for (size_t i = 0; i < s->log.n; i++)
+		free(s->log.v[i].bytes);
+	vec_free(&s->log);
+	vec_free(&s->pending);
+	u64_map_free(&s->method_ids);
+	u64_map_free(&s->live_code);
+	u64_map_free(&s->code_version);
+	pthread_mutex_destroy(&s->lock);
+}
+
+int store_has_method_locked(const struct agent_store *s, uint64_t handle)
+{
+	return u64_map_get(&s->method_ids, handle) != NULL;
+}
+
+uint32_t store_method_id_locked(struct agent_store *s, uint64_t handle, uint32_t class_id,
+				int *is_new)
+{
+	uint64_t *id = u64_map_get(&s->method_ids, handle);
+	struct pending_method p;
+
+	if (is_new)
+		*is_new = 0;
+	if (id)
+		return (uint32_t)*id;
+	p.method_id = s->next_method_id;
+	p.class_id = class_id;
+	p.handle = handle;
+	if (u64_map_put(&s->method_ids, handle, p.method_id) != 0)
+		return 0;
+	if (vec_push(&s->pending, p) != 0) {
+		u64_map_del(&s->method_ids, handle);
+		return 0;
+	}
+	s->next_method_id++;
+	if (is_new)
+		*is_new = 1;
+	return p.method_id;
+}
+
+uint32_t store_new_class_id_locked(struct agent_store *s)
+{
+	return s->next_class_id++;
+}
+
+uint64_t store_new_code_id_locked(struct agent_store *s)
+{
+	return s->next_code_id++;
+}
+
+uint64_t store_append_locked(struct agent_store *s, uint16_t kind, uint64_t key, int ends_life,
+			     const void *payload, size_t len)
+{
+	struct store_entry e = {0};
+
+	if (len > UINT32_MAX || vec_grow(&s->log) != 0)
+		goto oom;
+	e.bytes = malloc(len ? len : 1);
+	if (!e.bytes)
+		goto oom;
+	memcpy(e.bytes, payload, len);
+	e.len = (uint32_t)len;
+	e.kind = kind;
+	e.key = key;
+	e.ends_life = ends_life ? 1 : 0;
+	e.version = ++s->version;
+	s->log.v[s->log.n++] = e;
+	s->bytes += len;
+	if (kind == JS_REC_CODE_LOAD && key)
+		u64_map_put(&s->code_version, key, e.version);
+	if (ends_life && kind == JS_REC_CODE_UNLOAD) {
+		uint64_t *v = u64_map_get(&s->code_version, key);
+		if (v) {
+			/* Mark the load record dead so compaction can pair them. */
+			size_t lo = 0, hi = s->log.n;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (s->log.v[mid].version < *v)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < s->log.n && s->log.v[lo].version == *v) {
+				s->log.v[lo].dead = 1;
+				s->dead += 2;
+			}
+			u64_map_del(&s->code_version, key);
+		}
+	}
+	return e.version;
+oom:
+	s->dropped_oom++;
+	return 0;
+}
+
+int store_code_loaded_locked(struct agent_store *s, uint64_t start, uint64_t code_id)
+{
+	return u64_map_put(&s->live_code, start, code_id);
+}
+
+uint64_t store_code_unloaded_locked(struct agent_store *s, uint64_t start)
+{
+	uint64_t *id = u64_map_get(&s->live_code, start);
+	uint64_t v = id ? *id : 0;
+
+	if (id)
+		u64_map_del(&s->live_code, start);
+	return v;
+}
+
+void store_take_pending(struct agent_store *s, struct pending_method **out, size_t *n)
+{
+	store_lock(s);
+	*out = s->pending.v;
+	*n = s->pending.n;
+	s->pending.v = NULL;
+	s->pending.n = 0;
+	s->pending.cap = 0;
+	store_unlock(s);
+}
+
+uint32_t store_write_batch(struct agent_store *s, uint64_t since, size_t max_bytes, struct wbuf *w,
+			   uint64_t *upto, int *more)
+{
+	size_t lo = 0, hi, count_at;
+	uint32_t count = 0;
+
+	store_lock(s);
+	hi = s->log.n;
+	while (lo < hi) { /* first entry with version > since */
+		size_t mid = (lo + hi) / 2;
+		if (s->log.v[mid].version <= since)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*upto = since;
+	*more = 0;
+	count_at = w->len;
+	wbuf_u32(w, 0);
+	for (size_t i = lo; i < s->log.n; i++) {
+		const struct store_entry *e = &s->log.v[i];
+
+		if (count > 0 && w->len + e->len + 6 > max_bytes) {
+			*more = 1;
+			break;
+		}
+		wbuf_u16(w, e->kind);
+		wbuf_u32(w, e->len);
+		wbuf_put(w, e->bytes, e->len);
+		*upto = e->version;
+		count++;
+	}
+	/* Nothing newer yet: the batch still reports how far the log goes. */
+	if (count == 0 && s->version > since && lo >= s->log.n)
+		*upto = s->version;
+	store_unlock(s);
+	wbuf_patch_u32(w, count_at, count);
+	return count;
+}
+
+size_t store_compact(struct agent_store *s, uint64_t acked)
+{
+	size_t out = 0, removed = 0;
+	struct u64_map gone; /* code ids whose load and unload both go */
+
+	u64_map_init(&gone);
+	store_lock(s);
+	if (s->dead == 0) {
+		store_unlock(s);
+		return 0;
+	}
+	/* An unload at or below acked lets both records go. */
+	for (size_t i = 0; i < s->log.n; i++) {
+		const struct store_entry *e = &s->log.v[i];
+		if (e->ends_life && e->version <= acked)
+			u64_map_put(&gone, e->key * 2 + (e->kind == JS_REC_THREAD), 1);
+	}
+	for (size_t i = 0; i < s->log.n; i++) {
+		struct store_entry *e = &s->log.v[i];
+		int drop = 0;
+
+		if (e->ends_life && e->version <= acked)
+			drop = 1;
+		else if (e->dead && u64_map_get(&gone, e->key * 2 + (e->kind == JS_REC_THREAD)))
+			drop = 1;
+		if (drop) {
+			s->bytes -= e->len;
+			free(e->bytes);
+			removed++;
+			continue;
+		}
+		s->log.v[out++] = *e;
+	}
+	s->log.n = out;
+	s->dead = removed > s->dead ? 0 : s->dead - removed;
+	store_unlock(s);
+	u64_map_free(&gone);
+	return removed;
+}

@@ -1,0 +1,210 @@
+/* JVMTI code events -> CODE_LOAD / CODE_UNLOAD records. Callbacks run on the
+ * JVM's service and compiler threads; they copy what JVMTI hands them, read
+ * the blob facts JVMTI does not give (frame size, entry points) through the
+ * segment map, and append one serialized record. */
+#include <string.h>
+
+#include "../common/agent_protocol.h"
+#include "agent.h"
+#include "code_blobs.h"
+
+#include <jvmticmlr.h>
+
+/* Names HotSpot gives its generated code (DynamicCodeGenerated), mapped to
+ * what the decoder must do with a pc inside. Checked in order, by prefix. */
+static const struct {
+	const char *prefix;
+	uint8_t kind;
+} dynamic_kinds[] = {
+	{"Interpreter", JS_CODE_INTERPRETER},
+	{"call_stub", JS_CODE_CALL_STUB},
+	{"I2C/C2I adapters", JS_CODE_ADAPTER},
+	{"vtable stub", JS_CODE_VTABLE_STUB},
+	{"itable stub", JS_CODE_VTABLE_STUB},
+	{"MethodHandles adapters", JS_CODE_METHOD_HANDLE},
+	{"MethodHandle::interpreter_entry", JS_CODE_METHOD_HANDLE},
+	{"DeoptimizationBlob", JS_CODE_DEOPT},
+	{"UncommonTrapBlob", JS_CODE_DEOPT},
+	{"SafepointBlob", JS_CODE_SAFEPOINT},
+};
+
+static uint8_t classify_dynamic(const char *name)
+{
+	for (size_t i = 0; i < sizeof(dynamic_kinds) / sizeof(dynamic_kinds[0]); i++)
+		if (strncmp(name, dynamic_kinds[i].prefix, strlen(dynamic_kinds[i].prefix)) == 0)
+			return dynamic_kinds[i].kind;
+	return JS_CODE_STUB;
+}
+
+/* Fixed part of a CODE_LOAD record (see agent_protocol.h). */
+static void write_code_header(struct wbuf *w, uint64_t code_id, uint8_t kind, uint8_t flags,
+			      uint64_t start, uint32_t size, uint64_t when, const struct hs_blob *b,
+			      const struct hs_nmethod *nm, uint32_t method_id, const char *name)
+{
+	int32_t complete = -1;
+
+	/* Offsets in the record count from the range JVMTI reported. */
+	if (b && b->blob && b->frame_complete_offset >= 0) {
+		uint64_t at = b->code_begin + (uint64_t)b->frame_complete_offset;
+		if (at >= start && at <= start + size)
+			complete = (int32_t)(at - start);
+	}
+	wbuf_u64(w, code_id);
+	wbuf_u8(w, kind);
+	wbuf_u8(w, flags);
+	wbuf_u16(w, 0);
+	wbuf_u64(w, start);
+	wbuf_u32(w, size);
+	wbuf_u64(w, when);
+	wbuf_u64(w, b ? b->blob : 0);
+	wbuf_i32(w, b && b->blob ? b->frame_size_words : -1);
+	wbuf_i32(w, complete);
+	wbuf_i32(w, nm ? nm->verified_entry_offset : -1);
+	wbuf_i32(w, nm ? nm->stub_offset : -1);
+	wbuf_i32(w, nm ? nm->orig_pc_offset : -1);
+	wbuf_i32(w, nm ? nm->entry_bci : -1);
+	wbuf_i32(w, nm ? nm->comp_level : 0);
+	wbuf_u32(w, method_id);
+	wbuf_str(w, name);
+}
+
+/* The per-pc inline chains of a compiled method, innermost first. Needs the
+ * store lock (maps jmethodIDs to ids). */
+static void write_scopes_locked(struct wbuf *w, const void *compile_info, uint64_t start,
+				uint32_t size)
+{
+	size_t count_at = w->len;
+	uint32_t count = 0;
+
+	wbuf_u32(w, 0);
+	for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next) {
+		const jvmtiCompiledMethodLoadInlineRecord *r;
+
+		if (h->kind != JVMTI_CMLR_INLINE_INFO)
+			continue;
+		r = (const jvmtiCompiledMethodLoadInlineRecord *)h;
+		for (jint i = 0; i < r->numpcs; i++) {
+			const PCStackInfo *pc = &r->pcinfo[i];
+			uint64_t at = (uint64_t)(uintptr_t)pc->pc;
+			int depth = pc->numstackframes;
+
+			if (at < start || at > start + size || depth <= 0 || !pc->methods || !pc->bcis)
+				continue;
+			if (depth > JS_MAX_INLINE_DEPTH)
+				depth = JS_MAX_INLINE_DEPTH;
+			wbuf_u32(w, (uint32_t)(at - start));
+			wbuf_u8(w, (uint8_t)depth);
+			for (int d = 0; d < depth; d++) {
+				uint64_t handle = (uint64_t)(uintptr_t)pc->methods[d];
+				wbuf_u32(w, handle ? store_method_id_locked(&g_agent.store, handle, 0, NULL) : 0);
+				wbuf_i32(w, pc->bcis[d]);
+			}
+			count++;
+		}
+	}
+	wbuf_patch_u32(w, count_at, count);
+}
+
+void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+				     const void *code_addr, jint map_length,
+				     const jvmtiAddrLocationMap *map, const void *compile_info)
+{
+	struct hs_blob blob;
+	struct hs_nmethod nm;
+	struct wbuf w;
+	uint64_t start = (uint64_t)(uintptr_t)code_addr, when = agent_now_ns();
+	uint8_t kind = JS_CODE_NMETHOD, flags = 0;
+	jint modifiers = 0;
+	int have_blob;
+
+	(void)map_length;
+	(void)map;
+	if (atomic_load(&g_agent.disabled) || code_size <= 0)
+		return;
+	have_blob = code_blob_find(&g_agent.layout, start, &blob) == 0;
+	if (have_blob)
+		code_blob_nmethod(&g_agent.layout, &blob, &nm);
+	if ((*jvmti)->GetMethodModifiers(jvmti, method, &modifiers) == JVMTI_ERROR_NONE &&
+	    (modifiers & 0x0100 /* ACC_NATIVE */))
+		kind = JS_CODE_NATIVE_WRAPPER;
+	if (have_blob && nm.entry_bci >= 0)
+		flags |= JS_CODE_FLAG_OSR;
+
+	wbuf_init(&w);
+	store_lock(&g_agent.store);
+	uint64_t code_id = store_new_code_id_locked(&g_agent.store);
+	uint32_t method_id = store_method_id_locked(&g_agent.store, (uint64_t)(uintptr_t)method, 0, NULL);
+	write_code_header(&w, code_id, kind, flags, start, (uint32_t)code_size, when,
+			  have_blob ? &blob : NULL, have_blob ? &nm : NULL, method_id, "");
+	write_scopes_locked(&w, compile_info, start, (uint32_t)code_size);
+	if (!w.oom && store_append_locked(&g_agent.store, JS_REC_CODE_LOAD, code_id, 0, w.data, w.len))
+		store_code_loaded_locked(&g_agent.store, start, code_id);
+	store_unlock(&g_agent.store);
+	wbuf_free(&w);
+}
+
+void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method, const void *code_addr)
+{
+	uint64_t when = agent_now_ns();
+	struct wbuf w;
+
+	(void)jvmti;
+	(void)method;
+	if (atomic_load(&g_agent.disabled))
+		return;
+	wbuf_init(&w);
+	store_lock(&g_agent.store);
+	uint64_t code_id = store_code_unloaded_locked(&g_agent.store, (uint64_t)(uintptr_t)code_addr);
+	if (code_id) {
+		wbuf_u64(&w, code_id);
+		wbuf_u64(&w, when);
+		if (!w.oom)
+			store_append_locked(&g_agent.store, JS_REC_CODE_UNLOAD, code_id, 1, w.data, w.len);
+	}
+	store_unlock(&g_agent.store);
+	wbuf_free(&w);
+}
+
+void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const void *address,
+				       jint length)
+{
+	struct hs_blob blob;
+	struct wbuf w;
+	uint64_t start = (uint64_t)(uintptr_t)address, when = agent_now_ns();
+	int have_blob;
+
+	(void)jvmti;
+	if (atomic_load(&g_agent.disabled) || length <= 0 || !name)
+		return;
+	have_blob = code_blob_find(&g_agent.layout, start, &blob) == 0;
+	agent_log(1, "dynamic code %s at %#lx+%d frame %d", name, (unsigned long)start, length,
+		  have_blob ? blob.frame_size_words : -1);
+	wbuf_init(&w);
+	store_lock(&g_agent.store);
+	if (u64_map_get(&g_agent.store.live_code, start)) { /* replayed by GenerateEvents */
+		store_unlock(&g_agent.store);
+		wbuf_free(&w);
+		return;
+	}
+	uint64_t code_id = store_new_code_id_locked(&g_agent.store);
+	write_code_header(&w, code_id, classify_dynamic(name), 0, start, (uint32_t)length, when,
+			  have_blob ? &blob : NULL, NULL, 0, name);
+	wbuf_u32(&w, 0); /* no scopes */
+	if (!w.oom && store_append_locked(&g_agent.store, JS_REC_CODE_LOAD, code_id, 0, w.data, w.len))
+		store_code_loaded_locked(&g_agent.store, start, code_id);
+	store_unlock(&g_agent.store);
+	wbuf_free(&w);
+}
+
+void record_vm_layout(void)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	hs_layout_write_facts(&g_agent.layout, &w);
+	store_lock(&g_agent.store);
+	if (!w.oom)
+		store_append_locked(&g_agent.store, JS_REC_VM_LAYOUT, 0, 0, w.data, w.len);
+	store_unlock(&g_agent.store);
+	wbuf_free(&w);
+}

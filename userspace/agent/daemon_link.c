@@ -1,0 +1,245 @@
+/* The agent's own thread: connects to jsampled's agent socket (retrying while
+ * jsampled is not running), answers FETCH requests with BATCHes from the
+ * store, resolves newly seen methods in the background, and compacts the
+ * store. Nothing here runs on an application thread; socket I/O never holds
+ * the store lock. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/agent_protocol.h"
+#include "agent.h"
+
+#define IDLE_POLL_MS 100
+#define RECONNECT_MIN_MS 500
+#define RECONNECT_MAX_MS 10000
+#define IO_TIMEOUT_S 10
+#define COMPACT_DEAD_THRESHOLD 512
+#define MAX_REQUEST_BYTES 4096
+
+static int connect_daemon(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -1;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	/* A stuck jsampled must not hold this thread forever. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n > 0) {
+		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+	uint8_t *b = p;
+
+	while (n > 0) {
+		ssize_t r = recv(fd, b, n, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Frames w (whose first JS_FRAME_HEADER_BYTES were reserved) and sends it. */
+static int send_frame(int fd, struct wbuf *w, uint16_t type)
+{
+	if (w->oom || w->len < JS_FRAME_HEADER_BYTES)
+		return -1;
+	wbuf_patch_u32(w, 0, (uint32_t)(w->len - 4));
+	w->data[4] = (uint8_t)type;
+	w->data[5] = (uint8_t)(type >> 8);
+	w->data[6] = w->data[7] = 0;
+	return write_all(fd, w->data, w->len);
+}
+
+static void begin_frame(struct wbuf *w)
+{
+	wbuf_reset(w);
+	wbuf_u64(w, 0); /* header, patched by send_frame */
+}
+
+static int send_hello(int fd, struct wbuf *w)
+{
+	begin_frame(w);
+	wbuf_u32(w, JS_AGENT_MAGIC);
+	wbuf_u32(w, JS_AGENT_PROTOCOL_VERSION);
+	wbuf_u32(w, (uint32_t)getpid());
+	wbuf_u8(w, (uint8_t)g_agent.late_attach);
+	wbuf_u64(w, g_agent.start_time_ns);
+	wbuf_str(w, g_agent.vm_name);
+	wbuf_str(w, g_agent.vm_version);
+	return send_frame(fd, w, JS_MSG_HELLO);
+}
+
+static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes)
+{
+	uint64_t upto;
+	int more;
+	size_t more_at;
+
+	if (max_bytes > JS_AGENT_BATCH_BYTES * 4)
+		max_bytes = JS_AGENT_BATCH_BYTES * 4;
+	if (max_bytes < 4096)
+		max_bytes = 4096;
+	begin_frame(w);
+	wbuf_u64(w, since);
+	size_t upto_at = w->len;
+	wbuf_u64(w, 0);
+	wbuf_u64(w, agent_now_ns()); /* cut time: taken before reading the log */
+	more_at = w->len;
+	wbuf_u8(w, 0);
+	store_write_batch(&g_agent.store, since, max_bytes, w, &upto, &more);
+	if (w->oom)
+		return -1;
+	for (int i = 0; i < 8; i++)
+		w->data[upto_at + i] = (uint8_t)(upto >> (8 * i));
+	w->data[more_at] = (uint8_t)more;
+	return send_frame(fd, w, JS_MSG_BATCH);
+}
+
+/* Reads and answers one request. Returns -1 when the connection must go. */
+static int serve_request(int fd, struct wbuf *w, uint64_t *acked)
+{
+	uint8_t hdr[JS_FRAME_HEADER_BYTES], body[MAX_REQUEST_BYTES];
+	uint32_t len;
+	uint16_t type;
+	struct rbuf r;
+
+	if (read_all(fd, hdr, sizeof(hdr)) != 0)
+		return -1;
+	len = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 24;
+	type = (uint16_t)(hdr[4] | hdr[5] << 8);
+	if (len < 4 || len - 4 > sizeof(body)) {
+		agent_log(0, "jsampled sent a malformed frame (length %u); disconnecting", len);
+		return -1;
+	}
+	if (read_all(fd, body, len - 4) != 0)
+		return -1;
+	rbuf_init(&r, body, len - 4);
+	switch (type) {
+	case JS_MSG_FETCH: {
+		uint64_t since = rbuf_u64(&r);
+		uint32_t max_bytes = rbuf_u32(&r);
+
+		if (r.err)
+			return -1;
+		/* Resolve first, so the batch names everything its code refers to. */
+		resolve_pending_methods(g_agent.jvmti);
+		*acked = since;
+		if (g_agent.store.dead >= COMPACT_DEAD_THRESHOLD)
+			store_compact(&g_agent.store, since);
+		return send_batch(fd, w, since, max_bytes);
+	}
+	case JS_MSG_ERROR: {
+		char why[256];
+		rbuf_str_copy(&r, why, sizeof(why));
+		agent_log(0, "jsampled refused this agent: %s", why);
+		return -1;
+	}
+	default:
+		agent_log(0, "jsampled sent unknown message type %u; disconnecting", type);
+		return -1;
+	}
+}
+
+static uint64_t monotonic_ms(void)
+{
+	return agent_now_ns() / 1000000u;
+}
+
+void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+	struct wbuf w;
+	int fd = -1;
+	uint64_t next_connect = 0, backoff = RECONNECT_MIN_MS, acked = 0;
+	int warned = 0;
+
+	(void)jni;
+	(void)arg;
+	wbuf_init(&w);
+	while (!atomic_load(&g_agent.shutting_down) && !atomic_load(&g_agent.disabled)) {
+		struct pollfd p[2] = {{.fd = g_agent.wake_fd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
+
+		resolve_pending_methods(jvmti);
+		if (fd < 0 && monotonic_ms() >= next_connect) {
+			fd = connect_daemon(g_agent.socket_path);
+			if (fd >= 0 && send_hello(fd, &w) != 0) {
+				close(fd);
+				fd = -1;
+			}
+			if (fd < 0) {
+				if (!warned)
+					agent_log(1, "jsampled not reachable at %s; retrying", g_agent.socket_path);
+				warned = 1;
+				next_connect = monotonic_ms() + backoff;
+				backoff = backoff * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : backoff * 2;
+			} else {
+				agent_log(1, "connected to jsampled at %s", g_agent.socket_path);
+				backoff = RECONNECT_MIN_MS;
+				warned = 0;
+				acked = 0;
+			}
+		}
+		p[1].fd = fd;
+		if (poll(p, fd >= 0 ? 2 : 1, IDLE_POLL_MS) < 0 && errno != EINTR)
+			break;
+		if (fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			if (serve_request(fd, &w, &acked) != 0) {
+				agent_log(1, "disconnected from jsampled");
+				close(fd);
+				fd = -1;
+				/* No one is waiting for history now: drop dead code. */
+				store_compact(&g_agent.store, UINT64_MAX);
+				next_connect = monotonic_ms() + RECONNECT_MIN_MS;
+			}
+		}
+	}
+	if (fd >= 0) {
+		/* The JVM is exiting: push what jsampled has not fetched yet. */
+		if (send_batch(fd, &w, acked, JS_AGENT_BATCH_BYTES * 4) == 0) {
+			begin_frame(&w);
+			send_frame(fd, &w, JS_MSG_BYE);
+		}
+		close(fd);
+	}
+	wbuf_free(&w);
+}

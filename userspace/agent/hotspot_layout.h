@@ -1,0 +1,61 @@
+/* The HotSpot data layout the agent and the decoder rely on, resolved by
+ * name from vmStructs once per JVM. JDK versions differ in field names and
+ * widths (JDK 17's CodeBlob::_code_begin pointer became JDK 21+'s
+ * _code_offset, HeapBlock shrank, ...); each alternative is tried by name. */
+#ifndef JSAGENT_HOTSPOT_LAYOUT_H
+#define JSAGENT_HOTSPOT_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmstructs.h"
+#include "../common/wire.h"
+
+struct hs_layout {
+	int java_major;
+
+	/* Code cache and its segment map (CodeHeap::find_blob_start). */
+	struct vm_field code_heaps, code_low, code_high;
+	struct vm_field array_len, array_data; /* GrowableArray */
+	struct vm_field heap_memory, heap_segmap, heap_log2_segment;
+	struct vm_field vspace_low, vspace_high;
+	struct vm_field block_used; /* HeapBlock::_header._used, offset combined */
+	long heap_block_size;
+
+	/* CodeBlob: either _code_begin/_code_end pointers or offsets. */
+	struct vm_field blob_size, blob_header_size, blob_frame_size, blob_frame_complete;
+	struct vm_field blob_code_begin, blob_code_end, blob_code_offset, blob_data_offset;
+	struct vm_field blob_name;
+
+	/* nmethod */
+	struct vm_field nm_method, nm_verified_entry_point, nm_verified_entry_offset;
+	struct vm_field nm_stub_offset, nm_orig_pc_offset, nm_entry_bci, nm_comp_level;
+
+	/* Method and ConstMethod (bci = bcp - (ConstMethod* + sizeof(ConstMethod))). */
+	struct vm_field method_const, const_code_size;
+	long const_method_size;
+
+	/* Frames (x86-64 frame_x86.hpp constants, exported ones by name). */
+	int64_t interp_sender_sp_offset, interp_last_sp_offset, entry_call_wrapper_offset;
+	struct vm_field wrapper_anchor, anchor_sp, anchor_fp, anchor_pc;
+	struct vm_field call_stub_return;
+
+	/* Threads */
+	struct vm_field thread_anchor, thread_stack_base, thread_stack_size;
+	struct vm_field thread_osthread, osthread_tid;
+	struct vm_field threads_list, list_length, list_threads;
+};
+
+/* Resolves everything; fails (with a reason) only when something the
+ * decoder cannot work without is missing. */
+int hs_layout_init(struct hs_layout *L, const struct vmstructs *vs, int java_major, char *err,
+		   size_t errlen);
+
+/* Appends the VM_LAYOUT record payload (agent_protocol.h). */
+void hs_layout_write_facts(const struct hs_layout *L, struct wbuf *w);
+
+/* Method* -> ConstMethod* and bytecode size; -1 if unreadable. */
+int hs_method_bytecode(const struct hs_layout *L, uint64_t method, uint64_t *const_method,
+		       uint32_t *code_size);
+
+#endif

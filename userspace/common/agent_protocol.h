@@ -1,0 +1,130 @@
+/*
+ * The protocol between the in-JVM agent (libjsagent.so) and jsampled.
+ *
+ * The agent connects to jsampled's agent socket and says HELLO; jsampled
+ * learns the peer's pid from SO_PEERCRED (never from the message) and trusts
+ * the agent only for that process. jsampled then pulls the agent's code maps
+ * incrementally: FETCH(since version N) is answered by BATCH messages holding
+ * every record whose version is greater than N, in version order.
+ *
+ * Framing: u32 length (of everything after it), u16 type, u16 zero, payload.
+ * All integers little endian; strings are u16 length + bytes (wire.h).
+ * Records inside a BATCH are u16 kind, u32 length, payload, so a reader skips
+ * kinds it does not know and a record's parser cannot run past its end.
+ */
+#ifndef JSAMPLED_AGENT_PROTOCOL_H
+#define JSAMPLED_AGENT_PROTOCOL_H
+
+#include <stdint.h>
+
+#define JS_AGENT_MAGIC 0x4741534au /* "JSAG" */
+#define JS_AGENT_PROTOCOL_VERSION 1u
+#define JS_AGENT_DEFAULT_SOCKET "/run/jsampled/agent.sock"
+#define JS_AGENT_SOCKET_ENV "JSAMPLED_AGENT_SOCKET"
+
+#define JS_FRAME_HEADER_BYTES 8u
+/* Upper bound of one message in either direction; larger is a protocol error. */
+#define JS_AGENT_MAX_MESSAGE (32u << 20)
+/* What jsampled asks per BATCH; the agent may send less. */
+#define JS_AGENT_BATCH_BYTES (4u << 20)
+
+enum js_msg_type {
+	JS_MSG_HELLO = 1, /* agent -> jsampled */
+	JS_MSG_FETCH = 2, /* jsampled -> agent */
+	JS_MSG_BATCH = 3, /* agent -> jsampled */
+	JS_MSG_ERROR = 4, /* either way: str reason; the sender closes */
+	JS_MSG_BYE = 5,   /* agent -> jsampled: the JVM is exiting */
+};
+
+/*
+ * HELLO: u32 magic, u32 protocol version, u32 pid as the agent sees it (its
+ *        own pid namespace), u8 late_attach, u64 agent start time (ns,
+ *        CLOCK_MONOTONIC), str vm name, str vm version.
+ * FETCH: u64 since_version, u32 max_bytes.
+ * BATCH: u64 since_version (as requested), u64 upto_version (the highest
+ *        version included; the next FETCH asks for records after it),
+ *        u64 agent_time_ns (CLOCK_MONOTONIC when the batch was cut: every
+ *        event the agent had seen by then is included unless more is set),
+ *        u8 more, u32 record count, records.
+ * ERROR: str reason.
+ */
+
+enum js_record_kind {
+	JS_REC_VM_LAYOUT = 1,   /* named facts about the VM */
+	JS_REC_CODE_LOAD = 2,   /* a code blob became live */
+	JS_REC_CODE_UNLOAD = 3, /* a code blob was unloaded */
+	JS_REC_CLASS = 4,
+	JS_REC_METHOD = 5,
+	JS_REC_THREAD = 6,      /* a Java thread started or ended */
+};
+
+/*
+ * VM_LAYOUT: u16 count, count x (str name, i64 value). Names are listed in
+ * the JS_LAYOUT_* macros below; a reader ignores names it does not know and
+ * treats missing ones as unknown.
+ */
+#define JS_LAYOUT_INTERP_METHOD_OFFSET "interp.method_offset"       /* words from fp */
+#define JS_LAYOUT_INTERP_BCP_OFFSET "interp.bcp_offset"             /* words from fp */
+#define JS_LAYOUT_INTERP_SENDER_SP_OFFSET "interp.sender_sp_offset" /* words from fp */
+#define JS_LAYOUT_INTERP_LOCALS_OFFSET "interp.locals_offset"       /* words from fp */
+#define JS_LAYOUT_INTERP_LAST_SP_OFFSET "interp.last_sp_offset"     /* words from fp */
+#define JS_LAYOUT_ENTRY_CALL_WRAPPER_OFFSET "entry.call_wrapper_offset" /* words from fp */
+#define JS_LAYOUT_CALL_WRAPPER_ANCHOR "JavaCallWrapper::_anchor"    /* bytes */
+#define JS_LAYOUT_ANCHOR_SP "JavaFrameAnchor::_last_Java_sp"        /* bytes */
+#define JS_LAYOUT_ANCHOR_FP "JavaFrameAnchor::_last_Java_fp"        /* bytes */
+#define JS_LAYOUT_ANCHOR_PC "JavaFrameAnchor::_last_Java_pc"        /* bytes */
+#define JS_LAYOUT_THREAD_ANCHOR "JavaThread::_anchor"               /* bytes */
+#define JS_LAYOUT_CALL_STUB_RETURN "StubRoutines::_call_stub_return_address" /* address */
+#define JS_LAYOUT_CONST_METHOD_SIZE "sizeof(ConstMethod)"           /* bytes */
+#define JS_LAYOUT_CODE_CACHE_LOW "CodeCache::_low_bound"            /* address */
+#define JS_LAYOUT_CODE_CACHE_HIGH "CodeCache::_high_bound"          /* address */
+#define JS_LAYOUT_JAVA_VERSION_MAJOR "java.version.major"
+
+enum js_code_kind {
+	JS_CODE_UNKNOWN = 0,
+	JS_CODE_NMETHOD = 1,        /* JIT-compiled Java method */
+	JS_CODE_NATIVE_WRAPPER = 2, /* compiled JNI wrapper of a native method */
+	JS_CODE_INTERPRETER = 3,
+	JS_CODE_STUB = 4,           /* StubRoutines, runtime stubs, other generated code */
+	JS_CODE_ADAPTER = 5,        /* i2c / c2i adapters */
+	JS_CODE_VTABLE_STUB = 6,    /* vtable / itable dispatch stubs: no frame */
+	JS_CODE_METHOD_HANDLE = 7,  /* method handle adapters / intrinsics */
+	JS_CODE_CALL_STUB = 8,      /* StubRoutines::call_stub: the entry frame */
+	JS_CODE_DEOPT = 9,          /* deoptimization / uncommon trap blobs */
+	JS_CODE_SAFEPOINT = 10,     /* safepoint handler blobs */
+	JS_CODE_KIND_COUNT
+};
+
+enum js_code_flags {
+	JS_CODE_FLAG_OSR = 1u << 0, /* on-stack-replacement nmethod */
+};
+
+/*
+ * CODE_LOAD:
+ *   u64 code_id (unique per agent), u8 kind, u8 flags, u16 zero,
+ *   u64 start, u32 size, u64 load_time_ns,
+ *   u64 blob (CodeBlob* or 0),
+ *   i32 frame_size_words (-1 unknown),
+ *   i32 frame_complete_offset (from start; -1 unknown),
+ *   i32 verified_entry_offset (from start; -1 unknown),
+ *   i32 stub_offset (from start: exception/deopt handlers; -1 unknown),
+ *   i32 orig_pc_offset (bytes from the frame's sp; -1 unknown),
+ *   i32 entry_bci (-1 unless OSR), i32 comp_level,
+ *   u32 method_id (0 for stubs), str name (stubs),
+ *   u32 pc count, count x { u32 pc_offset (from start), u8 depth,
+ *                           depth x { u32 method_id, i32 bci } }
+ *   The scopes of each pc are innermost first (the method whose code is at
+ *   the pc comes first, the compiled root method last).
+ * CODE_UNLOAD: u64 code_id, u64 unload_time_ns.
+ * CLASS: u32 class_id, str signature ("Ljava/lang/String;"), str source file.
+ * METHOD: u32 method_id, u32 class_id, u64 Method*, u64 ConstMethod*,
+ *   u32 bytecode size, u32 modifiers, str name, str signature,
+ *   u32 line count, count x { u32 start_bci, u32 line }.
+ *   Sent again when the Method* changes (class redefinition).
+ * THREAD: u32 tid (agent's namespace), u8 alive, u64 JavaThread*,
+ *   u64 stack_base (highest address), u64 stack_size, u64 time_ns, str name.
+ */
+
+#define JS_MAX_INLINE_DEPTH 255
+
+#endif

@@ -1,0 +1,39 @@
+/* A small open-addressing hash map from nonzero u64 keys to u64 values
+ * (linear probing, backward-shift deletion: no tombstones). Used on hot
+ * paths in jsampled (CCT children, Method* lookups) and in the agent. */
+#ifndef JSAMPLED_U64_MAP_H
+#define JSAMPLED_U64_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct u64_map {
+	uint64_t *keys; /* 0 = empty slot */
+	uint64_t *vals;
+	size_t cap;     /* power of two */
+	size_t count;
+};
+
+void u64_map_init(struct u64_map *m);
+void u64_map_free(struct u64_map *m);
+/* Returns a pointer to the value, or NULL. Key 0 is never present. */
+uint64_t *u64_map_get(const struct u64_map *m, uint64_t key);
+/* Inserts or overwrites; -1 on allocation failure or key 0. */
+int u64_map_put(struct u64_map *m, uint64_t key, uint64_t val);
+/* Returns 1 if the key was present. */
+int u64_map_del(struct u64_map *m, uint64_t key);
+/* Bytes of heap the map holds. */
+static inline size_t u64_map_bytes(const struct u64_map *m) { return m->cap * 16; }
+
+static inline uint64_t u64_hash(uint64_t x)
+{
+	/* splitmix64 finaliser: addresses and ids differ in low bits. */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+#endif
