@@ -20,7 +20,8 @@ void codemap_init(struct codemap *m)
 static size_t blob_bytes(const struct code_blob *b)
 {
 	return sizeof(*b) + b->npcs * sizeof(struct pc_scope) +
-	       b->nframes * sizeof(struct scope_frame) + (b->name ? strlen(b->name) + 1 : 0);
+	       b->nframes * sizeof(struct scope_frame) + b->nstates * sizeof(struct frame_state_span) +
+	       (b->name ? strlen(b->name) + 1 : 0);
 }
 
 static void blob_free(struct code_blob *b)
@@ -30,6 +31,7 @@ static void blob_free(struct code_blob *b)
 	free(b->name);
 	free(b->pcs);
 	free(b->frames);
+	free(b->states);
 	free(b);
 }
 
@@ -132,6 +134,24 @@ int codemap_load(struct codemap *m, struct rbuf *r)
 		/* Sorted by pc with the frame ranges kept: each scope carries
 		 * its own 'first', so sorting the headers alone is enough. */
 		qsort(b->pcs, b->npcs, sizeof(*b->pcs), cmp_scope);
+	}
+	b->nstates = rbuf_u32(r);
+	if (r->err || b->nstates > JS_MAX_FRAME_STATES || b->nstates > rbuf_left(r) / 9)
+		goto bad;
+	if (b->nstates) {
+		b->states = calloc(b->nstates, sizeof(*b->states));
+		if (!b->states)
+			goto bad;
+		for (uint32_t i = 0; i < b->nstates; i++) {
+			struct frame_state_span *st = &b->states[i];
+			st->start = rbuf_u32(r);
+			st->end = rbuf_u32(r);
+			st->state = rbuf_u8(r);
+			/* Sorted, non-overlapping, inside the blob: else the agent lies. */
+			if (r->err || st->start >= st->end || st->end > b->size ||
+			    (i && st->start < b->states[i - 1].end) || st->state > JS_FRAME_STATE_MAX)
+				goto bad;
+		}
 	}
 	old = u64_map_get(&m->by_id, b->id);
 	if (old)
@@ -250,6 +270,26 @@ const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, b
 	while (lo < b->npcs && b->pcs[lo].pc_offset == off)
 		lo++;
 	return lo < b->npcs ? &b->pcs[lo] : NULL;
+}
+
+int code_blob_frame_state(const struct code_blob *b, uint64_t pc)
+{
+	uint64_t off;
+	size_t lo = 0, hi = b->nstates;
+
+	if (pc < b->start || !b->nstates)
+		return -1;
+	off = pc - b->start;
+	while (lo < hi) { /* first span ending after off */
+		size_t mid = (lo + hi) / 2;
+		if (b->states[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < b->nstates && b->states[lo].start <= off)
+		return b->states[lo].state;
+	return -1;
 }
 
 size_t codemap_prune(struct codemap *m, uint64_t before_ns)

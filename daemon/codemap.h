@@ -29,6 +29,12 @@ struct pc_scope {
 	uint8_t depth;
 };
 
+/* Where the frame is not in place (agent_protocol.h, enum js_frame_state). */
+struct frame_state_span {
+	uint32_t start, end; /* offsets from the blob's start */
+	uint8_t state;
+};
+
 struct code_blob {
 	uint64_t id;
 	uint64_t start;
@@ -50,6 +56,8 @@ struct code_blob {
 	uint32_t nframes;
 	struct pc_scope *pcs; /* sorted by pc_offset */
 	struct scope_frame *frames;
+	uint32_t nstates;
+	struct frame_state_span *states; /* sorted, non-overlapping */
 };
 
 struct codemap {
@@ -80,6 +88,9 @@ const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t)
  * instruction at pc belongs to the next one. (HotSpot's pc_desc_near takes
  * >=, which names the instruction before pc.) NULL if none. */
 const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact);
+
+/* The frame state at pc, or -1 if the frame is fully built there. */
+int code_blob_frame_state(const struct code_blob *b, uint64_t pc);
 
 /* Forgets blobs unloaded before t (no sample that old is left). */
 size_t codemap_prune(struct codemap *m, uint64_t before_ns);

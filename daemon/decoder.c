@@ -126,6 +126,9 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		st = step_frame(&w);
 		w.top = false;
 	}
+	out->stop_pc = w.pc;
+	out->stop_sp = w.sp;
+	out->stop_fp = w.fp;
 	switch (st) {
 	case STEP_COMPLETE:
 		out->complete = true;

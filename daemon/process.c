@@ -122,6 +122,26 @@ static void record_trace(struct process *p, enum decode_status st, struct trace 
 	}
 }
 
+/* With --verbose, the first failures of each reason are logged with where
+ * the walk stopped, for diagnosis. */
+static void log_failure(struct process *p, const struct js_sample *s, int reason)
+{
+	static uint32_t logged[DECODE_FAILURE_COUNT];
+	const struct code_blob *b;
+
+	if (reason <= 0 || reason >= DECODE_FAILURE_COUNT || logged[reason]++ >= 20)
+		return;
+	b = codemap_find(&p->jvm.code, scratch_trace.stop_pc, s->time_ns);
+	log_debug("pid %d tid %u [%.16s] %s: ip %#llx sp %#llx bp %#llx; stopped at pc %#llx sp %#llx "
+		  "fp %#llx after %u frames, in %s blob %s (start %#llx size %u frame %d)",
+		  (int)p->pid, s->tid, s->comm, decode_failure_name(reason),
+		  (unsigned long long)s->regs[JS_REG_IP], (unsigned long long)s->regs[JS_REG_SP],
+		  (unsigned long long)s->regs[JS_REG_BP], (unsigned long long)scratch_trace.stop_pc,
+		  (unsigned long long)scratch_trace.stop_sp, (unsigned long long)scratch_trace.stop_fp,
+		  scratch_trace.n, b ? "a" : "no", b && b->name ? b->name : "",
+		  (unsigned long long)(b ? b->start : 0), b ? b->size : 0, b ? b->frame_size_words : 0);
+}
+
 /* Decodes s; returns false if it must wait for newer agent data. */
 static bool try_decode(struct process *p, const struct js_sample *s, bool final)
 {
@@ -137,6 +157,8 @@ static bool try_decode(struct process *p, const struct js_sample *s, bool final)
 	if (st == DECODE_RETRY)
 		return false;
 	decode_stats_account(&p->stats, st, reason);
+	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
+		log_failure(p, s, reason);
 	if (st != DECODE_FAILED)
 		record_trace(p, st, &scratch_trace);
 	return true;

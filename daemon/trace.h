@@ -36,6 +36,8 @@ struct trace_frame {
 struct trace {
 	uint32_t n;
 	bool complete; /* reached the thread's first Java frame */
+	/* Where the walk stopped (for diagnostics of failed samples). */
+	uint64_t stop_pc, stop_sp, stop_fp;
 	struct trace_frame frames[TRACE_MAX_FRAMES];
 };
 

@@ -35,13 +35,82 @@ enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool e
 	return STEP_CALLER;
 }
 
+/* The top frame is not in place (prologue, epilogue): the method is being
+ * entered or left, so it is the root method alone, and its caller is found
+ * from the return address at [sp] or, once rbp is pushed, at [sp+8]
+ * (ICPE'14 section 2.3, with ranges the agent computed from the code). */
+static enum step unwind_partial(struct walk *w, const struct code_blob *b, int state)
+{
+	uint64_t ret, saved_fp = w->fp;
+	uint64_t ret_at = state == JS_FRAME_STATE_RBP_PUSHED ? w->sp + 8 : w->sp;
+	enum step st;
+
+	if (trace_push(w->out, b->method_id,
+		       b->kind == JS_CODE_NATIVE_WRAPPER ? FRAME_NATIVE : FRAME_COMPILED, -1) != 0)
+		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
+	if ((st = walk_read(w, ret_at, &ret)) != STEP_CALLER)
+		return st;
+	if (state == JS_FRAME_STATE_RBP_PUSHED && (st = walk_read(w, w->sp, &saved_fp)) != STEP_CALLER)
+		return st;
+	w->pc = ret;
+	w->sp = ret_at + 8;
+	w->fp = saved_fp;
+	return STEP_CALLER;
+}
+
+/* The top pc lies in the nmethod's stub section: a static-call stub on the
+ * way to a callee (its return address is a call site of this same method,
+ * which the walk reaches next) or the return-poll stub after the frame was
+ * popped. Either way the return address is at [sp]. */
+static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
+{
+	uint64_t ret;
+	enum step st;
+
+	if ((st = walk_read(w, w->sp, &ret)) != STEP_CALLER)
+		return st;
+	if (!(ret >= b->start && ret < b->start + b->size) &&
+	    trace_push(w->out, b->method_id, FRAME_COMPILED, -1) != 0)
+		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
+	w->pc = ret;
+	w->sp += 8;
+	return STEP_CALLER;
+}
+
+static bool in_stub_section(const struct code_blob *b, uint64_t pc)
+{
+	return b->stub_offset > 0 && pc >= b->start + (uint64_t)b->stub_offset;
+}
+
 enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 {
 	uint64_t sender_sp, ret, saved_fp;
+	bool rbp_unsaved = false;
 	enum step st;
 
-	if (w->top && b->frame_complete_offset >= 0 && w->pc < b->start + (uint64_t)b->frame_complete_offset)
-		return walk_fail(w, DECODE_FAIL_PROLOGUE);
+	if (w->top) {
+		int state = code_blob_frame_state(b, w->pc);
+
+		if (state == JS_FRAME_STATE_UNKNOWN)
+			return walk_fail(w, DECODE_FAIL_PROLOGUE);
+		if (state == JS_FRAME_STATE_NO_FRAME || state == JS_FRAME_STATE_RBP_PUSHED)
+			return unwind_partial(w, b, state);
+		rbp_unsaved = state == JS_FRAME_STATE_RBP_UNSAVED;
+		if (b->nstates == 0 && b->frame_complete_offset >= 0 &&
+		    w->pc < b->start + (uint64_t)b->frame_complete_offset)
+			return walk_fail(w, DECODE_FAIL_PROLOGUE); /* no ranges from the agent */
+		if (in_stub_section(b, w->pc))
+			return unwind_stub_section(w, b);
+	} else if (in_stub_section(b, w->pc) && b->orig_pc_offset >= 0) {
+		/* A return address into the stub section is the deopt handler
+		 * HotSpot patched in; the real pc was saved in the frame. */
+		uint64_t orig;
+		if ((st = walk_read(w, w->sp + (uint64_t)b->orig_pc_offset, &orig)) != STEP_CALLER)
+			return st;
+		if (orig < b->start || orig >= b->start + (uint64_t)b->stub_offset)
+			return walk_fail(w, DECODE_FAIL_NOT_A_CALL_SITE);
+		w->pc = orig;
+	}
 	if (b->frame_size_words <= 0)
 		return walk_fail(w, DECODE_FAIL_UNKNOWN_FRAME_SIZE);
 	st = emit_compiled_frames(w, b, !w->top);
@@ -50,7 +119,10 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	sender_sp = w->sp + (uint64_t)b->frame_size_words * 8;
 	if ((st = walk_read(w, sender_sp - 8, &ret)) != STEP_CALLER)
 		return st;
-	if ((st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
+	/* Just after C2's "sub rsp", the caller's rbp is still in the register. */
+	if (rbp_unsaved)
+		saved_fp = w->fp;
+	else if ((st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
 		return st;
 	w->pc = ret;
 	w->sp = sender_sp;

@@ -2,11 +2,14 @@
  * JVM's service and compiler threads; they copy what JVMTI hands them, read
  * the blob facts JVMTI does not give (frame size, entry points) through the
  * segment map, and append one serialized record. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/agent_protocol.h"
 #include "agent.h"
 #include "code_blobs.h"
+#include "frame_states.h"
+#include "safe_read.h"
 
 #include <jvmticmlr.h>
 
@@ -105,6 +108,47 @@ static void write_scopes_locked(struct wbuf *w, const void *compile_info, uint64
 	wbuf_patch_u32(w, count_at, count);
 }
 
+/* Frame-state ranges of a compiled method (frame_states.h), from a copy of
+ * its code. */
+static void write_frame_states(struct wbuf *w, uint64_t start, uint32_t size,
+			       const struct hs_blob *b, const struct hs_nmethod *nm)
+{
+	static const uint32_t max = JS_MAX_FRAME_STATES;
+	struct frame_state_range ranges[JS_MAX_FRAME_STATES];
+	struct frame_state_input in = {0};
+	uint8_t *code = NULL;
+	size_t n = 0;
+
+	if (b && nm && b->code_begin == start && size <= (16u << 20)) {
+		code = malloc(size);
+		if (code && safe_read(start, code, size) == 0) {
+			in.code = code;
+			in.size = size;
+			in.frame_size_words = b->frame_size_words;
+			in.verified_entry_offset = nm->verified_entry_offset;
+			in.frame_complete_offset = b->frame_complete_offset;
+			in.stub_offset = nm->stub_offset;
+			n = frame_states_compute(&in, ranges, max);
+			if (g_agent.verbose && n && ranges[0].state == JS_FRAME_STATE_UNKNOWN) {
+				char hex[3 * 40 + 1] = "";
+				uint32_t from = nm->verified_entry_offset > 0 ? (uint32_t)nm->verified_entry_offset : 0;
+				for (uint32_t i = 0; i < 40 && from + i < size; i++)
+					snprintf(hex + 3 * i, 4, "%02x ", code[from + i]);
+				agent_log(1, "unrecognised prologue at %#lx (verified entry +%d, complete +%d, frame %d): %s",
+					  (unsigned long)start, nm->verified_entry_offset, b->frame_complete_offset,
+					  b->frame_size_words, hex);
+			}
+		}
+	}
+	free(code);
+	wbuf_u32(w, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		wbuf_u32(w, ranges[i].start);
+		wbuf_u32(w, ranges[i].end);
+		wbuf_u8(w, ranges[i].state);
+	}
+}
+
 void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 				     const void *code_addr, jint map_length,
 				     const jvmtiAddrLocationMap *map, const void *compile_info)
@@ -130,6 +174,12 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 	if (have_blob && nm.entry_bci >= 0)
 		flags |= JS_CODE_FLAG_OSR;
 
+	/* Frame states are computed before taking the lock (code analysis). */
+	struct wbuf states;
+	wbuf_init(&states);
+	write_frame_states(&states, start, (uint32_t)code_size, have_blob ? &blob : NULL,
+			   have_blob ? &nm : NULL);
+
 	wbuf_init(&w);
 	store_lock(&g_agent.store);
 	uint64_t code_id = store_new_code_id_locked(&g_agent.store);
@@ -137,10 +187,12 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 	write_code_header(&w, code_id, kind, flags, start, (uint32_t)code_size, when,
 			  have_blob ? &blob : NULL, have_blob ? &nm : NULL, method_id, "");
 	write_scopes_locked(&w, compile_info, start, (uint32_t)code_size);
+	wbuf_put(&w, states.data, states.len);
 	if (!w.oom && store_append_locked(&g_agent.store, JS_REC_CODE_LOAD, code_id, 0, w.data, w.len))
 		store_code_loaded_locked(&g_agent.store, start, code_id);
 	store_unlock(&g_agent.store);
 	wbuf_free(&w);
+	wbuf_free(&states);
 }
 
 void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method, const void *code_addr)
@@ -190,6 +242,7 @@ void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const 
 	write_code_header(&w, code_id, classify_dynamic(name), 0, start, (uint32_t)length, when,
 			  have_blob ? &blob : NULL, NULL, 0, name);
 	wbuf_u32(&w, 0); /* no scopes */
+	wbuf_u32(&w, 0); /* no frame states */
 	if (!w.oom && store_append_locked(&g_agent.store, JS_REC_CODE_LOAD, code_id, 0, w.data, w.len))
 		store_code_loaded_locked(&g_agent.store, start, code_id);
 	store_unlock(&g_agent.store);

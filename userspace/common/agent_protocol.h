@@ -115,6 +115,9 @@ enum js_code_flags {
  *                           depth x { u32 method_id, i32 bci } }
  *   The scopes of each pc are innermost first (the method whose code is at
  *   the pc comes first, the compiled root method last).
+ *   u32 frame-state count, count x { u32 start, u32 end (offsets from
+ *   start), u8 state }: where the frame is not in place (prologue and
+ *   epilogues; enum js_frame_state), sorted, non-overlapping.
  * CODE_UNLOAD: u64 code_id, u64 unload_time_ns.
  * CLASS: u32 class_id, str signature ("Ljava/lang/String;"), str source file.
  * METHOD: u32 method_id, u32 class_id, u64 Method*, u64 ConstMethod*,
@@ -126,5 +129,14 @@ enum js_code_flags {
  */
 
 #define JS_MAX_INLINE_DEPTH 255
+#define JS_MAX_FRAME_STATES 1024
+
+enum js_frame_state {
+	JS_FRAME_STATE_NO_FRAME = 0,   /* return address at [sp] */
+	JS_FRAME_STATE_RBP_PUSHED = 1, /* saved rbp at [sp], return address at [sp+8] */
+	JS_FRAME_STATE_UNKNOWN = 2,    /* frame under construction, shape not recognised */
+	JS_FRAME_STATE_RBP_UNSAVED = 3, /* sp final, caller's rbp not stored yet (C2) */
+	JS_FRAME_STATE_MAX = 3,
+};
 
 #endif

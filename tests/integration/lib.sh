@@ -1,0 +1,117 @@
+# Shared helpers of the integration tests: the real BPF path, a real JVM,
+# the real agent, daemon and client. Every precondition that is missing is
+# a failure with its reason, never a skip.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+B=$ROOT/build
+JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+JAVA=${JAVA:-$JAVA_HOME/bin/java}
+JCMD=${JCMD:-$JAVA_HOME/bin/jcmd}
+PY=/usr/bin/python3
+# DAEMON may point at the ASan/UBSan build (build/asan/jsampled).
+DAEMON=${DAEMON:-$B/jsampled}
+AGENT=$B/libjsagent.so
+TEST_NAME=$(basename "$0" .sh)
+TMP=$(mktemp -d "/tmp/jsampled-$TEST_NAME.XXXXXX")
+DAEMON_PID=
+JVM_PIDS=()
+
+fail() {
+	echo "FAIL [$TEST_NAME]: $*" >&2
+	if [ -f "$TMP/daemon.log" ]; then
+		echo "--- daemon log (last 40 lines):" >&2
+		tail -n 40 "$TMP/daemon.log" >&2
+	fi
+	exit 1
+}
+
+note() { echo "[$TEST_NAME] $*"; }
+
+require_environment() {
+	[ "$(id -u)" = 0 ] || fail "needs root: loads a BPF program and opens perf events"
+	[ -r /sys/kernel/btf/vmlinux ] || fail "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+	[ -x "$JAVA" ] || fail "no JDK at $JAVA (run 'make deps')"
+	[ -x "$DAEMON" ] || fail "$DAEMON not built (run 'make')"
+	[ -f "$AGENT" ] || fail "$AGENT not built (run 'make')"
+	[ -f "$B/java/.stamp" ] || fail "Java test programs not built (run 'make java')"
+}
+
+cleanup() {
+	local rc=$?
+	for p in "${JVM_PIDS[@]:-}"; do
+		[ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
+	done
+	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+		kill -INT "$DAEMON_PID" 2>/dev/null || true
+		wait "$DAEMON_PID" 2>/dev/null || true
+	fi
+	if [ $rc -eq 0 ]; then
+		rm -rf "$TMP"
+	else
+		echo "[$TEST_NAME] logs kept in $TMP" >&2
+	fi
+}
+trap cleanup EXIT
+
+# start_daemon [jsampled options...]
+start_daemon() {
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=24} \
+		"$DAEMON" --socket "$TMP/q.sock" --agent-socket "$TMP/agent.sock" "$@" \
+		>"$TMP/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	for _ in $(seq 1 200); do
+		[ -S "$TMP/q.sock" ] && return 0
+		kill -0 "$DAEMON_PID" 2>/dev/null || fail "jsampled exited at start: $(cat "$TMP/daemon.log")"
+		sleep 0.05
+	done
+	fail "jsampled did not open its socket within 10 s"
+}
+
+# stop_daemon: SIGINT, and the daemon must exit 0 (a sanitizer report or a
+# leak makes it exit non-zero).
+stop_daemon() {
+	kill -INT "$DAEMON_PID"
+	local rc=0
+	wait "$DAEMON_PID" || rc=$?
+	DAEMON_PID=
+	if grep -qE "AddressSanitizer|LeakSanitizer|runtime error:" "$TMP/daemon.log"; then
+		fail "sanitizer report in the daemon log"
+	fi
+	[ $rc -eq 0 ] || fail "jsampled exited with status $rc"
+}
+
+ctl() { "$B/jsamplectl" --socket "$TMP/q.sock" "$@"; }
+
+# start_jvm NAME [java args...]: runs the JVM with our agent; sets JVM_PID.
+start_jvm() {
+	local name=$1
+	shift
+	"$JAVA" "-agentpath:$AGENT=socket:$TMP/agent.sock" -cp "$B/java" "$@" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err" &
+	JVM_PID=$!
+	JVM_PIDS+=("$JVM_PID")
+}
+
+# wait_profiled PID: until jsampled lists the process as live.
+wait_profiled() {
+	for _ in $(seq 1 300); do
+		if ctl list 2>/dev/null | awk -v p="$1" '$1 == p && $2 == "live" {f=1} END {exit !f}'; then
+			return 0
+		fi
+		kill -0 "$1" 2>/dev/null || fail "JVM $1 exited before it was profiled"
+		sleep 0.05
+	done
+	fail "pid $1 was not profiled within 15 s"
+}
+
+# stats_field PID FIELD: one number from `jsamplectl stats PID --json`.
+stats_field() {
+	ctl stats "$1" --json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['$2'])"
+}
+
+# cpu_ticks PID: utime+stime of the process, in clock ticks.
+cpu_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}

@@ -1,0 +1,126 @@
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A workload whose correct CPU profile is known because it measures itself:
+ * one thread runs four phases of different kinds and weights in rounds, and
+ * accounts each phase's thread CPU time (ThreadMXBean) around every call.
+ *
+ * Usage: java PhasedWorkload SECONDS [GO_FILE]
+ * With GO_FILE, waits until that file exists before doing any work (so a
+ * test can start measuring first), and after reporting waits until it is
+ * removed before exiting (so the test can read the process's CPU time).
+ * Every phase call is accounted. The report is one line per phase,
+ * "phase NAME CPU_NS", and "total CPU_NS".
+ */
+public class PhasedWorkload {
+    static volatile long sink;
+
+    /** Dense floating point: a small matrix product. */
+    static void phaseMatrix(int reps) {
+        int n = 48;
+        double[] a = new double[n * n], b = new double[n * n], c = new double[n * n];
+        for (int i = 0; i < n * n; i++) { a[i] = i % 7; b[i] = i % 5; }
+        for (int r = 0; r < reps; r++) {
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int k = 0; k < n; k++) s += a[i * n + k] * b[k * n + j];
+                    c[i * n + j] = s;
+                }
+        }
+        sink += (long) c[n + 1];
+    }
+
+    /** Integer hashing and a small map, with calls that get inlined. */
+    static void phaseHash(int reps) {
+        Map<Integer, Integer> m = new HashMap<>();
+        long h = 0;
+        for (int r = 0; r < reps; r++) {
+            for (int i = 0; i < 2000; i++) {
+                h = mix(h + i);
+                if ((i & 63) == 0) m.merge((int) (h & 1023), 1, Integer::sum);
+            }
+        }
+        sink += h + m.size();
+    }
+
+    static long mix(long x) {
+        x ^= x >>> 33;
+        x *= 0xff51afd7ed558ccdL;
+        x ^= x >>> 33;
+        return x;
+    }
+
+    /** Sorting: most time inside java.util.Arrays. */
+    static void phaseSort(int reps) {
+        int[] data = new int[4096];
+        long seed = 42;
+        for (int r = 0; r < reps; r++) {
+            for (int i = 0; i < data.length; i++) {
+                seed = seed * 6364136223846793005L + 1442695040888963407L;
+                data[i] = (int) (seed >>> 33);
+            }
+            Arrays.sort(data);
+        }
+        sink += data[17];
+    }
+
+    /** Recursion: a few hundred frames deep, interpreted at first. */
+    static void phaseRecurse(int reps) {
+        long s = 0;
+        for (int r = 0; r < reps; r++) s += fib(18);
+        sink += s;
+    }
+
+    static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+
+    public static void main(String[] args) throws Exception {
+        double seconds = Double.parseDouble(args[0]);
+        String goFile = args.length > 1 ? args[1] : null;
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        String[] names = {"phaseMatrix", "phaseHash", "phaseSort", "phaseRecurse"};
+        // Work per round, chosen so the shares differ (roughly 15:25:20:40 in time).
+        int[] reps = {3, 70, 3, 125};
+        long[] cpu = new long[names.length];
+
+        if (goFile != null) {
+            long give_up = System.nanoTime() + 60_000_000_000L;
+            while (!new java.io.File(goFile).exists()) {
+                if (System.nanoTime() > give_up) throw new IllegalStateException("no " + goFile);
+                Thread.sleep(10);
+            }
+        }
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        while (System.nanoTime() < end) {
+            for (int p = 0; p < names.length; p++) {
+                long t0 = mx.getCurrentThreadCpuTime();
+                runPhase(p, reps[p]);
+                cpu[p] += mx.getCurrentThreadCpuTime() - t0;
+            }
+        }
+        long total = 0;
+        for (int p = 0; p < names.length; p++) {
+            System.out.println("phase " + names[p] + " " + cpu[p]);
+            total += cpu[p];
+        }
+        System.out.println("total " + total);
+        System.out.flush();
+        if (goFile != null) {
+            long give_up = System.nanoTime() + 60_000_000_000L;
+            while (new java.io.File(goFile).exists() && System.nanoTime() < give_up) Thread.sleep(10);
+        }
+    }
+
+    static void runPhase(int p, int reps) {
+        switch (p) {
+            case 0: phaseMatrix(reps); break;
+            case 1: phaseHash(reps); break;
+            case 2: phaseSort(reps); break;
+            default: phaseRecurse(reps); break;
+        }
+    }
+}
