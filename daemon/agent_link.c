@@ -160,6 +160,7 @@ static int handle_message(struct agent_link *l, uint16_t type, const uint8_t *bo
 	case JS_MSG_BATCH:
 		return handle_batch(l, body, len, h);
 	case JS_MSG_BYE:
+		l->said_bye = true;
 		return fail(l, "the JVM is exiting");
 	case JS_MSG_ERROR: {
 		char why[96], msg[128];

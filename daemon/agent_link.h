@@ -31,6 +31,7 @@ struct agent_link {
 	bool fetch_in_flight;
 	uint64_t fetch_sent_ns;
 	uint64_t batches, batch_bytes;
+	bool said_bye; /* the JVM announced its exit (VMDeath) */
 	char why_closed[128];
 };
 

@@ -198,7 +198,8 @@ static void close_agent(struct watch *w)
 	struct process *p = l->proc;
 
 	if (p) {
-		bool alive = process_alive(p->pid);
+		/* After BYE the JVM is past VMDeath: count it as exited. */
+		bool alive = !l->said_bye && process_alive(p->pid);
 		log_info("agent of pid %d disconnected: %s%s", (int)p->pid, l->why_closed,
 			 alive ? " (process still running: no longer sampled)" : "");
 		sampler_remove_target(D.sampler, p->pid);
