@@ -40,6 +40,7 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
 pic_obj = $(patsubst %.c,$(B)/pic/%.o,$(1))
 
+.SECONDARY:
 .PHONY: all deps check check-unit check-unit-asan check-integration demo java clean asan
 all: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
 
@@ -85,7 +86,7 @@ $(B)/libjsagent.so: $(call pic_obj,$(AGENT_SRC))
 
 # --- Unit tests: each tests/unit/test_x.c is one program, linked with the
 # daemon and agent code it needs (the agent's JVM-free parts). ---
-AGENT_TESTABLE := userspace/agent/agent_store.c
+AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c
 $(B)/tests/%: $(call obj,tests/unit/%.c) $(call obj,$(DAEMON_LIB_SRC) $(AGENT_TESTABLE))
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS) -lpthread

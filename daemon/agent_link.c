@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../userspace/common/agent_protocol.h"
+#include "clock.h"
 #include "log.h"
 #include "process.h"
 
@@ -115,9 +116,7 @@ static int handle_hello(struct agent_link *l, struct rbuf *r, const struct agent
 		queue_error(l, "refused");
 		return fail(l, "refused by jsampled");
 	}
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return agent_link_fetch(l, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	return agent_link_fetch(l, monotonic_ns());
 }
 
 static int handle_batch(struct agent_link *l, const uint8_t *body, size_t len,
@@ -138,11 +137,8 @@ static int handle_batch(struct agent_link *l, const uint8_t *body, size_t len,
 		p->agent_cut_ns = info.cut_ns;
 	l->fetch_in_flight = false;
 	h->on_batch(h->ctx, l);
-	if (info.more) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		return agent_link_fetch(l, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-	}
+	if (info.more)
+		return agent_link_fetch(l, monotonic_ns());
 	return 0;
 }
 

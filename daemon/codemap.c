@@ -197,9 +197,9 @@ static int cmp_blob(const void *a, const void *b)
 }
 
 /* Preference between two blobs holding the same pc at time t: live at t
- * first; then the latest loaded at or before t (load times are when the
- * agent heard of the code, a little after it was installed); then the
- * smallest range. */
+ * first; then loaded at or before t (load times are when the agent heard of
+ * the code, a little after it was installed); then, for ranges that nest (a
+ * stub inside a stub blob), the smaller; then the latest loaded. */
 static bool better(const struct code_blob *a, const struct code_blob *b, uint64_t t)
 {
 	bool a_live = a->unload_ns > t, b_live = b->unload_ns > t;
@@ -207,12 +207,12 @@ static bool better(const struct code_blob *a, const struct code_blob *b, uint64_
 
 	if (a_live != b_live)
 		return a_live;
+	if (a_before != b_before)
+		return a_before;
 	if (a->size != b->size && a->start <= b->start && a->start + a->size >= b->start + b->size)
 		return false; /* a encloses b */
 	if (a->size != b->size && b->start <= a->start && b->start + b->size >= a->start + a->size)
 		return true; /* b encloses a */
-	if (a_before != b_before)
-		return a_before;
 	if (a_before)
 		return a->load_ns > b->load_ns;
 	return a->load_ns < b->load_ns;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "options.h"
 #include "process.h"
 #include "ringbuf_drain.h"
@@ -30,7 +31,5 @@ struct daemon {
 	uint64_t started_ns;
 	bool stop;
 };
-
-uint64_t monotonic_ns(void);
 
 #endif

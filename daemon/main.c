@@ -52,14 +52,6 @@ static int epfd = -1;
 static struct watch *connections; /* agent and query connections */
 static struct watch *fixed;       /* timers, signals, listening sockets */
 
-uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static struct watch *watch_add(enum watch_kind kind, int fd, void *obj, uint32_t events)
 {
 	struct watch *w = calloc(1, sizeof(*w));

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "decoder.h"
 #include "log.h"
 
@@ -59,14 +60,12 @@ static void read_comm(pid_t pid, char comm[16])
 struct process *process_create(struct process_table *t, pid_t pid, uid_t uid)
 {
 	struct process *p = calloc(1, sizeof(*p));
-	struct timespec ts;
 
 	if (!p)
 		return NULL;
 	p->pid = pid;
 	p->uid = uid;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	p->seen_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	p->seen_ns = monotonic_ns();
 	p->state = PROCESS_LIVE;
 	p->hold_ns = t->limits.hold_ns;
 	read_comm(pid, p->comm);

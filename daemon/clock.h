@@ -1,0 +1,17 @@
+/* CLOCK_MONOTONIC in nanoseconds: the clock of bpf_ktime_get_ns() and of
+ * the agent's event timestamps. */
+#ifndef JSAMPLED_CLOCK_H
+#define JSAMPLED_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif

@@ -1,0 +1,120 @@
+/* The calling-context tree and its three renderings. */
+#include <stdlib.h>
+
+#include "../../daemon/cct.h"
+#include "../../daemon/cct_format.h"
+#include "check.h"
+#include "model_builder.h"
+
+static struct trace_frame F(uint32_t id, uint8_t type)
+{
+	return (struct trace_frame){id, type, -1};
+}
+
+static void test_merge_and_render(void)
+{
+	struct cct c;
+	struct jvm_model m;
+	struct wbuf out;
+	struct trace_frame a[] = {F(1, FRAME_INTERPRETED), F(2, FRAME_COMPILED), F(3, FRAME_INLINED)};
+	struct trace_frame b[] = {F(1, FRAME_INTERPRETED), F(2, FRAME_COMPILED)};
+	struct trace_frame g[] = {F(PSEUDO_GC, FRAME_PSEUDO)};
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_class(&m, 1, "Lapp/Main;", "Main.java") == 0);
+	CHECK(tb_apply_method(&m, 1, 1, 0, 0, 0, "main") == 0);
+	CHECK(tb_apply_method(&m, 2, 1, 0, 0, 0, "work") == 0);
+	CHECK(tb_apply_method(&m, 3, 1, 0, 0, 0, "leaf") == 0);
+	CHECK(cct_init(&c, 100) == 0);
+	CHECK(cct_add(&c, a, 3, 5) == 0);
+	CHECK(cct_add(&c, b, 2, 2) == 0);
+	CHECK(cct_add(&c, a, 3, 1) == 0);
+	CHECK(cct_add(&c, g, 1, 4) == 0);
+	CHECK_EQ(c.samples, 12);
+	CHECK_EQ(c.nodes.n, 5); /* root, main, work, leaf, [GC] */
+
+	wbuf_init(&out);
+	CHECK(cct_render(&c, &m.methods, CCT_FORMAT_COLLAPSED, &out) == 0);
+	wbuf_u8(&out, 0);
+	CHECK(strstr((char *)out.data, "app.Main.main_[0];app.Main.work_[j];app.Main.leaf_[i] 6\n") != NULL);
+	CHECK(strstr((char *)out.data, "app.Main.main_[0];app.Main.work_[j] 2\n") != NULL);
+	CHECK(strstr((char *)out.data, "[GC] 4\n") != NULL);
+
+	wbuf_reset(&out);
+	CHECK(cct_render(&c, &m.methods, CCT_FORMAT_TREE, &out) == 0);
+	wbuf_u8(&out, 0);
+	/* Totals: main 8 (66.67%), heaviest child first. */
+	CHECK(strstr((char *)out.data, "         8  66.67%          0    app.Main.main_[0]") != NULL);
+	char *main_at = strstr((char *)out.data, "app.Main.main_[0]");
+	char *gc_at = strstr((char *)out.data, "[GC]");
+	CHECK(main_at && gc_at && main_at < gc_at);
+
+	wbuf_reset(&out);
+	CHECK(cct_render(&c, &m.methods, CCT_FORMAT_JSON, &out) == 0);
+	wbuf_u8(&out, 0);
+	CHECK(strstr((char *)out.data, "\"samples\":12") != NULL);
+	CHECK(strstr((char *)out.data, "{\"name\":\"app.Main.leaf\",\"type\":\"inlined\",\"self\":6,\"total\":6,\"children\":[]}") != NULL);
+	int depth = 0, min = 0;
+	for (char *p = (char *)out.data; *p; p++) {
+		depth += (*p == '{' || *p == '[') - (*p == '}' || *p == ']');
+		if (depth < min)
+			min = depth;
+	}
+	CHECK_EQ(depth, 0);
+	CHECK_EQ(min, 0);
+	wbuf_free(&out);
+	cct_free(&c);
+	jvm_model_free(&m);
+}
+
+static void test_node_cap(void)
+{
+	struct cct c;
+	struct trace_frame path[20];
+
+	CHECK(cct_init(&c, 10) == 0);
+	for (uint32_t i = 0; i < 20; i++)
+		path[i] = F(i + 1, FRAME_COMPILED);
+	CHECK(cct_add(&c, path, 20, 1) == 0);
+	CHECK(c.nodes.n <= 11);
+	CHECK_EQ(c.overflow_samples, 1);
+	CHECK(cct_add(&c, path, 20, 1) == 0); /* lands in the same [other] node */
+	CHECK(c.nodes.n <= 11);
+	CHECK_EQ(c.samples, 2);
+	CHECK_EQ(c.nodes.v[c.nodes.n - 1].method_id, PSEUDO_OVERFLOW);
+	CHECK_EQ(c.nodes.v[c.nodes.n - 1].self, 2);
+	cct_free(&c);
+}
+
+static void test_names_are_safe_for_collapsed(void)
+{
+	struct cct c;
+	struct jvm_model m;
+	struct wbuf out;
+	struct trace_frame a[] = {F(1, FRAME_COMPILED)};
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_class(&m, 1, "Lweird;name with space;", "") == 0);
+	CHECK(tb_apply_method(&m, 1, 1, 0, 0, 0, "m") == 0);
+	CHECK(cct_init(&c, 100) == 0);
+	CHECK(cct_add(&c, a, 1, 3) == 0);
+	wbuf_init(&out);
+	CHECK(cct_render(&c, &m.methods, CCT_FORMAT_COLLAPSED, &out) == 0);
+	wbuf_u8(&out, 0);
+	/* One frame, then one space and the count. */
+	char *line = (char *)out.data;
+	CHECK(strchr(line, ';') == NULL);
+	CHECK(strchr(line, ' ') == strrchr(line, ' '));
+	CHECK(strstr(line, " 3\n") != NULL);
+	wbuf_free(&out);
+	cct_free(&c);
+	jvm_model_free(&m);
+}
+
+int main(void)
+{
+	RUN(test_merge_and_render);
+	RUN(test_node_cap);
+	RUN(test_names_are_safe_for_collapsed);
+	return CHECK_DONE();
+}

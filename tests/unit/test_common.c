@@ -1,0 +1,177 @@
+/* Shared building blocks: the bounded wire reader/writer, the u64 map
+ * (against a reference model), the held-sample queue and the string pool. */
+#include <stdlib.h>
+
+#include "../../daemon/sample_queue.h"
+#include "../../daemon/string_pool.h"
+#include "../../userspace/common/u64_map.h"
+#include "../../userspace/common/wire.h"
+#include "check.h"
+
+static void test_wire_roundtrip(void)
+{
+	struct wbuf w;
+	struct rbuf r;
+	char s[8];
+
+	wbuf_init(&w);
+	wbuf_u8(&w, 0xab);
+	wbuf_u16(&w, 0xbeef);
+	wbuf_u32(&w, 0xdeadbeef);
+	wbuf_u64(&w, 0x0123456789abcdefull);
+	wbuf_i32(&w, -5);
+	wbuf_str(&w, "hello");
+	wbuf_str(&w, NULL);
+	wbuf_printf(&w, "%d-%s", 42, "x");
+	rbuf_init(&r, w.data, w.len);
+	CHECK_EQ(rbuf_u8(&r), 0xab);
+	CHECK_EQ(rbuf_u16(&r), 0xbeef);
+	CHECK_EQ(rbuf_u32(&r), 0xdeadbeef);
+	CHECK_EQ(rbuf_u64(&r), 0x0123456789abcdefull);
+	CHECK(rbuf_i32(&r) == -5);
+	rbuf_str_copy(&r, s, sizeof(s));
+	CHECK_STR(s, "hello");
+	rbuf_str_copy(&r, s, sizeof(s));
+	CHECK_STR(s, "");
+	CHECK(!r.err);
+	CHECK(memcmp(w.data + r.pos, "42-x", 4) == 0);
+	wbuf_free(&w);
+}
+
+static void test_wire_overrun(void)
+{
+	uint8_t buf[6] = {1, 2, 3, 4, 200, 0};
+	struct rbuf r, sub;
+	char s[4];
+
+	rbuf_init(&r, buf, sizeof(buf));
+	CHECK_EQ(rbuf_u32(&r), 0x04030201);
+	CHECK_EQ(rbuf_u32(&r), 0); /* only 2 bytes left */
+	CHECK(r.err);
+	CHECK_EQ(rbuf_u8(&r), 0); /* the error is sticky */
+	CHECK_EQ(rbuf_left(&r), 0);
+
+	/* A string whose length exceeds the buffer. */
+	rbuf_init(&r, buf + 4, 2); /* length 200 */
+	rbuf_str_copy(&r, s, sizeof(s));
+	CHECK(r.err);
+	CHECK_STR(s, "");
+
+	/* A sub-reader cannot read its parent's bytes. */
+	rbuf_init(&r, buf, sizeof(buf));
+	sub = rbuf_sub(&r, 2);
+	CHECK_EQ(rbuf_u16(&sub), 0x0201);
+	CHECK_EQ(rbuf_u8(&sub), 0);
+	CHECK(sub.err);
+	CHECK(!r.err);
+	CHECK_EQ(rbuf_u8(&r), 3);
+	sub = rbuf_sub(&r, 100);
+	CHECK(sub.err && r.err);
+}
+
+static void test_u64_map_against_reference(void)
+{
+	enum { N = 5000 };
+	static uint64_t ref[N]; /* ref[k] = value+1 or 0 when absent; key = k*7919+1 */
+	struct u64_map m;
+	uint64_t seed = 1;
+
+	u64_map_init(&m);
+	for (int step = 0; step < 200000; step++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t k = (uint32_t)(seed >> 33) % N;
+		uint64_t key = (uint64_t)k * 7919 + 1;
+		switch ((seed >> 20) % 3) {
+		case 0:
+			CHECK(u64_map_put(&m, key, step) == 0);
+			ref[k] = (uint64_t)step + 1;
+			break;
+		case 1: {
+			int had = u64_map_del(&m, key);
+			CHECK_EQ(had, ref[k] != 0);
+			ref[k] = 0;
+			break;
+		}
+		default: {
+			uint64_t *v = u64_map_get(&m, key);
+			CHECK_EQ(v != NULL, ref[k] != 0);
+			if (v && ref[k])
+				CHECK_EQ(*v + 1, ref[k]);
+		}
+		}
+		if (check_failures > 10)
+			break;
+	}
+	size_t count = 0;
+	for (int k = 0; k < N; k++)
+		count += ref[k] != 0;
+	CHECK_EQ(m.count, count);
+	CHECK(u64_map_put(&m, 0, 1) == -1); /* key 0 is reserved */
+	CHECK(u64_map_get(&m, 0) == NULL);
+	u64_map_free(&m);
+}
+
+static struct js_sample *make_sample(uint32_t len, uint32_t tag)
+{
+	struct js_sample *s = calloc(1, sizeof(*s) + len);
+	s->stack_len = len;
+	s->tid = tag;
+	return s;
+}
+
+static void test_sample_queue_bounded(void)
+{
+	struct sample_queue q;
+	size_t one = sizeof(struct js_sample) + 100;
+	struct js_sample *s;
+
+	sample_queue_init(&q, 3 * one);
+	for (uint32_t i = 0; i < 3; i++) {
+		s = make_sample(100, i);
+		CHECK_EQ(sample_queue_push(&q, s), 0);
+		free(s);
+	}
+	s = make_sample(100, 3);
+	CHECK_EQ(sample_queue_push(&q, s), 1); /* the oldest made room */
+	free(s);
+	s = make_sample(10 * 1000, 9);
+	CHECK_EQ(sample_queue_push(&q, s), -1); /* bigger than the whole queue */
+	free(s);
+	CHECK_EQ(sample_queue_len(&q), 3);
+	for (uint32_t want = 1; want <= 3; want++) {
+		s = sample_queue_pop(&q);
+		CHECK(s && s->tid == want);
+		free(s);
+	}
+	CHECK(sample_queue_pop(&q) == NULL);
+	CHECK_EQ(q.bytes, 0);
+	sample_queue_free(&q);
+}
+
+static void test_string_pool(void)
+{
+	struct string_pool p;
+	const char *a, *b, *c;
+	char big[100000];
+
+	string_pool_init(&p);
+	a = string_pool_intern(&p, "java.lang.String", 16);
+	b = string_pool_intern(&p, "java.lang.String!", 16);
+	c = string_pool_intern(&p, "toString", 8);
+	CHECK(a == b);
+	CHECK_STR(a, "java.lang.String");
+	CHECK_STR(c, "toString");
+	memset(big, 'x', sizeof(big));
+	CHECK(strlen(string_pool_intern(&p, big, sizeof(big))) == sizeof(big));
+	string_pool_free(&p);
+}
+
+int main(void)
+{
+	RUN(test_wire_roundtrip);
+	RUN(test_wire_overrun);
+	RUN(test_u64_map_against_reference);
+	RUN(test_sample_queue_bounded);
+	RUN(test_string_pool);
+	return CHECK_DONE();
+}

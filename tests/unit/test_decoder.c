@@ -1,0 +1,315 @@
+/* The decoder on synthetic JVMs and hand-built stack fragments: every frame
+ * kind, partial frames, entry frames with and without older Java frames,
+ * deoptimized frames, time-versioned code, and the failure reasons. */
+#include <stdlib.h>
+
+#include "../../daemon/decoder.h"
+#include "check.h"
+#include "model_builder.h"
+
+#define SB 0x7ffe0000ull /* the sampled sp */
+#define STACK_BYTES 4096
+
+#define CALL_STUB 0x10000000ull
+#define CALL_STUB_RET (CALL_STUB + 0x80)
+#define INTERP 0x10001000ull
+#define A 0x10010000ull /* nmethod of Main.run (method 1), helper (2) inlined */
+#define BB 0x10020000ull /* nmethod of Main.hot (3), leaf (4) inlined */
+#define METHOD5 0x7000ull /* Method* of the interpreted Main.main (5) */
+#define CONST5 0x8000ull
+
+static uint8_t stack[STACK_BYTES];
+
+static void put(uint64_t addr, uint64_t v)
+{
+	memcpy(stack + (addr - SB), &v, 8);
+}
+
+static struct js_sample *sample(uint64_t ip, uint64_t bp, uint32_t len, uint64_t t, const char *comm)
+{
+	struct js_sample *s = calloc(1, sizeof(*s) + len);
+
+	s->time_ns = t;
+	s->pid = 1;
+	s->tid = 2;
+	s->regs[JS_REG_IP] = ip;
+	s->regs[JS_REG_SP] = SB;
+	s->regs[JS_REG_BP] = bp;
+	s->stack_len = len;
+	s->stack_end = len == STACK_BYTES ? SB + STACK_BYTES : 0;
+	s->flags = len == STACK_BYTES ? 0 : JS_SAMPLE_STACK_CAPPED;
+	snprintf(s->comm, sizeof(s->comm), "%s", comm);
+	memcpy(s->stack, stack, len);
+	return s;
+}
+
+static struct jvm_model model;
+
+static void build_model(void)
+{
+	static const struct test_scope a_scopes[] = {
+		{0x100, 1, {1}, {5}},
+		{0x200, 2, {2, 1}, {3, 7}},
+	};
+	static const struct test_state a_states[] = {
+		{0x0, 0x11, JS_FRAME_STATE_NO_FRAME},
+		{0x11, 0x18, JS_FRAME_STATE_RBP_PUSHED},
+		{0x300, 0x301, JS_FRAME_STATE_RBP_PUSHED},
+		{0x301, 0x310, JS_FRAME_STATE_NO_FRAME},
+	};
+	static const struct test_scope b_scopes[] = {
+		{0x80, 1, {3}, {2}},
+		{0x150, 2, {4, 3}, {9, 12}},
+	};
+	const struct test_code codes[] = {
+		{.id = 1, .kind = JS_CODE_CALL_STUB, .start = CALL_STUB, .size = 0x100, .frame_size = 0,
+		 .frame_complete = -1, .name = "call_stub"},
+		{.id = 2, .kind = JS_CODE_INTERPRETER, .start = INTERP, .size = 0x4000, .frame_size = 0,
+		 .frame_complete = -1, .name = "Interpreter"},
+		{.id = 3, .kind = JS_CODE_NMETHOD, .start = A, .size = 0x400, .frame_size = 6,
+		 .frame_complete = 0x20, .stub_offset = 0x380, .orig_pc_offset = 16, .method_id = 1,
+		 .scopes = a_scopes, .nscopes = 2, .states = a_states, .nstates = 4},
+		{.id = 4, .kind = JS_CODE_NMETHOD, .start = BB, .size = 0x300, .frame_size = 4,
+		 .frame_complete = 0x10, .method_id = 3, .scopes = b_scopes, .nscopes = 2, .load_ns = 0},
+	};
+
+	jvm_model_init(&model);
+	CHECK(tb_apply_layout(&model, CALL_STUB_RET, 0x10000000, 0x20000000) == 0);
+	CHECK(model.layout.valid);
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		CHECK(tb_apply_code(&model, &codes[i]) == 0);
+	CHECK(tb_apply_class(&model, 1, "Lcom/example/Main;", "Main.java") == 0);
+	CHECK(tb_apply_method(&model, 1, 1, 0x7100, 0x8100, 50, "run") == 0);
+	CHECK(tb_apply_method(&model, 2, 1, 0x7200, 0x8200, 50, "helper") == 0);
+	CHECK(tb_apply_method(&model, 3, 1, 0x7300, 0x8300, 50, "hot") == 0);
+	CHECK(tb_apply_method(&model, 4, 1, 0x7400, 0x8400, 50, "leaf") == 0);
+	CHECK(tb_apply_method(&model, 5, 1, METHOD5, CONST5, 100, "main") == 0);
+}
+
+/* Interpreted Main.main at fp SB+160 called from the call stub, whose entry
+ * frame (fp SB+400) has a JavaCallWrapper at SB+600 with an empty anchor. */
+static void build_interpreted_and_entry(void)
+{
+	uint64_t fi = SB + 160, fe = SB + 400, wrapper = SB + 600;
+
+	put(fi - 3 * 8, METHOD5);
+	put(fi - 8 * 8, CONST5 + 48 + 17); /* bcp: bci 17 */
+	put(fi - 1 * 8, SB + 176);         /* sender sp */
+	put(fi, fe);                       /* saved rbp */
+	put(fi + 8, CALL_STUB_RET);
+	put(fe - 6 * 8, wrapper);
+	put(wrapper + 32 + 0, 0); /* anchor: last_Java_sp = 0: bottom of the Java stack */
+}
+
+static void expect(const struct trace *t, const uint32_t *ids, const uint8_t *types, const int32_t *bcis,
+		   uint32_t n)
+{
+	CHECK_EQ(t->n, n);
+	for (uint32_t i = 0; i < n && i < t->n; i++) {
+		CHECK_EQ(t->frames[i].method_id, ids[i]);
+		if (types)
+			CHECK_EQ(t->frames[i].type, types[i]);
+		if (bcis)
+			CHECK_EQ((uint64_t)(int64_t)t->frames[i].bci, (uint64_t)(int64_t)bcis[i]);
+	}
+}
+
+static struct trace tr;
+
+static enum decode_status run(struct js_sample *s, bool final, int *reason)
+{
+	struct decode_ctx ctx = {&model.layout, &model.code, &model.methods, final};
+	enum decode_status st = decode_sample(&ctx, s, &tr, reason);
+	free(s);
+	return st;
+}
+
+static void test_compiled_compiled_interpreted_entry(void)
+{
+	int reason;
+
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	/* B's frame: 4 words at SB; return into A's call site 0x100. */
+	put(SB + 24, A + 0x100);
+	put(SB + 16, 0x1111);
+	/* A's frame: 6 words at SB+32; return into the interpreter, caller fp. */
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	CHECK_EQ(run(sample(BB + 0x140, 0x2222, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
+	CHECK(tr.complete);
+	expect(&tr, (uint32_t[]){5, 1, 3, 4},
+	       (uint8_t[]){FRAME_INTERPRETED, FRAME_COMPILED, FRAME_COMPILED, FRAME_INLINED},
+	       (int32_t[]){17, 5, 12, 9}, 4);
+}
+
+static void test_prologue_states(void)
+{
+	int reason;
+
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	/* Before push rbp: return address at [sp], rbp is still the caller's. */
+	put(SB, INTERP + 0x500);
+	CHECK_EQ(run(sample(A + 0x5, SB + 160, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
+	expect(&tr, (uint32_t[]){5, 1}, (uint8_t[]){FRAME_INTERPRETED, FRAME_COMPILED}, NULL, 2);
+
+	/* After push rbp: saved rbp at [sp], return address at [sp+8]. */
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB, SB + 160);
+	put(SB + 8, INTERP + 0x500);
+	CHECK_EQ(run(sample(A + 0x12, 0xdead, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
+	expect(&tr, (uint32_t[]){5, 1}, (uint8_t[]){FRAME_INTERPRETED, FRAME_COMPILED}, NULL, 2);
+
+	/* Epilogue after pop rbp. */
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB, INTERP + 0x500);
+	CHECK_EQ(run(sample(A + 0x305, SB + 160, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
+	expect(&tr, (uint32_t[]){5, 1}, (uint8_t[]){FRAME_INTERPRETED, FRAME_COMPILED}, NULL, 2);
+}
+
+static void test_incomplete(void)
+{
+	int reason;
+	enum decode_status st;
+
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, A + 0x100);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	/* Only 200 bytes copied: the interpreted frame's caller is beyond. */
+	st = run(sample(BB + 0x140, 0, 200, 100, "main"), false, &reason);
+	CHECK_EQ(st, DECODE_INCOMPLETE);
+	CHECK(!tr.complete);
+	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, NULL, 4);
+}
+
+static void test_jni_alternation(void)
+{
+	int reason;
+	uint64_t fe = SB + 400, wrapper = SB + 600, older = SB + 1000, fe2 = SB + 1200, w2 = SB + 1400;
+
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, A + 0x100);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	/* The entry frame's anchor points at an older compiled frame of A that
+	 * called native code at its call site 0x200 (helper inlined). */
+	put(wrapper + 32 + 0, older);
+	put(wrapper + 32 + 16, 0x3333);
+	put(wrapper + 32 + 8, A + 0x200);
+	put(older + 40, CALL_STUB_RET);
+	put(older + 32, fe2);
+	put(fe2 - 6 * 8, w2);
+	put(w2 + 32, 0);
+	(void)fe;
+	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
+	expect(&tr, (uint32_t[]){1, 2, 5, 1, 3, 4},
+	       (uint8_t[]){FRAME_COMPILED, FRAME_INLINED, FRAME_INTERPRETED, FRAME_COMPILED, FRAME_COMPILED,
+			   FRAME_INLINED},
+	       (int32_t[]){7, 3, 17, 5, 12, 9}, 6);
+}
+
+static void test_deoptimized_caller(void)
+{
+	int reason;
+
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	/* B returns into A's deopt handler (stub section); A saved the real pc
+	 * at its sp + orig_pc_offset. */
+	put(SB + 24, A + 0x390);
+	put(SB + 32 + 16, A + 0x100);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
+	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, (int32_t[]){17, 5, 12, 9}, 4);
+}
+
+static void test_failures(void)
+{
+	int reason;
+
+	memset(stack, 0, sizeof(stack));
+	/* A pc in the code cache that no blob covers: wait, then fail. */
+	CHECK_EQ(run(sample(0x10050000, 0, STACK_BYTES, 100, "main"), false, &reason), DECODE_RETRY);
+	CHECK_EQ(run(sample(0x10050000, 0, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_UNKNOWN_CODE);
+
+	/* Native code on a Java thread, and on a GC thread. */
+	CHECK_EQ(run(sample(0x400000, 0, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_TOP_IN_NATIVE);
+	CHECK_EQ(run(sample(0x400000, 0, STACK_BYTES, 100, "GC Thread#0"), true, &reason), DECODE_NOT_JAVA);
+	CHECK_EQ(tr.n, 1);
+	CHECK_EQ(tr.frames[0].method_id, PSEUDO_GC);
+	CHECK_EQ(run(sample(0x400000, 0, STACK_BYTES, 100, "C2 CompilerThre"), true, &reason),
+		 DECODE_NOT_JAVA);
+	CHECK_EQ(tr.frames[0].method_id, PSEUDO_JIT);
+
+	/* A return address into nowhere. */
+	put(SB + 24, 0x400000);
+	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_BAD_RETURN_ADDRESS);
+
+	/* A return address into compiled code that is not a call site. */
+	put(SB + 24, A + 0x104);
+	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_NOT_A_CALL_SITE);
+
+	/* An interpreted frame whose Method* nobody reported. */
+	memset(stack, 0, sizeof(stack));
+	put(SB + 160 - 24, 0x9999);
+	CHECK_EQ(run(sample(INTERP + 0x10, SB + 160, STACK_BYTES, 100, "main"), false, &reason), DECODE_RETRY);
+	CHECK_EQ(run(sample(INTERP + 0x10, SB + 160, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_INTERP_BAD_METHOD);
+
+	/* A frame pointer below sp. */
+	CHECK_EQ(run(sample(INTERP + 0x10, SB - 64, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_BAD_FRAME_POINTER);
+
+	/* An empty copy. */
+	CHECK_EQ(run(sample(BB + 0x140, 0, 0, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_EMPTY_STACK);
+}
+
+/* Code replaced at the same address: a sample decodes against what was live
+ * at its timestamp. */
+static void test_time_versioned_code(void)
+{
+	static const struct test_scope c_scopes[] = {{0x150, 1, {5}, {1}}};
+	const struct test_code c = {.id = 9, .kind = JS_CODE_NMETHOD, .start = BB, .size = 0x300,
+				    .frame_size = 4, .frame_complete = 0x10, .method_id = 5,
+				    .scopes = c_scopes, .nscopes = 1, .load_ns = 2000};
+	int reason;
+
+	CHECK(tb_apply_unload(&model, 4, 1000) == 0);
+	CHECK(tb_apply_code(&model, &c) == 0);
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, A + 0x100);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 500, "main"), false, &reason), DECODE_RESOLVED);
+	CHECK_EQ(tr.frames[tr.n - 1].method_id, 4); /* the old code: leaf inlined into hot */
+	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 3000, "main"), false, &reason), DECODE_RESOLVED);
+	CHECK_EQ(tr.frames[tr.n - 1].method_id, 5); /* the new code */
+	CHECK_EQ(codemap_prune(&model.code, 1500), 1);
+}
+
+int main(void)
+{
+	build_model();
+	RUN(test_compiled_compiled_interpreted_entry);
+	RUN(test_prologue_states);
+	RUN(test_incomplete);
+	RUN(test_jni_alternation);
+	RUN(test_deoptimized_caller);
+	RUN(test_failures);
+	RUN(test_time_versioned_code);
+	jvm_model_free(&model);
+	return CHECK_DONE();
+}

@@ -1,0 +1,240 @@
+/* The two sockets' protocol handling without the event loop: query
+ * requests (good, malformed, someone else's process) and agent connections
+ * over a socketpair (a valid HELLO, then lies and garbage). */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../../daemon/agent_link.h"
+#include "../../daemon/daemon.h"
+#include "../../daemon/query_server.h"
+#include "check.h"
+#include "model_builder.h"
+
+static struct daemon D;
+
+static char *answer(uid_t uid, const char *line)
+{
+	static struct wbuf out;
+
+	wbuf_free(&out);
+	wbuf_init(&out);
+	query_answer(&D, uid, line, &out);
+	wbuf_u8(&out, 0);
+	return (char *)out.data;
+}
+
+static void setup_daemon(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1};
+	struct process *p;
+	struct trace_frame f = {1, FRAME_COMPILED, -1};
+
+	memset(&D, 0, sizeof(D));
+	D.started_ns = monotonic_ns();
+	process_table_init(&D.processes, &lim);
+	p = process_create(&D.processes, 4242, 1000);
+	CHECK(p != NULL);
+	CHECK(tb_apply_class(&p->jvm, 1, "LMine;", "") == 0);
+	CHECK(tb_apply_method(&p->jvm, 1, 1, 0, 0, 0, "run") == 0);
+	CHECK(cct_add(&p->cct, &f, 1, 3) == 0);
+	p->stats.samples = 3;
+	p->stats.resolved = 3;
+	p = process_create(&D.processes, 4343, 2000);
+	CHECK(p != NULL);
+}
+
+static void test_queries(void)
+{
+	char *a;
+
+	a = answer(0, "list");
+	CHECK(strncmp(a, "OK\n", 3) == 0 && strstr(a, "4242") && strstr(a, "4343"));
+	a = answer(1000, "list"); /* uid 1000 sees only its own */
+	CHECK(strstr(a, "4242") && !strstr(a, "4343"));
+	a = answer(1000, "cct 4242 collapsed");
+	CHECK_STR(a, "OK\nMine.run_[j] 3\n");
+	a = answer(1000, "cct 4343");
+	CHECK_STR(a, "ERROR no profiled process 4343\n"); /* indistinguishable from missing */
+	a = answer(0, "cct 999999");
+	CHECK_STR(a, "ERROR no profiled process 999999\n");
+	a = answer(0, "cct 4242 svg");
+	CHECK(strncmp(a, "ERROR format", 12) == 0);
+	a = answer(0, "cct -1");
+	CHECK(strncmp(a, "ERROR pid", 9) == 0);
+	a = answer(0, "cct 12abc");
+	CHECK(strncmp(a, "ERROR pid", 9) == 0);
+	a = answer(0, "cct");
+	CHECK(strncmp(a, "ERROR unknown request", 21) == 0);
+	a = answer(0, "");
+	CHECK(strncmp(a, "ERROR empty", 11) == 0);
+	a = answer(0, "rm -rf /");
+	CHECK(strncmp(a, "ERROR", 5) == 0);
+	a = answer(0, "a b c d e f");
+	CHECK(strncmp(a, "ERROR too many", 14) == 0);
+	a = answer(1000, "stats 4242 json");
+	CHECK(strncmp(a, "OK\n{\"pid\":4242", 14) == 0 && strstr(a, "\"resolved\":3"));
+	a = answer(1000, "stats");
+	CHECK(strncmp(a, "OK\n", 3) == 0 && strstr(a, "samples"));
+	a = answer(1000, "stats json");
+	CHECK(strncmp(a, "OK\n{", 4) == 0 && strstr(a, "\"samples\":3,")); /* only its own */
+}
+
+static int hellos, batches;
+static struct process *fake_process;
+
+static struct process *on_hello(void *ctx, struct agent_link *l, const char *name, const char *ver)
+{
+	(void)ctx;
+	(void)name;
+	(void)ver;
+	hellos++;
+	fake_process = process_create(&D.processes, l->pid, l->uid);
+	return fake_process;
+}
+
+static void on_batch(void *ctx, struct agent_link *l)
+{
+	(void)ctx;
+	(void)l;
+	batches++;
+}
+
+static const struct agent_link_hooks hooks = {NULL, on_hello, on_batch};
+
+/* A socketpair with the daemon end non-blocking. */
+static struct agent_link *pair(int *peer)
+{
+	int sv[2];
+	struct agent_link *l;
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	l = agent_link_new(sv[0], monotonic_ns());
+	CHECK(l != NULL);
+	CHECK(l && l->pid == getpid());
+	*peer = sv[1];
+	return l;
+}
+
+static void send_frame(int fd, uint16_t type, const void *payload, uint32_t len)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wbuf_u32(&w, len + 4);
+	wbuf_u16(&w, type);
+	wbuf_u16(&w, 0);
+	wbuf_put(&w, payload, len);
+	CHECK(write(fd, w.data, w.len) == (ssize_t)w.len);
+	wbuf_free(&w);
+}
+
+static void hello_payload(struct wbuf *w, uint32_t magic, uint32_t version)
+{
+	wbuf_u32(w, magic);
+	wbuf_u32(w, version);
+	wbuf_u32(w, 1);
+	wbuf_u8(w, 0);
+	wbuf_u64(w, 0);
+	wbuf_str(w, "TestVM");
+	wbuf_str(w, "1");
+}
+
+static void test_agent_link_good(void)
+{
+	int peer;
+	struct agent_link *l = pair(&peer);
+	struct wbuf w;
+	uint8_t got[64];
+
+	wbuf_init(&w);
+	hello_payload(&w, JS_AGENT_MAGIC, JS_AGENT_PROTOCOL_VERSION);
+	send_frame(peer, JS_MSG_HELLO, w.data, (uint32_t)w.len);
+	CHECK(agent_link_on_readable(l, &hooks) == 0);
+	CHECK_EQ(hellos, 1);
+	CHECK(l->proc == fake_process && l->fetch_in_flight);
+	/* The link asked for everything since 0. */
+	CHECK(read(peer, got, sizeof(got)) == 8 + 12);
+	CHECK_EQ(got[4], JS_MSG_FETCH);
+	/* An empty batch up to version 7. */
+	wbuf_reset(&w);
+	wbuf_u64(&w, 0);
+	wbuf_u64(&w, 7);
+	wbuf_u64(&w, 99);
+	wbuf_u8(&w, 0);
+	wbuf_u32(&w, 0);
+	send_frame(peer, JS_MSG_BATCH, w.data, (uint32_t)w.len);
+	CHECK(agent_link_on_readable(l, &hooks) == 0);
+	CHECK_EQ(batches, 1);
+	CHECK_EQ(l->since, 7);
+	CHECK(!l->fetch_in_flight);
+	CHECK_EQ(fake_process->agent_cut_ns, 99);
+	/* A second HELLO is a protocol violation. */
+	wbuf_reset(&w);
+	hello_payload(&w, JS_AGENT_MAGIC, JS_AGENT_PROTOCOL_VERSION);
+	send_frame(peer, JS_MSG_HELLO, w.data, (uint32_t)w.len);
+	CHECK(agent_link_on_readable(l, &hooks) == -1);
+	CHECK_STR(l->why_closed, "second HELLO");
+	wbuf_free(&w);
+	agent_link_free(l);
+	close(peer);
+}
+
+static void expect_closed(const void *bytes, size_t n, const char *why)
+{
+	int peer;
+	struct agent_link *l = pair(&peer);
+
+	CHECK(write(peer, bytes, n) == (ssize_t)n);
+	shutdown(peer, SHUT_WR);
+	CHECK(agent_link_on_readable(l, &hooks) == -1);
+	CHECK_STR(l->why_closed, why);
+	agent_link_free(l);
+	close(peer);
+}
+
+static void test_agent_link_garbage(void)
+{
+	struct wbuf w;
+	int before = hellos;
+
+	wbuf_init(&w);
+	hello_payload(&w, 0x12345678, JS_AGENT_PROTOCOL_VERSION);
+	/* Wrong magic, wrong version, truncated HELLO. */
+	{
+		struct wbuf f;
+		wbuf_init(&f);
+		wbuf_u32(&f, (uint32_t)w.len + 4);
+		wbuf_u16(&f, JS_MSG_HELLO);
+		wbuf_u16(&f, 0);
+		wbuf_put(&f, w.data, w.len);
+		expect_closed(f.data, f.len, "malformed HELLO");
+		wbuf_free(&f);
+	}
+	/* A frame length beyond the limit. */
+	expect_closed((uint8_t[]){0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, 8, "bad frame length");
+	/* A frame length too small to hold a type. */
+	expect_closed((uint8_t[]){2, 0, 0, 0, 1, 0, 0, 0}, 8, "bad frame length");
+	/* A batch before HELLO. */
+	expect_closed((uint8_t[]){4, 0, 0, 0, JS_MSG_BATCH, 0, 0, 0}, 8, "message before HELLO");
+	/* Random bytes. */
+	expect_closed("GET / HTTP/1.1\r\n\r\n", 18, "bad frame length");
+	/* Closing mid-frame. */
+	expect_closed((uint8_t[]){100, 0, 0, 0, 1, 0, 0, 0, 1, 2}, 10, "closed before HELLO");
+	CHECK_EQ(hellos, before);
+	wbuf_free(&w);
+}
+
+int main(void)
+{
+	setup_daemon();
+	RUN(test_queries);
+	RUN(test_agent_link_good);
+	RUN(test_agent_link_garbage);
+	answer(0, "list");
+	process_table_free(&D.processes);
+	int rc = CHECK_DONE();
+	return rc;
+}

@@ -1,0 +1,250 @@
+/* jsampled's model of a JVM from agent records: code map lookups over time
+ * and nesting, scope lookups, frame states, methods, and refusal of
+ * malformed or lying records. */
+#include <stdlib.h>
+
+#include "../../daemon/jvm_model.h"
+#include "check.h"
+#include "model_builder.h"
+
+static void test_find_nested_and_timed(void)
+{
+	struct jvm_model m;
+	const struct code_blob *b;
+	const struct test_code outer = {.id = 1, .kind = JS_CODE_STUB, .start = 0x1000, .size = 0x1000,
+					.frame_size = 0, .frame_complete = -1, .name = "StubRoutines (1)"};
+	const struct test_code inner = {.id = 2, .kind = JS_CODE_STUB, .start = 0x1400, .size = 0x40,
+					.frame_size = 0, .frame_complete = -1, .name = "jbyte_arraycopy"};
+	const struct test_code old = {.id = 3, .kind = JS_CODE_NMETHOD, .start = 0x8000, .size = 0x100,
+				      .frame_size = 4, .frame_complete = 8, .method_id = 7, .load_ns = 10};
+	const struct test_code young = {.id = 4, .kind = JS_CODE_NMETHOD, .start = 0x8000, .size = 0x80,
+					.frame_size = 4, .frame_complete = 8, .method_id = 8, .load_ns = 300};
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &inner) == 0);
+	CHECK(tb_apply_code(&m, &outer) == 0);
+	CHECK(tb_apply_code(&m, &old) == 0);
+	b = codemap_find(&m.code, 0x1410, 5);
+	CHECK(b && b->id == 2); /* the smallest range wins */
+	b = codemap_find(&m.code, 0x1500, 5);
+	CHECK(b && b->id == 1);
+	CHECK(codemap_find(&m.code, 0x2000, 5) == NULL);
+	CHECK(codemap_find(&m.code, 0xfff, 5) == NULL);
+
+	CHECK(tb_apply_unload(&m, 3, 200) == 0);
+	CHECK(tb_apply_code(&m, &young) == 0);
+	b = codemap_find(&m.code, 0x8010, 100); /* live at 100: the old one */
+	CHECK(b && b->id == 3);
+	b = codemap_find(&m.code, 0x8010, 400);
+	CHECK(b && b->id == 4);
+	/* Between the old one's unload and the young one's load event: the
+	 * young one was installed before its event arrived. */
+	b = codemap_find(&m.code, 0x8010, 250);
+	CHECK(b && b->id == 4);
+	b = codemap_find(&m.code, 0x80f0, 400); /* only the old range covers it */
+	CHECK(b && b->id == 3);
+	CHECK(tb_apply_unload(&m, 99, 1) == -1); /* unknown id */
+	CHECK_EQ(codemap_prune(&m.code, 250), 1);
+	CHECK(codemap_find(&m.code, 0x80f0, 100) == NULL);
+	jvm_model_free(&m);
+}
+
+static void test_scopes_and_states(void)
+{
+	struct jvm_model m;
+	static const struct test_scope scopes[] = {{0x40, 1, {1}, {3}}, {0x20, 2, {2, 1}, {4, 5}}};
+	static const struct test_state states[] = {{0, 5, JS_FRAME_STATE_NO_FRAME},
+						   {5, 8, JS_FRAME_STATE_RBP_PUSHED},
+						   {0x60, 0x61, JS_FRAME_STATE_NO_FRAME}};
+	const struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x80,
+				    .frame_size = 4, .frame_complete = 8, .method_id = 1,
+				    .scopes = scopes, .nscopes = 2, .states = states, .nstates = 3};
+	const struct code_blob *b;
+	const struct pc_scope *sc;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &c) == 0);
+	b = codemap_find(&m.code, 0x1000, 0);
+	CHECK(b != NULL);
+	if (!b)
+		return;
+	sc = code_blob_scope(b, 0x1020, true);
+	CHECK(sc && sc->depth == 2 && b->frames[sc->first].method_id == 2);
+	CHECK(code_blob_scope(b, 0x1021, true) == NULL);
+	sc = code_blob_scope(b, 0x1020, false); /* strictly after: the next one */
+	CHECK(sc && sc->pc_offset == 0x40);
+	sc = code_blob_scope(b, 0x101f, false);
+	CHECK(sc && sc->pc_offset == 0x20);
+	CHECK(code_blob_scope(b, 0x1041, false) == NULL);
+	CHECK_EQ(code_blob_frame_state(b, 0x1000), JS_FRAME_STATE_NO_FRAME);
+	CHECK_EQ(code_blob_frame_state(b, 0x1004), JS_FRAME_STATE_NO_FRAME);
+	CHECK_EQ(code_blob_frame_state(b, 0x1005), JS_FRAME_STATE_RBP_PUSHED);
+	CHECK_EQ(code_blob_frame_state(b, 0x1008), -1);
+	CHECK_EQ(code_blob_frame_state(b, 0x1060), JS_FRAME_STATE_NO_FRAME);
+	CHECK_EQ(code_blob_frame_state(b, 0x1061), -1);
+	jvm_model_free(&m);
+}
+
+static void test_lying_code_records(void)
+{
+	struct jvm_model m;
+	static const struct test_state overlapping[] = {{0, 8, 0}, {4, 9, 1}};
+	static const struct test_state outside[] = {{0, 0x200, 0}};
+	static const struct test_state bad_state[] = {{0, 4, 77}};
+	static const struct test_scope bad_pc[] = {{0x500, 1, {1}, {0}}};
+	struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x100,
+			      .frame_size = 4, .frame_complete = 8, .method_id = 1};
+	struct wbuf w;
+
+	jvm_model_init(&m);
+	c.states = overlapping, c.nstates = 2;
+	CHECK(tb_apply_code(&m, &c) == -1);
+	c.states = outside, c.nstates = 1;
+	CHECK(tb_apply_code(&m, &c) == -1);
+	c.states = bad_state, c.nstates = 1;
+	CHECK(tb_apply_code(&m, &c) == -1);
+	c.states = NULL, c.nstates = 0;
+	c.scopes = bad_pc, c.nscopes = 1;
+	CHECK(tb_apply_code(&m, &c) == -1);
+	c.scopes = NULL, c.nscopes = 0;
+	c.kind = 200;
+	CHECK(tb_apply_code(&m, &c) == -1);
+	c.kind = JS_CODE_NMETHOD;
+	c.size = 0;
+	CHECK(tb_apply_code(&m, &c) == -1);
+	c.size = 0x100;
+	c.start = UINT64_MAX - 10; /* wraps */
+	CHECK(tb_apply_code(&m, &c) == -1);
+	CHECK_EQ(m.code.blobs.n, 0);
+	CHECK_EQ(m.malformed_records, 7);
+
+	/* Truncations of a valid record at every length are all refused. */
+	c.start = 0x1000;
+	wbuf_init(&w);
+	tb_code_load(&w, &c);
+	for (size_t len = 0; len < w.len; len++)
+		CHECK(jvm_model_apply_record(&m, JS_REC_CODE_LOAD, w.data, len) == -1);
+	CHECK(jvm_model_apply_record(&m, JS_REC_CODE_LOAD, w.data, w.len) == 0);
+	CHECK_EQ(m.code.blobs.n, 1);
+	/* The same id again replaces it. */
+	CHECK(jvm_model_apply_record(&m, JS_REC_CODE_LOAD, w.data, w.len) == 0);
+	CHECK_EQ(m.code.blobs.n, 1);
+	wbuf_free(&w);
+	jvm_model_free(&m);
+}
+
+static void test_methods(void)
+{
+	struct jvm_model m;
+	char name[128];
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_class(&m, 3, "Ljava/util/HashMap;", "HashMap.java") == 0);
+	CHECK(tb_apply_method(&m, 10, 3, 0xabc0, 0xdef0, 30, "put") == 0);
+	CHECK(tb_apply_method(&m, 11, 99, 0, 0, 0, "orphan") == 0);
+	method_table_name(&m.methods, 10, name, sizeof(name));
+	CHECK_STR(name, "java.util.HashMap.put");
+	method_table_name(&m.methods, 11, name, sizeof(name));
+	CHECK_STR(name, "[unknown class].orphan");
+	method_table_name(&m.methods, 12, name, sizeof(name));
+	CHECK_STR(name, "[unknown method #12]");
+	CHECK_EQ(method_table_by_ptr(&m.methods, 0xabc0), 10);
+	CHECK_EQ(method_table_by_ptr(&m.methods, 0xabc8), 0);
+	CHECK_EQ(method_table_line(&m.methods, 10, 0), 10);
+	CHECK_EQ(method_table_line(&m.methods, 10, 7), 11);
+	CHECK_EQ((uint64_t)(int64_t)method_table_line(&m.methods, 10, -1), (uint64_t)(int64_t)-1);
+	/* Ids out of bounds are refused. */
+	CHECK(tb_apply_method(&m, JS_MAX_METHOD_ID, 3, 0, 0, 0, "x") == -1);
+	CHECK(tb_apply_method(&m, 0, 3, 0, 0, 0, "x") == -1);
+	CHECK(tb_apply_class(&m, JS_MAX_CLASS_ID, "LX;", "") == -1);
+	jvm_model_free(&m);
+}
+
+static void test_batches(void)
+{
+	struct jvm_model m;
+	struct wbuf w, rec;
+	struct batch_info info;
+	const struct test_code c = {.id = 5, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x10,
+				    .frame_size = 2, .frame_complete = 0, .method_id = 1};
+
+	jvm_model_init(&m);
+	wbuf_init(&w);
+	wbuf_init(&rec);
+	tb_code_load(&rec, &c);
+	wbuf_u64(&w, 0);
+	wbuf_u64(&w, 3);
+	wbuf_u64(&w, 12345);
+	wbuf_u8(&w, 1);
+	wbuf_u32(&w, 3);
+	wbuf_u16(&w, JS_REC_CODE_LOAD); /* a good record */
+	wbuf_u32(&w, (uint32_t)rec.len);
+	wbuf_put(&w, rec.data, rec.len);
+	wbuf_u16(&w, 999); /* an unknown kind: skipped */
+	wbuf_u32(&w, 3);
+	wbuf_put(&w, "abc", 3);
+	wbuf_u16(&w, JS_REC_CLASS); /* garbage inside: counted */
+	wbuf_u32(&w, 2);
+	wbuf_put(&w, "zz", 2);
+	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info) == 0);
+	CHECK_EQ(info.upto, 3);
+	CHECK_EQ(info.cut_ns, 12345);
+	CHECK(info.more);
+	CHECK_EQ(m.records, 1);
+	CHECK_EQ(m.unknown_records, 1);
+	CHECK_EQ(m.malformed_records, 1);
+	/* A record length running past the batch is a malformed batch. */
+	w.data[w.len - 3] = 0xff;
+	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info) == -1);
+	/* Trailing garbage too. */
+	w.data[w.len - 3] = 2;
+	wbuf_u8(&w, 7);
+	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info) == -1);
+	/* upto below since. */
+	CHECK(jvm_model_apply_batch(&m, (uint8_t[]){5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+						   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+				    29, &info) == -1);
+	wbuf_free(&w);
+	wbuf_free(&rec);
+	jvm_model_free(&m);
+}
+
+static void test_layout_validation(void)
+{
+	struct jvm_model m;
+	struct wbuf w;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_layout(&m, 0x1234, 0x1000, 0x2000) == 0);
+	CHECK(m.layout.valid);
+	CHECK_EQ(m.layout.interp_bcp_offset, (uint64_t)(int64_t)-8);
+	CHECK_EQ(m.layout.call_stub_return, 0x1234);
+	/* A layout missing facts parses but is not valid. */
+	wbuf_init(&w);
+	wbuf_u16(&w, 1);
+	wbuf_str(&w, JS_LAYOUT_INTERP_BCP_OFFSET);
+	wbuf_i64(&w, -8);
+	CHECK(jvm_model_apply_record(&m, JS_REC_VM_LAYOUT, w.data, w.len) == 0);
+	CHECK(!m.layout.valid);
+	/* Absurd offsets make it invalid too. */
+	CHECK(tb_apply_layout(&m, 0x1234, 0x1000, 0x2000) == 0);
+	wbuf_reset(&w);
+	wbuf_u16(&w, 1);
+	wbuf_str(&w, JS_LAYOUT_INTERP_BCP_OFFSET);
+	wbuf_i64(&w, 1000000);
+	CHECK(!m.layout.valid || jvm_model_apply_record(&m, JS_REC_VM_LAYOUT, w.data, w.len) == 0);
+	CHECK(!m.layout.valid);
+	wbuf_free(&w);
+	jvm_model_free(&m);
+}
+
+int main(void)
+{
+	RUN(test_find_nested_and_timed);
+	RUN(test_scopes_and_states);
+	RUN(test_lying_code_records);
+	RUN(test_methods);
+	RUN(test_batches);
+	RUN(test_layout_validation);
+	return CHECK_DONE();
+}
