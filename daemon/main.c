@@ -418,7 +418,7 @@ int main(int argc, char **argv)
 	sc.frequency_hz = D.opt.frequency_hz;
 	sc.fragment_bytes = D.opt.fragment_bytes;
 	sc.ringbuf_bytes = D.opt.ringbuf_bytes;
-	sc.wakeup_watermark = D.opt.ringbuf_bytes / 16;
+	sc.wakeup_watermark = D.opt.wakeup_bytes;
 	if (sampler_open(&D.sampler, &sc, err, sizeof(err)) != 0) {
 		log_err("%s", err);
 		goto cleanup;

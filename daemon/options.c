@@ -18,6 +18,8 @@ static void usage(FILE *f)
 		"  --fragment-bytes N     user stack bytes copied per sample, at most %u (default %u)\n"
 		"  --ringbuf-mb N         ring buffer size in MiB, a power of two (default 64)\n"
 		"  --drain-ms N           ring buffer drain period (default 10)\n"
+		"  --wakeup-kb N          pending bytes that wake jsampled before its drain timer\n"
+		"                         (default: a sixteenth of the ring buffer)\n"
 		"  --retention-s N        keep an exited process's profile this long (default 600)\n"
 		"  --hold-ms N            how long a sample may wait for its code map (default 2000)\n"
 		"  --max-cct-nodes N      CCT size cap per process (default 1000000)\n"
@@ -49,6 +51,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		{"fragment-bytes", required_argument, 0, 'b'},
 		{"ringbuf-mb", required_argument, 0, 'r'},
 		{"drain-ms", required_argument, 0, 'd'},
+		{"wakeup-kb", required_argument, 0, 'w'},
 		{"retention-s", required_argument, 0, 't'},
 		{"hold-ms", required_argument, 0, 'H'},
 		{"max-cct-nodes", required_argument, 0, 'n'},
@@ -106,6 +109,11 @@ int options_parse(struct options *o, int argc, char **argv)
 				return -1;
 			o->drain_ms = (unsigned)v;
 			break;
+		case 'w':
+			if (parse_u64(optarg, 4, 4u << 20, &v, "--wakeup-kb"))
+				return -1;
+			o->wakeup_bytes = (size_t)v << 10;
+			break;
 		case 't':
 			if (parse_u64(optarg, 0, 365ull * 86400, &v, "--retention-s"))
 				return -1;
@@ -148,6 +156,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		snprintf(o->agent_socket_path, sizeof(o->agent_socket_path), "%s/agent.sock",
 			 dirname(dir));
 	}
-	/* The wake-up watermark (sampler) is a sixteenth of the ring. */
+	if (!o->wakeup_bytes)
+		o->wakeup_bytes = o->ringbuf_bytes / 16;
 	return 0;
 }

@@ -13,6 +13,7 @@ struct options {
 	unsigned frequency_hz;
 	unsigned fragment_bytes;
 	size_t ringbuf_bytes;
+	size_t wakeup_bytes; /* 0: a sixteenth of the ring */
 	unsigned drain_ms;
 	uint64_t retention_s;
 	uint64_t hold_ms;
