@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages the build and tests need (root)
 #   make check      unit tests (plain and ASan/UBSan) and integration tests
 #   make demo       profile a bundled Java workload and print its CCT (root)
+#   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make clean
 
 CC         ?= gcc
@@ -41,7 +42,7 @@ asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
 pic_obj = $(patsubst %.c,$(B)/pic/%.o,$(1))
 
 .SECONDARY:
-.PHONY: all deps check check-unit check-unit-asan check-integration demo java clean asan
+.PHONY: all deps check check-unit check-unit-asan check-integration demo java clean asan bench-pipeline
 all: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
 
 # --- BPF: vmlinux.h from the running kernel's BTF, CO-RE object, skeleton ---
@@ -120,6 +121,9 @@ check: check-unit check-unit-asan check-integration
 
 demo: all java
 	tests/demo/run-demo.sh
+
+bench-pipeline: all java
+	tests/bench/pipeline.sh $(FREQS)
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -198,14 +198,17 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 {
 	struct decode_stats sum = d->processes.retired;
 	struct js_counters k = {0};
+	uint64_t run_ns = 0, run_cnt = 0;
 	struct rusage ru;
 	double cpu;
 
 	for (size_t i = 0; i < d->processes.all.n; i++)
 		if (may_see(uid, d->processes.all.v[i]))
 			decode_stats_add(&sum, &d->processes.all.v[i]->stats);
-	if (d->sampler)
+	if (d->sampler) {
 		sampler_read_counters(d->sampler, &k);
+		sampler_prog_stats(d->sampler, &run_ns, &run_cnt);
+	}
 	getrusage(RUSAGE_SELF, &ru);
 	cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 	      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
@@ -218,12 +221,13 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 		wbuf_printf(out,
 			    "\"bpf\":{\"events\":%llu,\"target\":%llu,\"emitted\":%llu,\"ringbuf_full\":%llu,"
 			    "\"copy_fault\":%llu,\"no_user_regs\":%llu,\"vma_lookup_failed\":%llu,"
-			    "\"wakeups\":%llu,\"bytes\":%llu},",
+			    "\"wakeups\":%llu,\"bytes\":%llu,\"run_time_ns\":%llu,\"run_cnt\":%llu},",
 			    (unsigned long long)k.events, (unsigned long long)k.target,
 			    (unsigned long long)k.emitted, (unsigned long long)k.ringbuf_full,
 			    (unsigned long long)k.copy_fault, (unsigned long long)k.no_user_regs,
 			    (unsigned long long)k.vma_lookup_failed, (unsigned long long)k.wakeups,
-			    (unsigned long long)k.bytes);
+			    (unsigned long long)k.bytes, (unsigned long long)run_ns,
+			    (unsigned long long)run_cnt);
 		wbuf_printf(out, "\"unknown_pid_samples\":%llu,\"malformed_samples\":%llu,",
 			    (unsigned long long)d->processes.unknown_pid_samples,
 			    (unsigned long long)d->processes.malformed_samples);

@@ -91,8 +91,8 @@ static int open_cpu_clock(int cpu, unsigned frequency_hz)
 
 static const char *privilege_hint(int e)
 {
-	if (e == EPERM || e == EACCES)
-		return " (jsampled needs CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE, or root)";
+	if (e == EPERM)
+		return " (jsampled needs CAP_BPF and CAP_PERFMON, or root)";
 	return "";
 }
 
@@ -253,6 +253,19 @@ int sampler_forget_thread(struct sampler *s, pid_t tid)
 	int e = bpf_map__delete_elem(s->skel->maps.threads, &key, sizeof(key), 0);
 
 	return e == -ENOENT ? 0 : e;
+}
+
+int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int e;
+
+	memset(&info, 0, sizeof(info));
+	e = bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.sample_stack), &info, &len);
+	*run_time_ns = e ? 0 : info.run_time_ns;
+	*run_cnt = e ? 0 : info.run_cnt;
+	return e;
 }
 
 int sampler_read_counters(struct sampler *s, struct js_counters *sum)

@@ -33,6 +33,10 @@ int sampler_remove_target(struct sampler *s, pid_t pid);
 int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info *ti);
 int sampler_forget_thread(struct sampler *s, pid_t tid);
 
+/* The kernel's run-time statistics of the sampling program (non-zero only
+ * while kernel.bpf_stats_enabled is 1). */
+int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt);
+
 /* Sum of the per-CPU counters. */
 int sampler_read_counters(struct sampler *s, struct js_counters *sum);
 

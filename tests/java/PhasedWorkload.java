@@ -9,11 +9,12 @@ import java.util.Map;
  * one thread runs four phases of different kinds and weights in rounds, and
  * accounts each phase's thread CPU time (ThreadMXBean) around every call.
  *
- * Usage: java PhasedWorkload SECONDS [GO_FILE]
+ * Usage: java PhasedWorkload SECONDS [GO_FILE|- [THREADS]]
  * With GO_FILE, waits until that file exists before doing any work (so a
  * test can start measuring first), and after reporting waits until it is
  * removed before exiting (so the test can read the process's CPU time).
- * Every phase call is accounted. The report is one line per phase,
+ * Every phase call is accounted. With THREADS > 1, that many threads run the
+ * phases and their times are summed. The report is one line per phase,
  * "phase NAME CPU_NS", and "total CPU_NS".
  */
 public class PhasedWorkload {
@@ -78,14 +79,27 @@ public class PhasedWorkload {
 
     static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 
+    static final String[] NAMES = {"phaseMatrix", "phaseHash", "phaseSort", "phaseRecurse"};
+    // Work per round, chosen so the shares differ (roughly 15:25:20:40 in time).
+    static final int[] REPS = {3, 70, 3, 125};
+
+    /** Runs rounds of all phases until the deadline, adding each phase's CPU time. */
+    static void work(long end, long[] cpu) {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        while (System.nanoTime() < end) {
+            for (int p = 0; p < NAMES.length; p++) {
+                long t0 = mx.getCurrentThreadCpuTime();
+                runPhase(p, REPS[p]);
+                cpu[p] += mx.getCurrentThreadCpuTime() - t0;
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         double seconds = Double.parseDouble(args[0]);
-        String goFile = args.length > 1 ? args[1] : null;
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        String[] names = {"phaseMatrix", "phaseHash", "phaseSort", "phaseRecurse"};
-        // Work per round, chosen so the shares differ (roughly 15:25:20:40 in time).
-        int[] reps = {3, 70, 3, 125};
-        long[] cpu = new long[names.length];
+        String goFile = args.length > 1 && !args[1].equals("-") ? args[1] : null;
+        int threads = args.length > 2 ? Integer.parseInt(args[2]) : 1;
+        long[][] cpu = new long[threads][NAMES.length];
 
         if (goFile != null) {
             long give_up = System.nanoTime() + 60_000_000_000L;
@@ -95,17 +109,19 @@ public class PhasedWorkload {
             }
         }
         long end = System.nanoTime() + (long) (seconds * 1e9);
-        while (System.nanoTime() < end) {
-            for (int p = 0; p < names.length; p++) {
-                long t0 = mx.getCurrentThreadCpuTime();
-                runPhase(p, reps[p]);
-                cpu[p] += mx.getCurrentThreadCpuTime() - t0;
-            }
+        Thread[] workers = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            final long[] mine = cpu[t];
+            workers[t] = new Thread(() -> work(end, mine), "worker-" + t);
+            workers[t].start();
         }
+        for (Thread w : workers) w.join();
         long total = 0;
-        for (int p = 0; p < names.length; p++) {
-            System.out.println("phase " + names[p] + " " + cpu[p]);
-            total += cpu[p];
+        for (int p = 0; p < NAMES.length; p++) {
+            long sum = 0;
+            for (int t = 0; t < threads; t++) sum += cpu[t][p];
+            System.out.println("phase " + NAMES[p] + " " + sum);
+            total += sum;
         }
         System.out.println("total " + total);
         System.out.flush();

@@ -1,0 +1,143 @@
+/* The per-process sample path: decode at once when the model covers a
+ * sample, hold it while the model lags, release it when a batch arrives,
+ * give up after the hold time or when the agent is gone, and keep an
+ * exited process for the retention time. */
+#include <stdlib.h>
+
+#include "../../daemon/process.h"
+#include "check.h"
+#include "model_builder.h"
+
+#define CODE 0x10010000ull
+#define SP 0x7ffe0000ull
+
+static struct js_sample *leaf_sample(uint64_t t)
+{
+	/* A compiled frame of 2 words whose caller is the call stub's return
+	 * address with an empty anchor: a complete one-frame trace. */
+	struct js_sample *s = calloc(1, sizeof(*s) + 256);
+	uint64_t ret = 0x10000080, fp = SP + 64, wrapper = SP + 128, zero = 0;
+
+	s->time_ns = t;
+	s->pid = 77;
+	s->regs[JS_REG_IP] = CODE + 0x10;
+	s->regs[JS_REG_SP] = SP;
+	s->stack_len = 256;
+	s->stack_end = SP + 256;
+	memcpy(s->stack + 8, &ret, 8);
+	memcpy(s->stack + 0, &fp, 8);
+	memcpy(s->stack + 64 - 48, &wrapper, 8);
+	memcpy(s->stack + 128 + 32, &zero, 8);
+	return s;
+}
+
+static void add_code(struct process *p)
+{
+	const struct test_code stub = {.id = 1, .kind = JS_CODE_CALL_STUB, .start = 0x10000000, .size = 0x100,
+				       .frame_complete = -1};
+	const struct test_code nm = {.id = 2, .kind = JS_CODE_NMETHOD, .start = CODE, .size = 0x100,
+				     .frame_size = 2, .frame_complete = 0, .method_id = 1};
+
+	CHECK(tb_apply_code(&p->jvm, &stub) == 0);
+	CHECK(tb_apply_code(&p->jvm, &nm) == 0);
+}
+
+static void test_hold_and_release(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct process_table t;
+	struct process *p;
+	struct js_sample *s;
+
+	process_table_init(&t, &lim);
+	p = process_create(&t, 77, 0);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	/* No layout yet: held. */
+	s = leaf_sample(100);
+	process_take_sample(p, s);
+	free(s);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	CHECK(p->wants_fetch);
+	/* The layout arrives but the code does not: still held. */
+	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
+	process_retry_held(p, false);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	/* The code arrives: decoded. */
+	add_code(p);
+	process_retry_held(p, false);
+	CHECK_EQ(sample_queue_len(&p->held), 0);
+	CHECK_EQ(p->stats.resolved, 1);
+	CHECK_EQ(p->cct.samples, 1);
+	CHECK(!p->wants_fetch);
+
+	/* A sample in code the agent never reports: held until the agent's
+	 * clock passes its time plus hold_ns, then counted as a failure. */
+	s = leaf_sample(5000);
+	s->regs[JS_REG_IP] = 0x10090000;
+	process_take_sample(p, s);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	p->agent_cut_ns = 5500;
+	process_retry_held(p, false);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	p->agent_cut_ns = 6001;
+	process_retry_held(p, false);
+	CHECK_EQ(sample_queue_len(&p->held), 0);
+	CHECK_EQ(p->stats.failed, 1);
+	CHECK_EQ(p->stats.reasons[DECODE_FAIL_UNKNOWN_CODE], 1);
+
+	/* A sample already older than the agent's clock plus hold_ns does not
+	 * wait at all. */
+	process_take_sample(p, s);
+	CHECK_EQ(sample_queue_len(&p->held), 0);
+	CHECK_EQ(p->stats.failed, 2);
+
+	/* Held samples of a process that exits are settled at once. */
+	s->time_ns = 9000;
+	process_take_sample(p, s);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	process_mark_exited(p, 1000000000ull);
+	CHECK_EQ(sample_queue_len(&p->held), 0);
+	CHECK_EQ(p->stats.failed, 3);
+	CHECK_EQ(p->stats.samples, 4);
+	free(s);
+
+	/* Retention: still there before it ends, gone after. */
+	CHECK_EQ(process_table_expire(&t, 1000000000ull + 299ull * 1000000000, 300ull * 1000000000), 0);
+	CHECK(process_lookup(&t, 77) == p);
+	CHECK_EQ(process_table_expire(&t, 1000000000ull + 301ull * 1000000000, 300ull * 1000000000), 1);
+	CHECK(process_lookup(&t, 77) == NULL);
+	CHECK_EQ(t.retired.samples, 4);
+	process_table_free(&t);
+}
+
+static void test_held_queue_overflow_is_counted(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 3 * (sizeof(struct js_sample) + 256),
+				     .hold_ns = 1000};
+	struct process_table t;
+	struct process *p;
+
+	process_table_init(&t, &lim);
+	p = process_create(&t, 78, 0);
+	for (int i = 0; i < 5; i++) {
+		struct js_sample *s = leaf_sample(100 + (uint64_t)i);
+		process_take_sample(p, s);
+		free(s);
+	}
+	CHECK_EQ(sample_queue_len(&p->held), 3);
+	CHECK_EQ(p->stats.dropped, 2);
+	CHECK_EQ(p->stats.dropped_queue_full, 2);
+	/* A newer process with the same pid replaces it for lookups. */
+	struct process *q = process_create(&t, 78, 0);
+	CHECK(process_lookup(&t, 78) == q);
+	process_table_free(&t);
+}
+
+int main(void)
+{
+	RUN(test_hold_and_release);
+	RUN(test_held_queue_overflow_is_counted);
+	return CHECK_DONE();
+}
