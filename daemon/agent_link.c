@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "log.h"
 #include "process.h"
+#include "sock_io.h"
 
 struct agent_link *agent_link_new(int fd, uint64_t now_ns)
 {
@@ -229,21 +230,16 @@ bool agent_link_wants_write(const struct agent_link *l)
 
 int agent_link_flush(struct agent_link *l)
 {
+	int r;
+
 	if (l->out.oom)
 		return fail(l, "out of memory");
-	while (l->out_off < l->out.len) {
-		ssize_t n = send(l->fd, l->out.data + l->out_off, l->out.len - l->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			return fail(l, strerror(errno));
-		}
-		l->out_off += (size_t)n;
+	r = send_pending(l->fd, &l->out, &l->out_off);
+	if (r < 0)
+		return fail(l, strerror(errno));
+	if (r > 0) {
+		wbuf_reset(&l->out);
+		l->out_off = 0;
 	}
-	wbuf_reset(&l->out);
-	l->out_off = 0;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "json.h"
 #include "sampler.h"
+#include "sock_io.h"
 
 struct query_conn *query_conn_new(int fd, uint64_t now_ns)
 {
@@ -350,16 +351,5 @@ int query_conn_flush(struct query_conn *q)
 		return 0;
 	if (q->out.oom)
 		return -1;
-	while (q->out_off < q->out.len) {
-		ssize_t n = send(q->fd, q->out.data + q->out_off, q->out.len - q->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n < 0)
-			return -1;
-		q->out_off += (size_t)n;
-	}
-	return 1;
+	return send_pending(q->fd, &q->out, &q->out_off);
 }
