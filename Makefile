@@ -43,7 +43,7 @@ pic_obj = $(patsubst %.c,$(B)/pic/%.o,$(1))
 
 .SECONDARY:
 .PHONY: all deps check check-unit check-unit-asan check-integration demo java clean asan bench-pipeline
-all: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
+all: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so $(B)/jsreplay
 
 # --- BPF: vmlinux.h from the running kernel's BTF, CO-RE object, skeleton ---
 $(B)/vmlinux.h:
@@ -79,6 +79,9 @@ $(B)/jsampled: $(call obj,$(DAEMON_SRC) $(COMMON_SRC))
 $(B)/asan/jsampled: $(call asan_obj,$(DAEMON_SRC) $(COMMON_SRC))
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 
+$(B)/jsreplay: $(call obj,userspace/jsreplay/jsreplay.c $(DAEMON_LIB_SRC))
+	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
+
 $(B)/jsamplectl: $(call obj,$(CTL_SRC))
 	$(CC) $(OPT) $^ -o $@
 
@@ -96,7 +99,7 @@ $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(call asan_obj,$(DAEMON_LIB_
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS) -lpthread
 
-$(call obj,$(UNIT_SRC)) $(call asan_obj,$(UNIT_SRC)): $(B)/sampler.skel.h
+$(call obj,$(UNIT_SRC) userspace/jsreplay/jsreplay.c) $(call asan_obj,$(UNIT_SRC)): $(B)/sampler.skel.h
 
 # --- Java programs used by the demo and the integration tests ---
 $(B)/java/.stamp: $(JAVA_SRC)

@@ -28,12 +28,12 @@ struct {
 	__uint(max_entries, 64u << 20); /* resized by the loader */
 } samples SEC(".maps");
 
-/* tgid -> flags (unused for now): the processes to sample. */
+/* tgid -> struct js_target: the processes to sample. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, JS_MAX_TARGETS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct js_target);
 } targets SEC(".maps");
 
 /* tid -> stack bounds and JavaThread anchor (see sampler.h). */
@@ -121,6 +121,42 @@ static __always_inline void read_anchor(struct js_sample *s, const struct js_thr
 	s->anchor_fp = v[1];
 	s->anchor_pc = v[2];
 	s->flags |= JS_SAMPLE_HAS_ANCHOR;
+	if (ti->state_addr && bpf_probe_read_user(&s->thread_state, 4, (void *)ti->state_addr) == 0)
+		s->flags |= JS_SAMPLE_HAS_STATE;
+}
+
+/* A thread jsampled has not registered (yet): find its JavaThread through
+ * HotSpot's thread-local Thread::_thr_current (x86-64 glibc: the TCB at
+ * fsbase holds the DTV pointer at +8; the DTV has a 16-byte entry per TLS
+ * module). The Thread* of a JVM-internal thread that is not a JavaThread
+ * yields an anchor and state the decoder does not trust blindly: it
+ * validates the anchor against the stack and the state against the
+ * JavaThreadState values. */
+static __always_inline void read_anchor_tls(struct js_sample *s, struct task_struct *task,
+					    const struct js_target *tg)
+{
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 dtv, block, thread, v[3];
+
+	if (!tg->tls_modid || !fsbase)
+		return;
+	if (bpf_probe_read_user(&dtv, 8, (void *)(fsbase + 8)) || !dtv ||
+	    bpf_probe_read_user(&block, 8, (void *)(dtv + 16 * (__u64)(tg->tls_modid & 0xffff))) ||
+	    !block || block == ~0ull ||
+	    bpf_probe_read_user(&thread, 8, (void *)(block + (tg->tls_offset & 0xffff))) || !thread)
+		return;
+	__u64 anchor = thread + (tg->anchor_off & 0xffff);
+	if (bpf_probe_read_user(&v[0], 8, (void *)(anchor + (tg->anchor_sp_off & 0xff))) ||
+	    bpf_probe_read_user(&v[1], 8, (void *)(anchor + (tg->anchor_fp_off & 0xff))) ||
+	    bpf_probe_read_user(&v[2], 8, (void *)(anchor + (tg->anchor_pc_off & 0xff))))
+		return;
+	s->anchor_sp = v[0];
+	s->anchor_fp = v[1];
+	s->anchor_pc = v[2];
+	s->flags |= JS_SAMPLE_HAS_ANCHOR | JS_SAMPLE_THREAD_FROM_TLS;
+	if (tg->state_off &&
+	    bpf_probe_read_user(&s->thread_state, 4, (void *)(thread + (tg->state_off & 0xffff))) == 0)
+		s->flags |= JS_SAMPLE_HAS_STATE;
 }
 
 /* Copy [sp, sp+len) into dst. One read when every page is readable, else page
@@ -172,7 +208,8 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 
 	if (cnt)
 		cnt->events++;
-	if (!bpf_map_lookup_elem(&targets, &tgid))
+	struct js_target *tg = bpf_map_lookup_elem(&targets, &tgid);
+	if (!tg)
 		return 0;
 	if (cnt)
 		cnt->target++;
@@ -230,7 +267,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	s->anchor_sp = 0;
 	s->anchor_fp = 0;
 	s->anchor_pc = 0;
-	s->reserved = 0;
+	s->thread_state = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	__u64 sp = regs.sp;
@@ -249,8 +286,10 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 		flags |= JS_SAMPLE_STACK_END_UNKNOWN;
 	}
 	s->flags = flags;
-	if (ti)
+	if (ti && ti->anchor_addr)
 		read_anchor(s, ti);
+	else
+		read_anchor_tls(s, task, tg);
 
 	__u32 len = copy_stack(stack, sp, (__u32)want, s, cnt);
 	if (len > JS_MAX_FRAGMENT_BYTES)

@@ -36,6 +36,10 @@ enum js_sample_flags {
 	JS_SAMPLE_STACK_END_FROM_JVM = 1u << 4,
 	/* stack_end is unknown (VMA lookup failed); the copy ran to the limit. */
 	JS_SAMPLE_STACK_END_UNKNOWN = 1u << 5,
+	/* thread_state holds JavaThread::_thread_state at sample time. */
+	JS_SAMPLE_HAS_STATE = 1u << 6,
+	/* The JavaThread was found through TLS, not a registered thread. */
+	JS_SAMPLE_THREAD_FROM_TLS = 1u << 7,
 };
 
 /* User registers kept per sample (x86-64). Interpreter and stub heuristics use
@@ -76,8 +80,24 @@ struct js_sample {
 	__u64 stack_end; /* first address past the thread's stack, 0 if unknown */
 	char comm[16];   /* thread name: gives JVM-internal threads their role */
 	__u32 stack_len; /* bytes in stack[], copied from regs[JS_REG_SP] */
-	__u32 reserved;
+	__u32 thread_state; /* JavaThreadState (in Java, in native, in VM...) */
 	__u8 stack[];
+};
+
+/* Per-process facts, the value of the targets map (keyed by tgid). With
+ * them the BPF program finds any thread's JavaThread by itself, from its
+ * first sample on: HotSpot keeps the current Thread* in the thread-local
+ * Thread::_thr_current, in libjvm's TLS block (fsbase -> glibc's DTV ->
+ * block of module tls_modid -> +tls_offset). */
+struct js_target {
+	__u32 tls_modid;   /* 0: unknown, use only registered threads */
+	__u32 tls_offset;  /* of Thread::_thr_current in libjvm's TLS block */
+	__u32 anchor_off;  /* JavaThread::_anchor */
+	__u32 state_off;   /* JavaThread::_thread_state, 0 unknown */
+	__u16 anchor_sp_off;
+	__u16 anchor_fp_off;
+	__u16 anchor_pc_off;
+	__u16 reserved;
 };
 
 /* Per-thread facts, keyed by tid. The BPF program fills stack_end from the
@@ -88,6 +108,7 @@ struct js_thread_info {
 	__u64 stack_end;
 	__u64 stack_low;   /* lowest valid stack address; a sp outside is stale */
 	__u64 anchor_addr; /* address of JavaThread::_anchor, 0 if not a Java thread */
+	__u64 state_addr;  /* address of JavaThread::_thread_state, 0 if unknown */
 	__u16 anchor_sp_off;
 	__u16 anchor_fp_off;
 	__u16 anchor_pc_off;

@@ -124,20 +124,19 @@ static int handle_batch(struct agent_link *l, const uint8_t *body, size_t len,
 			const struct agent_link_hooks *h)
 {
 	struct batch_info info;
-	struct process *p = l->proc;
 
-	if (!p)
+	if (!l->proc)
 		return fail(l, "BATCH before HELLO");
-	if (jvm_model_apply_batch(&p->jvm, body, len, &info) != 0)
+	if (h->on_batch(h->ctx, l, body, len, &info) != 0)
 		return fail(l, "malformed BATCH");
 	l->batches++;
 	l->batch_bytes += len;
+	log_debug("pid %d: batch of %u records (%zu bytes) up to version %llu%s, %llu ms after the fetch",
+		  (int)l->pid, info.count, len, (unsigned long long)info.upto, info.more ? ", more" : "",
+		  (unsigned long long)((monotonic_ns() - l->fetch_sent_ns) / 1000000));
 	if (info.upto > l->since)
 		l->since = info.upto;
-	if (!info.more && info.cut_ns > p->agent_cut_ns)
-		p->agent_cut_ns = info.cut_ns;
 	l->fetch_in_flight = false;
-	h->on_batch(h->ctx, l);
 	if (info.more)
 		return agent_link_fetch(l, monotonic_ns());
 	return 0;

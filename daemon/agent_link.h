@@ -16,6 +16,7 @@
 
 struct process;
 struct process_table;
+struct batch_info;
 
 struct agent_link {
 	int fd;
@@ -42,8 +43,10 @@ struct agent_link_hooks {
 	 * to refuse. */
 	struct process *(*on_hello)(void *ctx, struct agent_link *l, const char *vm_name,
 				    const char *vm_version);
-	/* The process's model changed: held samples may decode now. */
-	void (*on_batch)(void *ctx, struct agent_link *l);
+	/* A BATCH arrived for the link's process: apply it (filling info).
+	 * Non-zero if it is malformed. */
+	int (*on_batch)(void *ctx, struct agent_link *l, const void *payload, size_t len,
+			struct batch_info *info);
 };
 
 /* Takes ownership of fd (accepted, non-blocking); reads SO_PEERCRED. */

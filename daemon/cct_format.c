@@ -14,6 +14,8 @@ static const char *const pseudo_names[PSEUDO_COUNT] = {
 	[PSEUDO_VM] = "[VM]",
 	[PSEUDO_OTHER_THREAD] = "[JVM thread]",
 	[PSEUDO_OVERFLOW] = "[other]",
+	[PSEUDO_NATIVE] = "[native, no Java frames]",
+	[PSEUDO_AGENT] = "[jsampled agent]",
 };
 
 const char *pseudo_frame_name(uint32_t id)

@@ -20,6 +20,26 @@
 	X(DEPTH_LIMIT, "depth_limit", "more frames than the decoder follows")                 \
 	X(HELD_TOO_LONG, "held_too_long", "the code map never caught up with the sample")
 
+/* How the top of a decoded trace was found: one counter per heuristic, so
+ * each one's share of the decoded samples is visible in `stats`. */
+#define DECODE_RULES(X)                                                                        \
+	X(COMPILED, "compiled", "top frame in compiled code, walked by frame size")            \
+	X(PARTIAL_FRAME, "partial_frame", "top frame in a compiled prologue or epilogue")      \
+	X(STUB_SECTION, "stub_section", "top pc in a compiled method's stub section")          \
+	X(INTERPRETED, "interpreted", "top frame interpreted, walked through its frame pointer") \
+	X(ANCHOR, "anchor", "thread outside Java code: its frame anchor named the last Java frame")
+
+enum decode_rule {
+	DECODE_RULE_NONE = 0,
+#define X(e, n, d) DECODE_RULE_##e,
+	DECODE_RULES(X)
+#undef X
+	DECODE_RULE_COUNT
+};
+
+const char *decode_rule_name(int rule);
+const char *decode_rule_description(int rule);
+
 enum decode_failure {
 	DECODE_FAILURE_NONE = 0,
 #define X(e, n, d) DECODE_FAIL_##e,

@@ -23,6 +23,30 @@ static const char *const failure_descriptions[] = {
 #undef X
 };
 
+static const char *const rule_names[] = {
+	"none",
+#define X(e, n, d) n,
+	DECODE_RULES(X)
+#undef X
+};
+
+static const char *const rule_descriptions[] = {
+	"",
+#define X(e, n, d) d,
+	DECODE_RULES(X)
+#undef X
+};
+
+const char *decode_rule_name(int rule)
+{
+	return rule >= 0 && rule < DECODE_RULE_COUNT ? rule_names[rule] : "invalid";
+}
+
+const char *decode_rule_description(int rule)
+{
+	return rule >= 0 && rule < DECODE_RULE_COUNT ? rule_descriptions[rule] : "";
+}
+
 const char *decode_failure_name(int reason)
 {
 	return reason >= 0 && reason < DECODE_FAILURE_COUNT ? failure_names[reason] : "invalid";
@@ -68,13 +92,16 @@ static enum step step_frame(struct walk *w)
 	if (!b) {
 		if (in_code_cache(L, w->pc))
 			return w->ctx->final ? walk_fail(w, DECODE_FAIL_UNKNOWN_CODE) : STEP_RETRY;
-		return walk_fail(w, w->top ? DECODE_FAIL_TOP_IN_NATIVE : DECODE_FAIL_BAD_RETURN_ADDRESS);
+		/* Native or VM code: where the thread left Java code. */
+		return w->top ? unwind_anchor(w) : walk_fail(w, DECODE_FAIL_BAD_RETURN_ADDRESS);
 	}
 	switch (b->kind) {
 	case JS_CODE_NMETHOD:
 	case JS_CODE_NATIVE_WRAPPER:
 		return unwind_compiled(w, b);
 	case JS_CODE_INTERPRETER:
+		if (w->top)
+			w->rule = DECODE_RULE_INTERPRETED;
 		return unwind_interpreted(w, b);
 	default:
 		return unwind_sized_stub(w, b);
@@ -106,6 +133,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 
 	out->n = 0;
 	out->complete = false;
+	out->top_rule = DECODE_RULE_NONE;
 	*reason = DECODE_FAILURE_NONE;
 	if (!ctx->layout->valid) {
 		if (!ctx->final)
@@ -129,6 +157,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->stop_pc = w.pc;
 	out->stop_sp = w.sp;
 	out->stop_fp = w.fp;
+	out->top_rule = (uint8_t)w.rule;
 	switch (st) {
 	case STEP_COMPLETE:
 		out->complete = true;
@@ -141,6 +170,14 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		return DECODE_INCOMPLETE;
 	case STEP_RETRY:
 		return DECODE_RETRY;
+	case STEP_NO_JAVA:
+		if (out->n == 0) {
+			int role = thread_role_of(s->comm);
+			trace_push(out, role ? (uint32_t)role : PSEUDO_NATIVE, FRAME_PSEUDO, -1);
+			out->complete = true;
+			return DECODE_NOT_JAVA;
+		}
+		break;
 	default:
 		break;
 	}

@@ -9,12 +9,52 @@ void jvm_model_init(struct jvm_model *m)
 	memset(m, 0, sizeof(*m));
 	codemap_init(&m->code);
 	method_table_init(&m->methods);
+	u64_map_init(&m->threads);
 }
 
 void jvm_model_free(struct jvm_model *m)
 {
 	codemap_free(&m->code);
 	method_table_free(&m->methods);
+	u64_map_free(&m->threads);
+	vec_free(&m->thread_list);
+	vec_free(&m->thread_changes);
+}
+
+/* THREAD: u32 tid, u8 alive, u64 JavaThread*, u64 stack base, u64 stack
+ * size, u64 time, str name. */
+static int apply_thread(struct jvm_model *m, struct rbuf *r)
+{
+	struct jvm_thread t = {0};
+	uint64_t *idx;
+
+	t.tid = rbuf_u32(r);
+	t.alive = rbuf_u8(r) != 0;
+	t.java_thread = rbuf_u64(r);
+	t.stack_base = rbuf_u64(r);
+	t.stack_size = rbuf_u64(r);
+	rbuf_u64(r);
+	rbuf_str_copy(r, t.name, sizeof(t.name));
+	if (r->err || t.tid == 0 || t.stack_size > t.stack_base || t.stack_size > (1ull << 34))
+		return -1;
+	idx = u64_map_get(&m->threads, t.tid);
+	if (idx) {
+		m->thread_list.v[*idx] = t;
+	} else {
+		if (m->thread_list.n >= (1u << 20) || vec_push(&m->thread_list, t) != 0 ||
+		    u64_map_put(&m->threads, t.tid, m->thread_list.n - 1) != 0)
+			return -1;
+	}
+	if (vec_push(&m->thread_changes, t.tid) != 0)
+		return -1;
+	return 0;
+}
+
+const struct jvm_thread *jvm_model_thread(const struct jvm_model *m, uint32_t tid)
+{
+	uint64_t *idx = u64_map_get(&m->threads, tid);
+
+	return idx ? &m->thread_list.v[*idx] : NULL;
 }
 
 int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *payload, size_t len)
@@ -44,7 +84,7 @@ int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *paylo
 		e = method_table_put_method(&m->methods, &r);
 		break;
 	case JS_REC_THREAD:
-		e = 0; /* not used yet */
+		e = apply_thread(m, &r);
 		break;
 	default:
 		m->unknown_records++;
@@ -85,5 +125,6 @@ int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len,
 size_t jvm_model_bytes(const struct jvm_model *m)
 {
 	return m->code.bytes + m->code.blobs.cap * sizeof(void *) + u64_map_bytes(&m->code.by_id) +
-	       method_table_bytes(&m->methods);
+	       method_table_bytes(&m->methods) + m->thread_list.cap * sizeof(struct jvm_thread) +
+	       u64_map_bytes(&m->threads);
 }

@@ -8,14 +8,29 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../userspace/common/u64_map.h"
+#include "../userspace/common/vec.h"
 #include "codemap.h"
 #include "method_table.h"
 #include "vm_layout.h"
+
+/* A Java thread as the agent reported it (tid in the JVM's pid namespace). */
+struct jvm_thread {
+	uint32_t tid;
+	bool alive;
+	uint64_t java_thread; /* JavaThread* */
+	uint64_t stack_base;  /* highest address */
+	uint64_t stack_size;
+	char name[48];
+};
 
 struct jvm_model {
 	struct vm_layout layout;
 	struct codemap code;
 	struct method_table methods;
+	struct u64_map threads;                 /* tid -> index in thread_list */
+	VEC(struct jvm_thread) thread_list;
+	VEC(uint32_t) thread_changes;           /* tids changed since last taken */
 	uint64_t records;
 	uint64_t malformed_records;
 	uint64_t unknown_records;
@@ -41,5 +56,7 @@ int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len,
 int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *payload, size_t len);
 
 size_t jvm_model_bytes(const struct jvm_model *m);
+
+const struct jvm_thread *jvm_model_thread(const struct jvm_model *m, uint32_t tid);
 
 #endif

@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "query_server.h"
+#include "recording.h"
 #include "sampler.h"
 
 #define MAINTENANCE_MS 1000
@@ -152,6 +153,7 @@ static struct process *on_hello(void *ctx, struct agent_link *l, const char *vm_
 				const char *vm_version)
 {
 	struct process *old = process_lookup(&D.processes, l->pid), *p;
+	char vm[96];
 
 	(void)ctx;
 	if (old && old->link) {
@@ -159,27 +161,89 @@ static struct process *on_hello(void *ctx, struct agent_link *l, const char *vm_
 		D.counters.agents_refused++;
 		return NULL;
 	}
-	if (old && old->state != PROCESS_EXITED)
-		process_mark_exited(old, monotonic_ns()); /* superseded (agent reloaded) */
-	p = process_create(&D.processes, l->pid, l->uid);
+	if (old)
+		process_agent_gone(&D.processes, old, false, monotonic_ns()); /* superseded */
+	snprintf(vm, sizeof(vm), "%s %s", vm_name, vm_version);
+	p = process_create(&D.processes, l->pid, l->uid, vm);
 	if (!p)
 		return NULL;
-	snprintf(p->vm, sizeof(p->vm), "%s %s", vm_name, vm_version);
-	if (sampler_add_target(D.sampler, p->pid) != 0) {
-		log_err("cannot add pid %d to the sampler's targets", (int)p->pid);
-		process_mark_exited(p, monotonic_ns());
-		return NULL;
-	}
 	p->link = l;
-	log_info("profiling pid %d (%s, uid %u, %s)", (int)p->pid, p->comm, (unsigned)p->uid, p->vm);
 	return p;
 }
 
-static void on_batch(void *ctx, struct agent_link *l)
+/* Sampling starts with the agent's first batch: by then jsampled knows the
+ * VM layout and every thread (so samples carry frame anchors and thread
+ * states), and samples need not wait for the code map wholesale. */
+static void start_sampling(struct process *p)
 {
+	const struct vm_layout *L = &p->jvm.layout;
+	struct js_target tg = {0};
+
+	if (p->sampled || !L->valid)
+		return;
+	if (L->tls_modid > 0 && L->tls_modid < 0xffff && L->tls_thread_offset >= 0 &&
+	    L->tls_thread_offset < 0xffff && L->thread_anchor > 0 && L->thread_anchor < 0xffff) {
+		tg.tls_modid = (uint32_t)L->tls_modid;
+		tg.tls_offset = (uint32_t)L->tls_thread_offset;
+		tg.anchor_off = (uint32_t)L->thread_anchor;
+		tg.anchor_sp_off = (uint16_t)L->anchor_sp;
+		tg.anchor_fp_off = (uint16_t)L->anchor_fp;
+		tg.anchor_pc_off = (uint16_t)L->anchor_pc;
+		if (L->thread_state > 0 && L->thread_state < 0xffff)
+			tg.state_off = (uint32_t)L->thread_state;
+	}
+	if (sampler_add_target(D.sampler, p->pid, &tg) != 0) {
+		log_err("cannot add pid %d to the sampler's targets (limit %d)", (int)p->pid, JS_MAX_TARGETS);
+		return;
+	}
+	p->sampled = true;
+	log_info("profiling pid %d (%s, uid %u, %s)", (int)p->pid, p->comm, (unsigned)p->uid, p->vm);
+}
+
+static int on_batch(void *ctx, struct agent_link *l, const void *payload, size_t len,
+		    struct batch_info *info)
+{
+	int r;
+
 	(void)ctx;
-	if (l->proc)
-		process_retry_held(l->proc, false);
+	r = process_apply_batch(&D.processes, l->proc, payload, len, info);
+	if (r == 0)
+		start_sampling(l->proc);
+	return r;
+}
+
+/* A Java thread started or ended: mirror it into the BPF thread map, so
+ * samples of it carry its frame anchor and copy only its real stack. */
+static void on_thread(void *ctx, struct process *p, const struct jvm_thread *t)
+{
+	const struct vm_layout *L = &p->jvm.layout;
+	uint32_t host = pidns_host_tid(&p->tids, p->pid, t->tid);
+	struct js_thread_info ti = {0};
+
+	(void)ctx;
+	if (!host)
+		return;
+	if (!t->alive || !t->stack_base || !t->stack_size) {
+		sampler_forget_thread(D.sampler, (pid_t)host);
+		return;
+	}
+	ti.stack_end = t->stack_base;
+	ti.stack_low = t->stack_base - t->stack_size;
+	if (L->valid && L->thread_anchor > 0 && t->java_thread) {
+		ti.anchor_addr = t->java_thread + (uint64_t)L->thread_anchor;
+		ti.anchor_sp_off = (uint16_t)L->anchor_sp;
+		ti.anchor_fp_off = (uint16_t)L->anchor_fp;
+		ti.anchor_pc_off = (uint16_t)L->anchor_pc;
+	}
+	if (L->valid && L->thread_state > 0 && t->java_thread)
+		ti.state_addr = t->java_thread + (uint64_t)L->thread_state;
+	ti.from_jvm = 1;
+	if (sampler_set_thread(D.sampler, (pid_t)host, &ti) != 0)
+		log_debug("cannot register thread %u of pid %d", host, (int)p->pid);
+	else
+		log_debug("thread %u (%s) of pid %d: stack %#llx-%#llx, anchor at %#llx", host, t->name,
+			  (int)p->pid, (unsigned long long)ti.stack_low, (unsigned long long)ti.stack_end,
+			  (unsigned long long)ti.anchor_addr);
 }
 
 static const struct agent_link_hooks link_hooks = {.on_hello = on_hello, .on_batch = on_batch};
@@ -194,17 +258,13 @@ static void close_agent(struct watch *w)
 		bool alive = !l->said_bye && process_alive(p->pid);
 		log_info("agent of pid %d disconnected: %s%s", (int)p->pid, l->why_closed,
 			 alive ? " (process still running: no longer sampled)" : "");
-		sampler_remove_target(D.sampler, p->pid);
+		if (p->sampled)
+			sampler_remove_target(D.sampler, p->pid);
+		p->sampled = false;
 		/* Samples still in the ring are decoded with what we have. */
 		ringbuf_drain_run(&D.drain);
 		p->link = NULL;
-		if (alive) {
-			p->state = PROCESS_AGENT_LOST;
-			p->exited_ns = monotonic_ns();
-			process_retry_held(p, true);
-		} else {
-			process_mark_exited(p, monotonic_ns());
-		}
+		process_agent_gone(&D.processes, p, alive, monotonic_ns());
 	} else {
 		log_debug("agent connection from pid %d closed: %s", (int)l->pid, l->why_closed);
 		D.counters.agents_closed_bad_input++;
@@ -325,8 +385,8 @@ static void maintenance(uint64_t now)
 	for (size_t i = 0; i < D.processes.all.n; i++) {
 		struct process *p = D.processes.all.v[i];
 
-		if (p->state == PROCESS_LIVE && sample_queue_len(&p->held))
-			process_retry_held(p, false);
+		if (p->state == PROCESS_LIVE)
+			process_retry_held(&D.processes, p);
 		if (p->state == PROCESS_AGENT_LOST && !process_alive(p->pid))
 			p->state = PROCESS_EXITED;
 		/* Unloaded code stays until no sample can still refer to it. */
@@ -414,6 +474,15 @@ int main(int argc, char **argv)
 	limits.held_max_bytes = D.opt.held_max_bytes;
 	limits.hold_ns = D.opt.hold_ms * 1000000ull;
 	process_table_init(&D.processes, &limits);
+	D.processes.on_thread = on_thread;
+	if (D.opt.record_path[0]) {
+		D.processes.recording = recording_create(D.opt.record_path);
+		if (!D.processes.recording) {
+			log_err("cannot create %s: %s", D.opt.record_path, strerror(errno));
+			goto cleanup;
+		}
+		log_info("recording the sample path's inputs to %s", D.opt.record_path);
+	}
 
 	sc.frequency_hz = D.opt.frequency_hz;
 	sc.fragment_bytes = D.opt.fragment_bytes;
@@ -487,6 +556,14 @@ cleanup:
 	if (D.drain.rb)
 		ringbuf_drain_close(&D.drain);
 	sampler_close(D.sampler);
+	if (D.processes.recording) {
+		if (recording_error(D.processes.recording))
+			log_err("the recording %s is incomplete (write error)", D.opt.record_path);
+		else
+			log_info("recorded %llu events to %s",
+				 (unsigned long long)recording_events(D.processes.recording), D.opt.record_path);
+		recording_close(D.processes.recording);
+	}
 	process_table_free(&D.processes);
 	return rc;
 }

@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"  --retention-s N        keep an exited process's profile this long (default 600)\n"
 		"  --hold-ms N            how long a sample may wait for its code map (default 2000)\n"
 		"  --max-cct-nodes N      CCT size cap per process (default 1000000)\n"
+		"  --record FILE          record every input of the sample path (for jsreplay)\n"
 		"  --verbose              debug logging\n"
 		"  --help\n",
 		JSAMPLED_DEFAULT_SOCKET, JS_MAX_FRAGMENT_BYTES, JS_DEFAULT_FRAGMENT_BYTES);
@@ -55,6 +56,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		{"retention-s", required_argument, 0, 't'},
 		{"hold-ms", required_argument, 0, 'H'},
 		{"max-cct-nodes", required_argument, 0, 'n'},
+		{"record", required_argument, 0, 'R'},
 		{"verbose", no_argument, 0, 'v'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
@@ -131,6 +133,13 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case 'v':
 			o->verbose = 1;
+			break;
+		case 'R':
+			if (strlen(optarg) >= sizeof(o->record_path)) {
+				fprintf(stderr, "jsampled: --record path too long\n");
+				return -1;
+			}
+			snprintf(o->record_path, sizeof(o->record_path), "%s", optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -20,6 +20,7 @@ struct options {
 	uint32_t cct_max_nodes;
 	size_t held_max_bytes;
 	int verbose;
+	char record_path[4096]; /* empty: no recording */
 };
 
 /* 0 to run, 1 if help was printed, -1 on a usage error (message printed). */

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "decoder.h"
+#include "recording.h"
 #include "log.h"
 
 /* One trace buffer: decoding is single-threaded. */
@@ -21,6 +22,7 @@ void process_table_init(struct process_table *t, const struct process_limits *li
 
 static void process_free(struct process *p)
 {
+	pidns_map_free(&p->tids);
 	jvm_model_free(&p->jvm);
 	sample_queue_free(&p->held);
 	cct_free(&p->cct);
@@ -57,7 +59,7 @@ static void read_comm(pid_t pid, char comm[16])
 	fclose(f);
 }
 
-struct process *process_create(struct process_table *t, pid_t pid, uid_t uid)
+struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, const char *vm)
 {
 	struct process *p = calloc(1, sizeof(*p));
 
@@ -68,8 +70,10 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid)
 	p->seen_ns = monotonic_ns();
 	p->state = PROCESS_LIVE;
 	p->hold_ns = t->limits.hold_ns;
+	snprintf(p->vm, sizeof(p->vm), "%s", vm ? vm : "");
 	read_comm(pid, p->comm);
 	jvm_model_init(&p->jvm);
+	pidns_map_init(&p->tids);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
 	if (cct_init(&p->cct, t->limits.cct_max_nodes) != 0 || vec_push(&t->all, p) != 0 ||
 	    u64_map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p) != 0) {
@@ -77,6 +81,14 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid)
 			t->all.n--;
 		process_free(p);
 		return NULL;
+	}
+	if (t->recording) {
+		struct wbuf w;
+		wbuf_init(&w);
+		wbuf_u32(&w, (uint32_t)uid);
+		wbuf_str(&w, p->vm);
+		recording_write(t->recording, REC_PROCESS, pid, w.data, w.len);
+		wbuf_free(&w);
 	}
 	return p;
 }
@@ -128,12 +140,12 @@ static void log_failure(struct process *p, const struct js_sample *s, int reason
 	static uint32_t logged[DECODE_FAILURE_COUNT];
 	const struct code_blob *b;
 
-	if (reason <= 0 || reason >= DECODE_FAILURE_COUNT || logged[reason]++ >= 20)
+	if (reason <= 0 || reason >= DECODE_FAILURE_COUNT || logged[reason]++ >= 100000)
 		return;
 	b = codemap_find(&p->jvm.code, scratch_trace.stop_pc, s->time_ns);
-	log_debug("pid %d tid %u [%.16s] %s: ip %#llx sp %#llx bp %#llx; stopped at pc %#llx sp %#llx "
+	log_debug("pid %d tid %u [%.16s] flags %#x state %u %s: ip %#llx sp %#llx bp %#llx; stopped at pc %#llx sp %#llx "
 		  "fp %#llx after %u frames, in %s blob %s (start %#llx size %u frame %d)",
-		  (int)p->pid, s->tid, s->comm, decode_failure_name(reason),
+		  (int)p->pid, s->tid, s->comm, s->flags, s->thread_state, decode_failure_name(reason),
 		  (unsigned long long)s->regs[JS_REG_IP], (unsigned long long)s->regs[JS_REG_SP],
 		  (unsigned long long)s->regs[JS_REG_BP], (unsigned long long)scratch_trace.stop_pc,
 		  (unsigned long long)scratch_trace.stop_sp, (unsigned long long)scratch_trace.stop_fp,
@@ -153,9 +165,17 @@ static bool try_decode(struct process *p, const struct js_sample *s, bool final)
 	int reason;
 	enum decode_status st = decode_sample(&ctx, s, &scratch_trace, &reason);
 
-	if (st == DECODE_RETRY)
+	if (st == DECODE_RETRY) {
+		static int logged;
+		if (log_level() >= LOG_DEBUG && logged++ < 1000000) {
+			const struct code_blob *b = codemap_find(&p->jvm.code, scratch_trace.stop_pc, s->time_ns);
+			log_debug("retry: t %llu cut %llu stop pc %#llx blob %s layout %d", (unsigned long long)s->time_ns,
+				  (unsigned long long)p->agent_cut_ns, (unsigned long long)scratch_trace.stop_pc,
+				  b ? b->name : "-", p->jvm.layout.valid);
+		}
 		return false;
-	decode_stats_account(&p->stats, st, reason);
+	}
+	decode_stats_account(&p->stats, st, reason, scratch_trace.top_rule);
 	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
 		log_failure(p, s, reason);
 	if (st != DECODE_FAILED)
@@ -170,10 +190,12 @@ static bool hold_expired(const struct process *p, const struct js_sample *s)
 	return p->state != PROCESS_LIVE || p->agent_cut_ns >= s->time_ns + p->hold_ns;
 }
 
-void process_take_sample(struct process *p, const struct js_sample *s)
+void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s)
 {
 	int dropped;
 
+	if (t->recording)
+		recording_write(t->recording, REC_SAMPLE, p->pid, s, sample_bytes(s));
 	p->stats.samples++;
 	p->stats.stack_bytes += s->stack_len;
 	if (s->flags & JS_SAMPLE_KERNEL_MODE)
@@ -190,17 +212,17 @@ void process_take_sample(struct process *p, const struct js_sample *s)
 	}
 }
 
-void process_retry_held(struct process *p, bool final)
+/* Each held sample is tried once; those still waiting go back in order. */
+static void retry_held(struct process *p, bool final)
 {
 	size_t n = sample_queue_len(&p->held);
 
-	/* Each held sample is tried once; those still waiting go back in order. */
 	for (size_t i = 0; i < n; i++) {
 		struct js_sample *s = sample_queue_pop(&p->held);
 		bool expired = final || hold_expired(p, s);
 
 		if (!try_decode(p, s, expired)) {
-			/* Cannot fail: the queue just had room for it. */
+			/* Cannot overflow: the queue just had room for it. */
 			if (sample_queue_push(&p->held, s) < 0) {
 				p->stats.dropped++;
 				p->stats.dropped_no_memory++;
@@ -211,11 +233,43 @@ void process_retry_held(struct process *p, bool final)
 	p->wants_fetch = sample_queue_len(&p->held) > 0;
 }
 
-void process_mark_exited(struct process *p, uint64_t now_ns)
+int process_apply_batch(struct process_table *t, struct process *p, const void *payload, size_t len,
+			struct batch_info *info)
 {
-	if (p->state == PROCESS_EXITED)
+	if (t->recording)
+		recording_write(t->recording, REC_BATCH, p->pid, payload, len);
+	if (jvm_model_apply_batch(&p->jvm, payload, len, info) != 0)
+		return -1;
+	if (!info->more && info->cut_ns > p->agent_cut_ns)
+		p->agent_cut_ns = info->cut_ns;
+	for (size_t i = 0; i < p->jvm.thread_changes.n; i++) {
+		const struct jvm_thread *th = jvm_model_thread(&p->jvm, p->jvm.thread_changes.v[i]);
+		if (th && t->on_thread)
+			t->on_thread(t->on_thread_ctx, p, th);
+	}
+	p->jvm.thread_changes.n = 0;
+	retry_held(p, false);
+	return 0;
+}
+
+void process_retry_held(struct process_table *t, struct process *p)
+{
+	if (!sample_queue_len(&p->held))
 		return;
-	p->state = PROCESS_EXITED;
+	if (t->recording)
+		recording_write(t->recording, REC_RETRY, p->pid, NULL, 0);
+	retry_held(p, false);
+}
+
+void process_agent_gone(struct process_table *t, struct process *p, bool agent_lost, uint64_t now_ns)
+{
+	uint8_t lost = agent_lost;
+
+	if (p->state != PROCESS_LIVE)
+		return;
+	if (t->recording)
+		recording_write(t->recording, REC_EXIT, p->pid, &lost, 1);
+	p->state = agent_lost ? PROCESS_AGENT_LOST : PROCESS_EXITED;
 	p->exited_ns = now_ns;
-	process_retry_held(p, true);
+	retry_held(p, true);
 }

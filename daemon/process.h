@@ -17,10 +17,13 @@
 #include "../userspace/common/vec.h"
 #include "cct.h"
 #include "jvm_model.h"
+#include "pid_namespace.h"
 #include "sample_queue.h"
 #include "stats.h"
 
 struct agent_link;
+struct recording;
+struct batch_info;
 
 enum process_state {
 	PROCESS_LIVE,       /* agent connected */
@@ -50,6 +53,8 @@ struct process {
 	struct decode_stats stats;
 	uint64_t hold_ns;
 	bool wants_fetch; /* held samples need newer agent data */
+	bool sampled;     /* in the BPF program's targets */
+	struct pidns_map tids; /* the agent's tids -> the host's */
 };
 
 struct process_table {
@@ -59,6 +64,11 @@ struct process_table {
 	struct decode_stats retired;    /* counters of processes already forgotten */
 	uint64_t unknown_pid_samples;   /* records for a pid with no process */
 	uint64_t malformed_samples;
+	struct recording *recording;    /* when set, every input below is recorded */
+	/* Called for each Java thread a batch started or ended (NULL in replay):
+	 * jsampled mirrors them into the BPF thread map. */
+	void (*on_thread)(void *ctx, struct process *p, const struct jvm_thread *t);
+	void *on_thread_ctx;
 };
 
 void process_table_init(struct process_table *t, const struct process_limits *limits);
@@ -66,15 +76,20 @@ void process_table_free(struct process_table *t);
 struct process *process_lookup(const struct process_table *t, pid_t pid);
 /* A new live process for pid (an older entry with that pid is kept until
  * its retention ends, but lookups find the new one). */
-struct process *process_create(struct process_table *t, pid_t pid, uid_t uid);
+struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, const char *vm);
 /* Forgets exited processes older than retention_ns. Returns how many. */
 size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t retention_ns);
 
-/* Decodes a sample now, or holds a copy until the model catches up. */
-void process_take_sample(struct process *p, const struct js_sample *s);
-/* Retries held samples after new agent data (or with final=true once no
- * more will come: the rest become counted failures). */
-void process_retry_held(struct process *p, bool final);
-void process_mark_exited(struct process *p, uint64_t now_ns);
+/* The inputs of the sample path (each one recorded when recording):
+ * a sample to decode now or hold until the model catches up; */
+void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s);
+/* a BATCH from the agent, after which held samples are retried; */
+int process_apply_batch(struct process_table *t, struct process *p, const void *payload, size_t len,
+			struct batch_info *info);
+/* a periodic retry of held samples; */
+void process_retry_held(struct process_table *t, struct process *p);
+/* the end of agent data: the process exited, or its agent went away while
+ * it keeps running (agent_lost). Held samples are settled. */
+void process_agent_gone(struct process_table *t, struct process *p, bool agent_lost, uint64_t now_ns);
 
 #endif

@@ -149,6 +149,12 @@ static void stats_fields(const struct decode_stats *s, struct wbuf *out, bool js
 				    (unsigned long long)s->reasons[r]);
 			first = 0;
 		}
+		wbuf_printf(out, "},\"rules\":{");
+		for (int r = 1, first = 1; r < DECODE_RULE_COUNT; r++) {
+			wbuf_printf(out, "%s\"%s\":%llu", first ? "" : ",", decode_rule_name(r),
+				    (unsigned long long)s->rules[r]);
+			first = 0;
+		}
 		wbuf_printf(out, "}");
 	} else {
 		wbuf_printf(out, "%-22s %.2f%%\n", "resolved_pct", pct(s->resolved + s->incomplete, java));
@@ -158,6 +164,11 @@ static void stats_fields(const struct decode_stats *s, struct wbuf *out, bool js
 			if (s->reasons[r])
 				wbuf_printf(out, "  %-20s %llu  (%s)\n", decode_failure_name(r),
 					    (unsigned long long)s->reasons[r], decode_failure_description(r));
+		wbuf_printf(out, "decoded by\n");
+		for (int r = 1; r < DECODE_RULE_COUNT; r++)
+			if (s->rules[r])
+				wbuf_printf(out, "  %-20s %llu  (%s)\n", decode_rule_name(r),
+					    (unsigned long long)s->rules[r], decode_rule_description(r));
 	}
 }
 

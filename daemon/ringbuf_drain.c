@@ -25,7 +25,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->processes->unknown_pid_samples++;
 		return 0;
 	}
-	process_take_sample(p, s);
+	process_take_sample(d->processes, p, s);
 	return 0;
 }
 

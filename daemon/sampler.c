@@ -223,12 +223,11 @@ unsigned sampler_cpus(const struct sampler *s)
 	return s->attached;
 }
 
-int sampler_add_target(struct sampler *s, pid_t pid)
+int sampler_add_target(struct sampler *s, pid_t pid, const struct js_target *tg)
 {
-	__u32 key = (__u32)pid, val = 1;
+	__u32 key = (__u32)pid;
 
-	return bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), &val, sizeof(val),
-				    BPF_ANY);
+	return bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), tg, sizeof(*tg), BPF_ANY);
 }
 
 int sampler_remove_target(struct sampler *s, pid_t pid)

@@ -28,7 +28,8 @@ int sampler_ringbuf_fd(const struct sampler *s);
 /* Number of CPUs with an attached perf event. */
 unsigned sampler_cpus(const struct sampler *s);
 
-int sampler_add_target(struct sampler *s, pid_t pid);
+/* Starts sampling pid (or updates its facts). */
+int sampler_add_target(struct sampler *s, pid_t pid, const struct js_target *tg);
 int sampler_remove_target(struct sampler *s, pid_t pid);
 int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info *ti);
 int sampler_forget_thread(struct sampler *s, pid_t tid);

@@ -1,7 +1,10 @@
 #include "stats.h"
 
-void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason)
+void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule)
 {
+	if ((status == DECODE_RESOLVED || status == DECODE_INCOMPLETE) && rule > 0 &&
+	    rule < DECODE_RULE_COUNT)
+		st->rules[rule]++;
 	switch (status) {
 	case DECODE_RESOLVED:
 		st->resolved++;

@@ -14,6 +14,7 @@ struct decode_stats {
 	uint64_t not_java;   /* JVM-internal threads ([GC], [JIT compiler], [VM]) */
 	uint64_t failed;     /* undecodable; by reason below */
 	uint64_t reasons[DECODE_FAILURE_COUNT];
+	uint64_t rules[DECODE_RULE_COUNT]; /* decoded samples by top-frame heuristic */
 	uint64_t held_total; /* samples that waited for the code map */
 	uint64_t dropped;    /* samples lost inside jsampled (see below) */
 	uint64_t dropped_queue_full;
@@ -22,7 +23,7 @@ struct decode_stats {
 	uint64_t stack_bytes;
 };
 
-void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason);
+void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);
 void decode_stats_add(struct decode_stats *into, const struct decode_stats *from);
 
 #endif

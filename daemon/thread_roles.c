@@ -17,6 +17,7 @@ static const struct {
 	{"VM Periodic Tas", PSEUDO_VM}, {"Monitor Deflati", PSEUDO_VM}, {"Sweeper thread", PSEUDO_VM},
 	{"Service Thread", PSEUDO_VM}, {"Notification Th", PSEUDO_VM}, {"Signal Dispatch", PSEUDO_VM},
 	{"Attach Listener", PSEUDO_VM}, {"VM JFR Buffer", PSEUDO_VM}, {"JFR ", PSEUDO_VM},
+	{"jsampled-agent", PSEUDO_AGENT},
 };
 
 int thread_role_of(const char *comm)

@@ -24,6 +24,8 @@ enum pseudo_frame {
 	PSEUDO_VM,
 	PSEUDO_OTHER_THREAD, /* a JVM-internal thread of no known role */
 	PSEUDO_OVERFLOW,     /* [other]: the CCT reached its size limit */
+	PSEUDO_NATIVE,       /* a Java thread with no Java frames (in native code or the VM) */
+	PSEUDO_AGENT,        /* jsampled's own agent thread */
 	PSEUDO_COUNT
 };
 
@@ -36,6 +38,7 @@ struct trace_frame {
 struct trace {
 	uint32_t n;
 	bool complete; /* reached the thread's first Java frame */
+	uint8_t top_rule; /* enum decode_rule: how the top frame was found */
 	/* Where the walk stopped (for diagnostics of failed samples). */
 	uint64_t stop_pc, stop_sp, stop_fp;
 	struct trace_frame frames[TRACE_MAX_FRAMES];

@@ -17,6 +17,7 @@ struct walk {
 	uint64_t pc, sp, fp;
 	bool top; /* the current frame is the interrupted one */
 	int reason;
+	int rule; /* enum decode_rule of the top frame, set by its unwinder */
 };
 
 enum step {
@@ -25,6 +26,7 @@ enum step {
 	STEP_INCOMPLETE, /* the fragment ended */
 	STEP_RETRY,      /* code not known yet */
 	STEP_FAIL,       /* w->reason says why */
+	STEP_NO_JAVA,    /* a Java thread outside Java code with no Java frame at all */
 };
 
 static inline enum step walk_fail(struct walk *w, int reason)
@@ -54,5 +56,6 @@ enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool e
 enum step unwind_compiled(struct walk *w, const struct code_blob *b);
 enum step unwind_interpreted(struct walk *w, const struct code_blob *b);
 enum step unwind_entry(struct walk *w);
+enum step unwind_anchor(struct walk *w);
 
 #endif

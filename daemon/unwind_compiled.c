@@ -91,16 +91,21 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	if (w->top) {
 		int state = code_blob_frame_state(b, w->pc);
 
+		w->rule = DECODE_RULE_COMPILED;
 		if (state == JS_FRAME_STATE_UNKNOWN)
 			return walk_fail(w, DECODE_FAIL_PROLOGUE);
-		if (state == JS_FRAME_STATE_NO_FRAME || state == JS_FRAME_STATE_RBP_PUSHED)
+		if (state == JS_FRAME_STATE_NO_FRAME || state == JS_FRAME_STATE_RBP_PUSHED) {
+			w->rule = DECODE_RULE_PARTIAL_FRAME;
 			return unwind_partial(w, b, state);
+		}
 		rbp_unsaved = state == JS_FRAME_STATE_RBP_UNSAVED;
 		if (b->nstates == 0 && b->frame_complete_offset >= 0 &&
 		    w->pc < b->start + (uint64_t)b->frame_complete_offset)
 			return walk_fail(w, DECODE_FAIL_PROLOGUE); /* no ranges from the agent */
-		if (in_stub_section(b, w->pc))
+		if (in_stub_section(b, w->pc)) {
+			w->rule = DECODE_RULE_STUB_SECTION;
 			return unwind_stub_section(w, b);
+		}
 	} else if (in_stub_section(b, w->pc) && b->orig_pc_offset >= 0) {
 		/* A return address into the stub section is the deopt handler
 		 * HotSpot patched in; the real pc was saved in the frame. */

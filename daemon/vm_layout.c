@@ -36,6 +36,11 @@ int vm_layout_parse(struct vm_layout *l, struct rbuf *r)
 
 	memset(l, 0, sizeof(*l));
 	l->thread_anchor = -1;
+	l->thread_state = -1;
+	l->state_in_java = -1;
+	l->state_in_java_trans = -1;
+	l->tls_modid = -1;
+	l->tls_thread_offset = -1;
 	for (uint16_t i = 0; i < n && !r->err; i++) {
 		size_t len;
 		const char *name = rbuf_str(r, &len);
@@ -58,6 +63,16 @@ int vm_layout_parse(struct vm_layout *l, struct rbuf *r)
 			l->code_high = (uint64_t)v;
 		else if (IS(JS_LAYOUT_THREAD_ANCHOR))
 			l->thread_anchor = v;
+		else if (IS(JS_LAYOUT_THREAD_STATE))
+			l->thread_state = v;
+		else if (IS(JS_LAYOUT_STATE_IN_JAVA))
+			l->state_in_java = v;
+		else if (IS(JS_LAYOUT_STATE_IN_JAVA_TRANS))
+			l->state_in_java_trans = v;
+		else if (IS(JS_LAYOUT_TLS_MODID))
+			l->tls_modid = v;
+		else if (IS(JS_LAYOUT_TLS_THREAD_OFFSET))
+			l->tls_thread_offset = v;
 #undef IS
 	}
 	if (r->err)

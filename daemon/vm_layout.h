@@ -23,6 +23,9 @@ struct vm_layout {
 	int64_t const_method_size;
 	uint64_t call_stub_return;
 	int64_t thread_anchor; /* bytes: JavaThread::_anchor, -1 unknown */
+	int64_t thread_state;  /* bytes: JavaThread::_thread_state, -1 unknown */
+	int64_t state_in_java, state_in_java_trans; /* JavaThreadState values, -1 unknown */
+	int64_t tls_modid, tls_thread_offset; /* -1 unknown */
 };
 
 /* Parses a VM_LAYOUT payload into l. Returns 0, or -1 when malformed. */

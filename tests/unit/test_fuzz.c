@@ -144,7 +144,7 @@ static void fuzz_queries(void)
 
 	memset(&d, 0, sizeof(d));
 	process_table_init(&d.processes, &lim);
-	CHECK(process_create(&d.processes, 4242, 0) != NULL);
+	CHECK(process_create(&d.processes, 4242, 0, "") != NULL);
 	wbuf_init(&out);
 	for (int i = 0; i < 20000; i++) {
 		size_t n = 0;

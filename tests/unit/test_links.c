@@ -34,14 +34,14 @@ static void setup_daemon(void)
 	memset(&D, 0, sizeof(D));
 	D.started_ns = monotonic_ns();
 	process_table_init(&D.processes, &lim);
-	p = process_create(&D.processes, 4242, 1000);
+	p = process_create(&D.processes, 4242, 1000, "vm");
 	CHECK(p != NULL);
 	CHECK(tb_apply_class(&p->jvm, 1, "LMine;", "") == 0);
 	CHECK(tb_apply_method(&p->jvm, 1, 1, 0, 0, 0, "run") == 0);
 	CHECK(cct_add(&p->cct, &f, 1, 3) == 0);
 	p->stats.samples = 3;
 	p->stats.resolved = 3;
-	p = process_create(&D.processes, 4343, 2000);
+	p = process_create(&D.processes, 4343, 2000, "vm");
 	CHECK(p != NULL);
 }
 
@@ -90,15 +90,16 @@ static struct process *on_hello(void *ctx, struct agent_link *l, const char *nam
 	(void)name;
 	(void)ver;
 	hellos++;
-	fake_process = process_create(&D.processes, l->pid, l->uid);
+	fake_process = process_create(&D.processes, l->pid, l->uid, "vm");
 	return fake_process;
 }
 
-static void on_batch(void *ctx, struct agent_link *l)
+static int on_batch(void *ctx, struct agent_link *l, const void *payload, size_t len,
+		    struct batch_info *info)
 {
 	(void)ctx;
-	(void)l;
 	batches++;
+	return process_apply_batch(&D.processes, l->proc, payload, len, info);
 }
 
 static const struct agent_link_hooks hooks = {NULL, on_hello, on_batch};

@@ -50,23 +50,23 @@ static void test_hold_and_release(void)
 	struct js_sample *s;
 
 	process_table_init(&t, &lim);
-	p = process_create(&t, 77, 0);
+	p = process_create(&t, 77, 0, "");
 	CHECK(p != NULL);
 	if (!p)
 		return;
 	/* No layout yet: held. */
 	s = leaf_sample(100);
-	process_take_sample(p, s);
+	process_take_sample(&t, p, s);
 	free(s);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	CHECK(p->wants_fetch);
 	/* The layout arrives but the code does not: still held. */
 	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
-	process_retry_held(p, false);
+	process_retry_held(&t, p);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	/* The code arrives: decoded. */
 	add_code(p);
-	process_retry_held(p, false);
+	process_retry_held(&t, p);
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.resolved, 1);
 	CHECK_EQ(p->cct.samples, 1);
@@ -76,28 +76,28 @@ static void test_hold_and_release(void)
 	 * clock passes its time plus hold_ns, then counted as a failure. */
 	s = leaf_sample(5000);
 	s->regs[JS_REG_IP] = 0x10090000;
-	process_take_sample(p, s);
+	process_take_sample(&t, p, s);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	p->agent_cut_ns = 5500;
-	process_retry_held(p, false);
+	process_retry_held(&t, p);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	p->agent_cut_ns = 6001;
-	process_retry_held(p, false);
+	process_retry_held(&t, p);
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.failed, 1);
 	CHECK_EQ(p->stats.reasons[DECODE_FAIL_UNKNOWN_CODE], 1);
 
 	/* A sample already older than the agent's clock plus hold_ns does not
 	 * wait at all. */
-	process_take_sample(p, s);
+	process_take_sample(&t, p, s);
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.failed, 2);
 
 	/* Held samples of a process that exits are settled at once. */
 	s->time_ns = 9000;
-	process_take_sample(p, s);
+	process_take_sample(&t, p, s);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
-	process_mark_exited(p, 1000000000ull);
+	process_agent_gone(&t, p, false, 1000000000ull);
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.failed, 3);
 	CHECK_EQ(p->stats.samples, 4);
@@ -120,17 +120,17 @@ static void test_held_queue_overflow_is_counted(void)
 	struct process *p;
 
 	process_table_init(&t, &lim);
-	p = process_create(&t, 78, 0);
+	p = process_create(&t, 78, 0, "");
 	for (int i = 0; i < 5; i++) {
 		struct js_sample *s = leaf_sample(100 + (uint64_t)i);
-		process_take_sample(p, s);
+		process_take_sample(&t, p, s);
 		free(s);
 	}
 	CHECK_EQ(sample_queue_len(&p->held), 3);
 	CHECK_EQ(p->stats.dropped, 2);
 	CHECK_EQ(p->stats.dropped_queue_full, 2);
 	/* A newer process with the same pid replaces it for lookups. */
-	struct process *q = process_create(&t, 78, 0);
+	struct process *q = process_create(&t, 78, 0, "");
 	CHECK(process_lookup(&t, 78) == q);
 	process_table_free(&t);
 }

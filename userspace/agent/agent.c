@@ -54,6 +54,8 @@ static const jvmtiEvent code_events[] = {
 	JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
 	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
 	JVMTI_EVENT_CLASS_PREPARE,
+	JVMTI_EVENT_THREAD_START,
+	JVMTI_EVENT_THREAD_END,
 };
 
 void agent_disable(const char *why)
@@ -141,7 +143,9 @@ static void go_live(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	if (atomic_load(&g_agent.disabled))
 		return;
+	measure_thread_tls(jni);
 	record_vm_layout();
+	register_existing_threads();
 	register_loaded_classes(jvmti);
 	if (g_agent.late_attach) {
 		(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
@@ -210,6 +214,8 @@ static int setup(JavaVM *vm, char *options, int late)
 	cb.CompiledMethodUnload = on_compiled_method_unload;
 	cb.DynamicCodeGenerated = on_dynamic_code_generated;
 	cb.ClassPrepare = on_class_prepare;
+	cb.ThreadStart = on_thread_start;
+	cb.ThreadEnd = on_thread_end;
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE) {
 		agent_disable("cannot set JVMTI callbacks");
 		return -1;

@@ -48,9 +48,18 @@ void record_vm_layout(void);
 /* class_events.c */
 void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
 void register_loaded_classes(jvmtiEnv *jvmti);
-/* Resolves names, signatures and line tables of newly seen methods (agent
- * thread only: calls into JVMTI without holding the store lock). */
-void resolve_pending_methods(jvmtiEnv *jvmti);
+/* Resolves names, signatures and line tables of newly seen methods, at
+ * most max of them (agent thread only: calls into JVMTI without holding the
+ * store lock). Returns how many are still pending. */
+size_t resolve_pending_methods(jvmtiEnv *jvmti, size_t max);
+
+/* thread_events.c */
+void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
+/* Records the threads that exist already (at VMInit or a late attach). */
+void register_existing_threads(void);
+/* Measures where libjvm keeps the current Thread* (call on a Java thread). */
+void measure_thread_tls(JNIEnv *jni);
 
 /* daemon_link.c */
 void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg);

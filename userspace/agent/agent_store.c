@@ -10,7 +10,7 @@ int store_init(struct agent_store *s)
 	memset(s, 0, sizeof(*s));
 	u64_map_init(&s->method_ids);
 	u64_map_init(&s->live_code);
-	u64_map_init(&s->code_version);
+	u64_map_init(&s->open_version);
 	s->next_method_id = 1;
 	s->next_class_id = 1;
 	s->next_code_id = 1;
@@ -25,7 +25,7 @@ void store_destroy(struct agent_store *s)
 	vec_free(&s->pending);
 	u64_map_free(&s->method_ids);
 	u64_map_free(&s->live_code);
-	u64_map_free(&s->code_version);
+	u64_map_free(&s->open_version);
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -87,12 +87,14 @@ uint64_t store_append_locked(struct agent_store *s, uint16_t kind, uint64_t key,
 	e.version = ++s->version;
 	s->log.v[s->log.n++] = e;
 	s->bytes += len;
-	if (kind == JS_REC_CODE_LOAD && key)
-		u64_map_put(&s->code_version, key, e.version);
-	if (ends_life && kind == JS_REC_CODE_UNLOAD) {
-		uint64_t *v = u64_map_get(&s->code_version, key);
-		if (v) {
-			/* Mark the load record dead so compaction can pair them. */
+	if (key && (kind == JS_REC_CODE_LOAD || kind == JS_REC_CODE_UNLOAD || kind == JS_REC_THREAD)) {
+		uint64_t life = key * 2 + (kind == JS_REC_THREAD);
+		uint64_t *v = u64_map_get(&s->open_version, life);
+
+		if (!ends_life) {
+			u64_map_put(&s->open_version, life, e.version);
+		} else if (v) {
+			/* Mark the start record dead so compaction can pair them. */
 			size_t lo = 0, hi = s->log.n;
 			while (lo < hi) {
 				size_t mid = (lo + hi) / 2;
@@ -102,10 +104,10 @@ uint64_t store_append_locked(struct agent_store *s, uint16_t kind, uint64_t key,
 					hi = mid;
 			}
 			if (lo < s->log.n && s->log.v[lo].version == *v) {
-				s->log.v[lo].dead = 1;
+				s->log.v[lo].end_version = e.version;
 				s->dead += 2;
 			}
-			u64_map_del(&s->code_version, key);
+			u64_map_del(&s->open_version, life);
 		}
 	}
 	return e.version;
@@ -129,14 +131,21 @@ uint64_t store_code_unloaded_locked(struct agent_store *s, uint64_t start)
 	return v;
 }
 
-void store_take_pending(struct agent_store *s, struct pending_method **out, size_t *n)
+void store_take_pending(struct agent_store *s, size_t max, struct pending_method **out, size_t *n,
+			size_t *left)
 {
 	store_lock(s);
-	*out = s->pending.v;
-	*n = s->pending.n;
-	s->pending.v = NULL;
-	s->pending.n = 0;
-	s->pending.cap = 0;
+	*n = s->pending.n < max ? s->pending.n : max;
+	*out = *n ? malloc(*n * sizeof(**out)) : NULL;
+	if (!*out) {
+		*n = 0;
+	} else {
+		/* Oldest first; the rest moves down. */
+		memcpy(*out, s->pending.v, *n * sizeof(**out));
+		memmove(s->pending.v, s->pending.v + *n, (s->pending.n - *n) * sizeof(**out));
+		s->pending.n -= *n;
+	}
+	*left = s->pending.n;
 	store_unlock(s);
 }
 
@@ -183,29 +192,17 @@ uint32_t store_write_batch(struct agent_store *s, uint64_t since, size_t max_byt
 size_t store_compact(struct agent_store *s, uint64_t acked)
 {
 	size_t out = 0, removed = 0;
-	struct u64_map gone; /* code ids whose load and unload both go */
 
-	u64_map_init(&gone);
 	store_lock(s);
 	if (s->dead == 0) {
 		store_unlock(s);
 		return 0;
 	}
-	/* An unload at or below acked lets both records go. */
-	for (size_t i = 0; i < s->log.n; i++) {
-		const struct store_entry *e = &s->log.v[i];
-		if (e->ends_life && e->version <= acked)
-			u64_map_put(&gone, e->key * 2 + (e->kind == JS_REC_THREAD), 1);
-	}
 	for (size_t i = 0; i < s->log.n; i++) {
 		struct store_entry *e = &s->log.v[i];
-		int drop = 0;
 
-		if (e->ends_life && e->version <= acked)
-			drop = 1;
-		else if (e->dead && u64_map_get(&gone, e->key * 2 + (e->kind == JS_REC_THREAD)))
-			drop = 1;
-		if (drop) {
+		/* An ended life whose end jsampled has: both records go. */
+		if ((e->ends_life && e->version <= acked) || (e->end_version && e->end_version <= acked)) {
 			s->bytes -= e->len;
 			free(e->bytes);
 			removed++;
@@ -216,6 +213,5 @@ size_t store_compact(struct agent_store *s, uint64_t acked)
 	s->log.n = out;
 	s->dead = removed > s->dead ? 0 : s->dead - removed;
 	store_unlock(s);
-	u64_map_free(&gone);
 	return removed;
 }

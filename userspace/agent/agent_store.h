@@ -27,7 +27,7 @@ struct store_entry {
 	uint64_t key;      /* code id for code records, tid for threads, else 0 */
 	uint16_t kind;     /* enum js_record_kind */
 	uint8_t ends_life; /* unload / thread end: pairs with an earlier record */
-	uint8_t dead;      /* a start record whose end record exists */
+	uint64_t end_version; /* for a start record: the version of its end, 0 while open */
 	uint32_t len;
 	uint8_t *bytes;    /* the record payload */
 };
@@ -44,7 +44,7 @@ struct agent_store {
 	VEC(struct store_entry) log; /* ascending versions */
 	struct u64_map method_ids;   /* handle -> method id */
 	struct u64_map live_code;    /* code start address -> code id */
-	struct u64_map code_version; /* code id -> version of its load record */
+	struct u64_map open_version; /* (key, kind group) -> version of the open start record */
 	VEC(struct pending_method) pending;
 	uint32_t next_method_id;
 	uint32_t next_class_id;
@@ -72,7 +72,9 @@ uint32_t store_new_class_id_locked(struct agent_store *s);
 uint64_t store_new_code_id_locked(struct agent_store *s);
 
 /* Appends a record; returns its version (0 on OOM). key and ends_life as in
- * store_entry. For a code load, key is the code id and start the address. */
+ * store_entry: a code load (key: code id) or thread start (key: tid) opens a
+ * life that the matching unload or thread end (ends_life) closes, which lets
+ * compaction drop both once jsampled has them. */
 uint64_t store_append_locked(struct agent_store *s, uint16_t kind, uint64_t key, int ends_life,
 			     const void *payload, size_t len);
 /* Code bookkeeping: a load registers start -> id; an unload looks it up. */
@@ -80,8 +82,10 @@ int store_code_loaded_locked(struct agent_store *s, uint64_t start, uint64_t cod
 /* Returns the code id live at start (and forgets it), or 0. */
 uint64_t store_code_unloaded_locked(struct agent_store *s, uint64_t start);
 
-/* Moves the pending methods into out (caller frees out->v). */
-void store_take_pending(struct agent_store *s, struct pending_method **out, size_t *n);
+/* Moves up to max pending methods into a new array *out (the caller frees
+ * it); *left says how many remain pending. */
+void store_take_pending(struct agent_store *s, size_t max, struct pending_method **out, size_t *n,
+			size_t *left);
 
 /* Serializes every record with version > since, in version order, into w as
  * the record section of a BATCH (count + records), up to about max_bytes.

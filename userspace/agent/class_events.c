@@ -154,20 +154,19 @@ static void resolve_one(jvmtiEnv *jvmti, const struct pending_method *p, struct 
 	deallocate(jvmti, lines);
 }
 
-void resolve_pending_methods(jvmtiEnv *jvmti)
+size_t resolve_pending_methods(jvmtiEnv *jvmti, size_t max)
 {
 	struct pending_method *pending;
-	size_t n;
+	size_t n, left;
 	struct wbuf w;
 
-	store_take_pending(&g_agent.store, &pending, &n);
-	if (!n) {
-		free(pending);
-		return;
+	store_take_pending(&g_agent.store, max, &pending, &n, &left);
+	if (n) {
+		wbuf_init(&w);
+		for (size_t i = 0; i < n; i++)
+			resolve_one(jvmti, &pending[i], &w);
+		wbuf_free(&w);
 	}
-	wbuf_init(&w);
-	for (size_t i = 0; i < n; i++)
-		resolve_one(jvmti, &pending[i], &w);
-	wbuf_free(&w);
 	free(pending);
+	return left;
 }

@@ -24,6 +24,10 @@
 #define IO_TIMEOUT_S 10
 #define COMPACT_DEAD_THRESHOLD 512
 #define MAX_REQUEST_BYTES 4096
+/* Methods resolved before answering a FETCH: a JVM starting up has tens of
+ * thousands, and jsampled needs its code map at once; the rest follows in
+ * the next batches (marked "more", so jsampled asks again at once). */
+#define RESOLVE_PER_FETCH 1500
 
 static int connect_daemon(const char *path)
 {
@@ -110,7 +114,7 @@ static int send_hello(int fd, struct wbuf *w)
 	return send_frame(fd, w, JS_MSG_HELLO);
 }
 
-static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes)
+static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes, int pending)
 {
 	uint64_t upto;
 	int more;
@@ -132,7 +136,9 @@ static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes
 		return -1;
 	for (int i = 0; i < 8; i++)
 		w->data[upto_at + i] = (uint8_t)(upto >> (8 * i));
-	w->data[more_at] = (uint8_t)more;
+	/* Unresolved methods also mean "more": the batch is not complete up
+	 * to its cut time yet. */
+	w->data[more_at] = (uint8_t)(more || pending);
 	return send_frame(fd, w, JS_MSG_BATCH);
 }
 
@@ -162,12 +168,12 @@ static int serve_request(int fd, struct wbuf *w, uint64_t *acked)
 
 		if (r.err)
 			return -1;
-		/* Resolve first, so the batch names everything its code refers to. */
-		resolve_pending_methods(g_agent.jvmti);
+		/* Resolve first, so the batch names what its code refers to. */
+		size_t pending = resolve_pending_methods(g_agent.jvmti, RESOLVE_PER_FETCH);
 		*acked = since;
 		if (g_agent.store.dead >= COMPACT_DEAD_THRESHOLD)
 			store_compact(&g_agent.store, since);
-		return send_batch(fd, w, since, max_bytes);
+		return send_batch(fd, w, since, max_bytes, pending > 0);
 	}
 	case JS_MSG_ERROR: {
 		char why[256];
@@ -199,7 +205,8 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	while (!atomic_load(&g_agent.shutting_down) && !atomic_load(&g_agent.disabled)) {
 		struct pollfd p[2] = {{.fd = g_agent.wake_fd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
 
-		resolve_pending_methods(jvmti);
+		/* In chunks, so a FETCH waits for one chunk at most. */
+		size_t left = resolve_pending_methods(jvmti, RESOLVE_PER_FETCH);
 		if (fd < 0 && monotonic_ms() >= next_connect) {
 			fd = connect_daemon(g_agent.socket_path);
 			if (fd >= 0 && send_hello(fd, &w) != 0) {
@@ -220,7 +227,7 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 			}
 		}
 		p[1].fd = fd;
-		if (poll(p, fd >= 0 ? 2 : 1, IDLE_POLL_MS) < 0 && errno != EINTR)
+		if (poll(p, fd >= 0 ? 2 : 1, left ? 0 : IDLE_POLL_MS) < 0 && errno != EINTR)
 			break;
 		if (fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
 			if (serve_request(fd, &w, &acked) != 0) {
@@ -235,7 +242,7 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	}
 	if (fd >= 0) {
 		/* The JVM is exiting: push what jsampled has not fetched yet. */
-		if (send_batch(fd, &w, acked, JS_AGENT_BATCH_BYTES * 4) == 0) {
+		if (send_batch(fd, &w, acked, JS_AGENT_BATCH_BYTES * 4, 0) == 0) {
 			begin_frame(&w);
 			send_frame(fd, &w, JS_MSG_BYE);
 		}

@@ -30,6 +30,8 @@ int hs_layout_init(struct hs_layout *L, const struct vmstructs *vs, int java_maj
 
 	memset(L, 0, sizeof(*L));
 	L->java_major = java_major;
+	L->tls_modid = -1;
+	L->tls_thread_offset = -1;
 
 	L->code_heaps = vmstructs_field(vs, "CodeCache", "_heaps");
 	L->code_low = vmstructs_field(vs, "CodeCache", "_low_bound");
@@ -86,10 +88,19 @@ int hs_layout_init(struct hs_layout *L, const struct vmstructs *vs, int java_maj
 	L->call_stub_return = vmstructs_field(vs, "StubRoutines", "_call_stub_return_address");
 
 	L->thread_anchor = vmstructs_field(vs, "JavaThread", "_anchor");
+	L->thread_state = vmstructs_field(vs, "JavaThread", "_thread_state");
+	L->state_in_java = int_constant_or(vs, "_thread_in_Java", -1);
+	L->state_in_java_trans = int_constant_or(vs, "_thread_in_Java_trans", -1);
 	L->thread_stack_base = first_of(vs, "JavaThread", "Thread", "_stack_base");
 	L->thread_stack_size = first_of(vs, "JavaThread", "Thread", "_stack_size");
-	L->thread_osthread = vmstructs_field(vs, "JavaThread", "_osthread");
+	L->thread_osthread = first_of(vs, "JavaThread", "Thread", "_osthread");
 	L->osthread_tid = vmstructs_field(vs, "OSThread", "_thread_id");
+	if (L->osthread_tid.present && L->osthread_tid.size == 0) {
+		/* JDK 17 declares it as OSThread::thread_id_t, a typedef the
+		 * type table does not list; on Linux it is pid_t. */
+		L->osthread_tid.size = sizeof(int32_t);
+		L->osthread_tid.is_signed = 1;
+	}
 	L->threads_list = vmstructs_field(vs, "ThreadsSMRSupport", "_java_thread_list");
 	L->list_length = vmstructs_field(vs, "ThreadsList", "_length");
 	L->list_threads = vmstructs_field(vs, "ThreadsList", "_threads");
@@ -144,6 +155,15 @@ void hs_layout_write_facts(const struct hs_layout *L, struct wbuf *w)
 	fact(w, &n, JS_LAYOUT_ANCHOR_PC, (int64_t)L->anchor_pc.offset);
 	if (L->thread_anchor.present)
 		fact(w, &n, JS_LAYOUT_THREAD_ANCHOR, (int64_t)L->thread_anchor.offset);
+	if (L->tls_modid > 0 && L->tls_thread_offset >= 0) {
+		fact(w, &n, JS_LAYOUT_TLS_MODID, L->tls_modid);
+		fact(w, &n, JS_LAYOUT_TLS_THREAD_OFFSET, L->tls_thread_offset);
+	}
+	if (L->thread_state.present && L->thread_state.size == 4 && L->state_in_java >= 0) {
+		fact(w, &n, JS_LAYOUT_THREAD_STATE, (int64_t)L->thread_state.offset);
+		fact(w, &n, JS_LAYOUT_STATE_IN_JAVA, L->state_in_java);
+		fact(w, &n, JS_LAYOUT_STATE_IN_JAVA_TRANS, L->state_in_java_trans);
+	}
 	fact(w, &n, JS_LAYOUT_CONST_METHOD_SIZE, L->const_method_size);
 	if (vm_read_ptr(&L->call_stub_return, 0, &v) == 0)
 		fact(w, &n, JS_LAYOUT_CALL_STUB_RETURN, (int64_t)v);

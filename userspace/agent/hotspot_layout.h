@@ -41,9 +41,14 @@ struct hs_layout {
 	struct vm_field call_stub_return;
 
 	/* Threads */
-	struct vm_field thread_anchor, thread_stack_base, thread_stack_size;
+	struct vm_field thread_anchor, thread_state, thread_stack_base, thread_stack_size;
+	int64_t state_in_java, state_in_java_trans; /* JavaThreadState values, -1 unknown */
 	struct vm_field thread_osthread, osthread_tid;
 	struct vm_field threads_list, list_length, list_threads;
+
+	/* Where libjvm's thread-local Thread::_thr_current lives (glibc TLS
+	 * module id, offset in the module's block); -1 until measured. */
+	int64_t tls_modid, tls_thread_offset;
 };
 
 /* Resolves everything; fails (with a reason) only when something the

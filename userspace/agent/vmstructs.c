@@ -123,6 +123,8 @@ static void describe_type(const struct vmstructs *vs, const char *t, struct vm_f
 		f->is_signed = 0;
 		return;
 	}
+	if (strncmp(t, "const ", 6) == 0) /* "const uint": the type table lists "uint" */
+		t += 6;
 	size = vmstructs_type_size(vs, t);
 	if (size <= 0 || size > 8) {
 		f->size = 0;

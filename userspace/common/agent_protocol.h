@@ -74,6 +74,11 @@ enum js_record_kind {
 #define JS_LAYOUT_ANCHOR_FP "JavaFrameAnchor::_last_Java_fp"        /* bytes */
 #define JS_LAYOUT_ANCHOR_PC "JavaFrameAnchor::_last_Java_pc"        /* bytes */
 #define JS_LAYOUT_THREAD_ANCHOR "JavaThread::_anchor"               /* bytes */
+#define JS_LAYOUT_THREAD_STATE "JavaThread::_thread_state"          /* bytes */
+#define JS_LAYOUT_STATE_IN_JAVA "_thread_in_Java"                   /* JavaThreadState values */
+#define JS_LAYOUT_STATE_IN_JAVA_TRANS "_thread_in_Java_trans"
+#define JS_LAYOUT_TLS_MODID "tls.libjvm_modid"          /* glibc TLS module id of libjvm */
+#define JS_LAYOUT_TLS_THREAD_OFFSET "tls.thr_current_offset" /* Thread::_thr_current in its block */
 #define JS_LAYOUT_CALL_STUB_RETURN "StubRoutines::_call_stub_return_address" /* address */
 #define JS_LAYOUT_CONST_METHOD_SIZE "sizeof(ConstMethod)"           /* bytes */
 #define JS_LAYOUT_CODE_CACHE_LOW "CodeCache::_low_bound"            /* address */

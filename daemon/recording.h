@@ -1,0 +1,46 @@
+/*
+ * Record and replay of jsampled's inputs. A recording is the sequence of
+ * events the sample path consumed, in the order it consumed them: processes
+ * appearing, agent batches, raw BPF samples, held-sample retries and exits.
+ * Replaying it through the same functions reproduces the daemon's decoding
+ * exactly, so a recorded run becomes a regression test (tests/corpus/).
+ *
+ * File: "JSREC001", then entries {u8 type, u32 pid, u64 time_ns, u32 len,
+ * payload}, gzip-compressed as a whole.
+ */
+#ifndef JSAMPLED_RECORDING_H
+#define JSAMPLED_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RECORDING_MAGIC "JSREC001"
+#define RECORDING_MAX_ENTRY (64u << 20)
+
+enum recording_event {
+	REC_PROCESS = 1, /* payload: u32 uid, str vm */
+	REC_BATCH = 2,   /* payload: a BATCH message payload */
+	REC_SAMPLE = 3,  /* payload: a struct js_sample with its stack */
+	REC_RETRY = 4,   /* held samples retried (maintenance tick); no payload */
+	REC_EXIT = 5,    /* payload: u8 agent_lost (1: process still running) */
+};
+
+struct recording;
+
+/* Opens path for writing (truncates). NULL with errno on failure. */
+struct recording *recording_create(const char *path);
+void recording_close(struct recording *r);
+/* Appends one event; errors are sticky and reported by recording_error. */
+void recording_write(struct recording *r, uint8_t type, pid_t pid, const void *payload, size_t len);
+int recording_error(const struct recording *r);
+uint64_t recording_events(const struct recording *r);
+
+/* Reading back: *payload points into an internal buffer valid until the
+ * next call. Returns 1 for an event, 0 at the end, -1 if the file is
+ * corrupt or truncated. */
+struct recording *recording_open(const char *path);
+int recording_next(struct recording *r, uint8_t *type, pid_t *pid, uint64_t *time_ns,
+		   const uint8_t **payload, uint32_t *len);
+
+#endif

@@ -1,0 +1,40 @@
+/* A thread interrupted outside Java code (in a JNI method, the VM, libc or
+ * the kernel). HotSpot records the last Java frame of such a thread in
+ * JavaThread::_anchor when it leaves Java code; the BPF program copies that
+ * anchor into the sample at sample time (the paper had to leave
+ * "breadcrumbs" on the stack because it read VM state too late, ICPE'14
+ * section 2.3). The walk resumes at that frame, skipping the native frames
+ * above it. */
+#include "unwind.h"
+
+enum step unwind_anchor(struct walk *w)
+{
+	const struct js_sample *s = w->s;
+	uint64_t pc = s->anchor_pc;
+	enum step st;
+
+	if (!(s->flags & JS_SAMPLE_HAS_ANCHOR))
+		return walk_fail(w, DECODE_FAIL_TOP_IN_NATIVE);
+	if (s->anchor_sp == 0) {
+		/* An empty anchor outside Java code: a thread in native code or
+		 * the VM that has no Java frame at all (launcher, attach, VM
+		 * start/exit) - unless it is "in Java", i.e. a leaf call from
+		 * compiled code that does not set the anchor. */
+		const struct vm_layout *L = w->ctx->layout;
+		if ((s->flags & JS_SAMPLE_HAS_STATE) && L->state_in_java >= 0 &&
+		    s->thread_state != (uint32_t)L->state_in_java &&
+		    s->thread_state != (uint32_t)L->state_in_java_trans)
+			return STEP_NO_JAVA;
+		return walk_fail(w, DECODE_FAIL_TOP_IN_NATIVE);
+	}
+	if (s->anchor_sp < w->sp || (s->anchor_sp & 7) || !frag_in_stack(s, s->anchor_sp))
+		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
+	/* A zero last_Java_pc means the return address sits just below sp. */
+	if (pc == 0 && (st = walk_read(w, s->anchor_sp - 8, &pc)) != STEP_CALLER)
+		return st;
+	w->rule = DECODE_RULE_ANCHOR;
+	w->pc = pc;
+	w->sp = s->anchor_sp;
+	w->fp = s->anchor_fp;
+	return STEP_CALLER;
+}
