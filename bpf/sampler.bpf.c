@@ -271,27 +271,40 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	__u64 sp = regs.sp;
+	__u64 from = sp;
 	__u64 want = fragment_bytes;
 	struct js_thread_info *ti = thread_info(task, tid, sp, cnt);
-	if (ti) {
-		s->stack_end = ti->stack_end;
-		if (ti->from_jvm)
-			flags |= JS_SAMPLE_STACK_END_FROM_JVM;
-		if (ti->stack_end - sp <= want)
-			want = ti->stack_end - sp;
-		else
-			flags |= JS_SAMPLE_STACK_CAPPED;
-	} else {
-		s->stack_end = 0;
-		flags |= JS_SAMPLE_STACK_END_UNKNOWN;
-	}
+	s->stack_end = ti ? ti->stack_end : 0;
 	s->flags = flags;
 	if (ti && ti->anchor_addr)
 		read_anchor(s, ti);
 	else
 		read_anchor_tls(s, task, tg);
+	/* Outside Java code with a frame anchor, the native/VM frames between
+	 * sp and the anchor are of no use to the decoder: copy from just below
+	 * the anchor (the return address may sit at anchor_sp - 8). */
+	if (s->anchor_sp > sp + 64 && (s->anchor_sp & 7) == 0 && s->stack_end &&
+	    s->anchor_sp < s->stack_end && (regs.ip < tg->code_low || regs.ip >= tg->code_high)) {
+		from = s->anchor_sp - 16;
+		s->flags |= JS_SAMPLE_FROM_ANCHOR;
+	}
+	s->stack_addr = from;
+	if (ti) {
+		if (ti->from_jvm)
+			s->flags |= JS_SAMPLE_STACK_END_FROM_JVM;
+		if (ti->stack_end - from <= want)
+			want = ti->stack_end - from;
+		else
+			s->flags |= JS_SAMPLE_STACK_CAPPED;
+		if (ti->copy_end > from && ti->copy_end - from < want) {
+			want = ti->copy_end - from;
+			s->flags |= JS_SAMPLE_COPY_TRIMMED;
+		}
+	} else {
+		s->flags |= JS_SAMPLE_STACK_END_UNKNOWN;
+	}
 
-	__u32 len = copy_stack(stack, sp, (__u32)want, s, cnt);
+	__u32 len = copy_stack(stack, from, (__u32)want, s, cnt);
 	if (len > JS_MAX_FRAGMENT_BYTES)
 		len = JS_MAX_FRAGMENT_BYTES;
 	s->stack_len = len;

@@ -40,6 +40,10 @@ enum js_sample_flags {
 	JS_SAMPLE_HAS_STATE = 1u << 6,
 	/* The JavaThread was found through TLS, not a registered thread. */
 	JS_SAMPLE_THREAD_FROM_TLS = 1u << 7,
+	/* The copy starts at the frame anchor, not at sp (stack_addr > sp). */
+	JS_SAMPLE_FROM_ANCHOR = 1u << 8,
+	/* The copy stopped at the thread's learned copy_end, below stack_end. */
+	JS_SAMPLE_COPY_TRIMMED = 1u << 9,
 };
 
 /* User registers kept per sample (x86-64). Interpreter and stub heuristics use
@@ -78,8 +82,9 @@ struct js_sample {
 	__u64 anchor_fp;
 	__u64 anchor_pc;
 	__u64 stack_end; /* first address past the thread's stack, 0 if unknown */
+	__u64 stack_addr; /* the address stack[0] was copied from (sp, or near the anchor) */
 	char comm[16];   /* thread name: gives JVM-internal threads their role */
-	__u32 stack_len; /* bytes in stack[], copied from regs[JS_REG_SP] */
+	__u32 stack_len; /* bytes in stack[], copied from stack_addr */
 	__u32 thread_state; /* JavaThreadState (in Java, in native, in VM...) */
 	__u8 stack[];
 };
@@ -98,6 +103,10 @@ struct js_target {
 	__u16 anchor_fp_off;
 	__u16 anchor_pc_off;
 	__u16 reserved;
+	/* The code cache: a pc outside it with a set frame anchor means the
+	 * Java frames start at the anchor, so the copy starts there. */
+	__u64 code_low;
+	__u64 code_high;
 };
 
 /* Per-thread facts, keyed by tid. The BPF program fills stack_end from the
@@ -113,6 +122,10 @@ struct js_thread_info {
 	__u16 anchor_fp_off;
 	__u16 anchor_pc_off;
 	__u16 from_jvm; /* 1 when jsampled wrote this entry from agent data */
+	/* Where the thread's bottom Java frame ends (its first entry frame and
+	 * JavaCallWrapper), learned by jsampled from complete traces: nothing
+	 * above it is ever read, so the copy stops there. 0: copy to stack_end. */
+	__u64 copy_end;
 };
 
 /* Per-CPU counters, one array slot. */

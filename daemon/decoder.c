@@ -86,12 +86,18 @@ static enum step step_frame(struct walk *w)
 	const struct vm_layout *L = w->ctx->layout;
 	const struct code_blob *b;
 
+	b = codemap_find(w->ctx->code, w->pc, w->s->time_ns);
+	if (w->ctx->explain)
+		fprintf(w->ctx->explain, "  pc %#llx sp %#llx fp %#llx: %s %s (kind %d, frame %d)\n",
+			(unsigned long long)w->pc, (unsigned long long)w->sp, (unsigned long long)w->fp,
+			b ? "in" : "outside known code", b && b->name ? b->name : "",
+			b ? b->kind : -1, b ? b->frame_size_words : 0);
 	if (!w->top && w->pc == L->call_stub_return)
 		return unwind_entry(w);
-	b = codemap_find(w->ctx->code, w->pc, w->s->time_ns);
 	if (!b) {
 		if (in_code_cache(L, w->pc))
-			return w->ctx->final ? walk_fail(w, DECODE_FAIL_UNKNOWN_CODE) : STEP_RETRY;
+			return w->ctx->final ? walk_fail(w, DECODE_FAIL_UNKNOWN_CODE)
+					     : walk_retry(w, WAIT_CODE, w->pc);
 		/* Native or VM code: where the thread left Java code. */
 		return w->top ? unwind_anchor(w) : walk_fail(w, DECODE_FAIL_BAD_RETURN_ADDRESS);
 	}
@@ -134,10 +140,14 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->n = 0;
 	out->complete = false;
 	out->top_rule = DECODE_RULE_NONE;
+	out->wait = 0;
+	out->wait_key = 0;
 	*reason = DECODE_FAILURE_NONE;
 	if (!ctx->layout->valid) {
-		if (!ctx->final)
+		if (!ctx->final) {
+			out->wait = WAIT_LAYOUT;
 			return DECODE_RETRY;
+		}
 		*reason = DECODE_FAIL_NO_LAYOUT;
 		return DECODE_FAILED;
 	}
@@ -158,6 +168,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->stop_sp = w.sp;
 	out->stop_fp = w.fp;
 	out->top_rule = (uint8_t)w.rule;
+	out->max_read = w.max_read;
 	switch (st) {
 	case STEP_COMPLETE:
 		out->complete = true;

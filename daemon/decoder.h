@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../bpf/sampler.h"
 #include "codemap.h"
@@ -26,6 +27,8 @@ struct decode_ctx {
 	/* No newer agent data will arrive (the agent is gone, or the sample
 	 * has been held long enough): missing code is a failure, not a wait. */
 	bool final;
+	/* When set, every step of the walk is described here (jsreplay --explain). */
+	FILE *explain;
 };
 
 enum decode_status {

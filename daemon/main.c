@@ -192,6 +192,8 @@ static void start_sampling(struct process *p)
 		if (L->thread_state > 0 && L->thread_state < 0xffff)
 			tg.state_off = (uint32_t)L->thread_state;
 	}
+	tg.code_low = L->code_low;
+	tg.code_high = L->code_high;
 	if (sampler_add_target(D.sampler, p->pid, &tg) != 0) {
 		log_err("cannot add pid %d to the sampler's targets (limit %d)", (int)p->pid, JS_MAX_TARGETS);
 		return;
@@ -244,6 +246,13 @@ static void on_thread(void *ctx, struct process *p, const struct jvm_thread *t)
 		log_debug("thread %u (%s) of pid %d: stack %#llx-%#llx, anchor at %#llx", host, t->name,
 			  (int)p->pid, (unsigned long long)ti.stack_low, (unsigned long long)ti.stack_end,
 			  (unsigned long long)ti.anchor_addr);
+}
+
+static void on_copy_end(void *ctx, struct process *p, uint32_t tid, uint64_t end)
+{
+	(void)ctx;
+	(void)p;
+	sampler_set_copy_end(D.sampler, (pid_t)tid, end);
 }
 
 static const struct agent_link_hooks link_hooks = {.on_hello = on_hello, .on_batch = on_batch};
@@ -475,6 +484,7 @@ int main(int argc, char **argv)
 	limits.hold_ns = D.opt.hold_ms * 1000000ull;
 	process_table_init(&D.processes, &limits);
 	D.processes.on_thread = on_thread;
+	D.processes.on_copy_end = on_copy_end;
 	if (D.opt.record_path[0]) {
 		D.processes.recording = recording_create(D.opt.record_path);
 		if (!D.processes.recording) {

@@ -124,6 +124,7 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 		return -1;
 	}
 	m.known = true;
+	m.named = true;
 	struct method_info *slot = &t->methods.v[id];
 	if (slot->known) {
 		/* Re-sent after class redefinition: the old Method* may still be
@@ -136,6 +137,29 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	if (m.method_ptr)
 		u64_map_put(&t->by_method_ptr, m.method_ptr, id);
 	return 0;
+}
+
+int method_table_put_ref(struct method_table *t, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r), class_id = rbuf_u32(r);
+	uint64_t method = rbuf_u64(r), const_method = rbuf_u64(r);
+	uint32_t code_size = rbuf_u32(r);
+	struct method_info *m;
+
+	if (r->err || id == 0 || id >= JS_MAX_METHOD_ID || class_id >= JS_MAX_CLASS_ID ||
+	    code_size > 65535 || !method)
+		return -1;
+	if (ENSURE_SLOT(t->methods, id) != 0)
+		return -1;
+	m = &t->methods.v[id];
+	if (m->named)
+		return 0; /* the full record came first */
+	m->known = true;
+	m->class_id = class_id;
+	m->method_ptr = method;
+	m->const_method = const_method;
+	m->code_size = code_size;
+	return u64_map_put(&t->by_method_ptr, method, id);
 }
 
 const struct method_info *method_table_get(const struct method_table *t, uint32_t id)
@@ -175,7 +199,10 @@ void method_table_name(const struct method_table *t, uint32_t id, char *out, siz
 	}
 	if (m->class_id && m->class_id < t->classes.n && t->classes.v[m->class_id].known)
 		c = &t->classes.v[m->class_id];
-	snprintf(out, outlen, "%s.%s", c ? c->name : "[unknown class]", m->name);
+	if (m->named)
+		snprintf(out, outlen, "%s.%s", c ? c->name : "[unknown class]", m->name);
+	else
+		snprintf(out, outlen, "%s.[method #%u]", c ? c->name : "[unknown class]", id);
 }
 
 size_t method_table_bytes(const struct method_table *t)

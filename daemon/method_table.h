@@ -23,7 +23,8 @@ struct line_entry {
 };
 
 struct method_info {
-	bool known;
+	bool known;       /* at least its Method* (METHOD_REF) */
+	bool named;       /* names, signature and lines too (METHOD) */
 	uint32_t class_id;
 	uint64_t method_ptr;   /* Method* */
 	uint64_t const_method; /* ConstMethod* */
@@ -55,6 +56,7 @@ void method_table_free(struct method_table *t);
 /* Parse one record; -1 if malformed or out of bounds (nothing changes). */
 int method_table_put_class(struct method_table *t, struct rbuf *r);
 int method_table_put_method(struct method_table *t, struct rbuf *r);
+int method_table_put_ref(struct method_table *t, struct rbuf *r);
 
 const struct method_info *method_table_get(const struct method_table *t, uint32_t id);
 /* Method id of a Method*, 0 if unknown. */

@@ -23,6 +23,7 @@ void process_table_init(struct process_table *t, const struct process_limits *li
 static void process_free(struct process *p)
 {
 	pidns_map_free(&p->tids);
+	u64_map_free(&p->copy_ends);
 	jvm_model_free(&p->jvm);
 	sample_queue_free(&p->held);
 	cct_free(&p->cct);
@@ -74,6 +75,7 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 	read_comm(pid, p->comm);
 	jvm_model_init(&p->jvm);
 	pidns_map_init(&p->tids);
+	u64_map_init(&p->copy_ends);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
 	if (cct_init(&p->cct, t->limits.cct_max_nodes) != 0 || vec_push(&t->all, p) != 0 ||
 	    u64_map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p) != 0) {
@@ -153,8 +155,42 @@ static void log_failure(struct process *p, const struct js_sample *s, int reason
 		  (unsigned long long)(b ? b->start : 0), b ? b->size : 0, b ? b->frame_size_words : 0);
 }
 
+/* Slack above the highest word a complete walk read: call_helper's frame
+ * around the JavaCallWrapper varies a little between calls. */
+#define COPY_END_SLACK 256
+
+/* Learns how far up a thread's stack the decoder ever needs to read (its
+ * bottom Java frame is the same for the thread's whole life), so the BPF
+ * program can stop copying there; a trimmed copy that turns out too short
+ * switches trimming off for that thread. */
+static void learn_copy_end(struct process_table *t, struct process *p, const struct js_sample *s,
+			   enum decode_status st)
+{
+	uint64_t *known = u64_map_get(&p->copy_ends, s->tid);
+	uint64_t end;
+
+	if (!t->on_copy_end || !(s->flags & JS_SAMPLE_STACK_END_FROM_JVM))
+		return;
+	if (st == DECODE_INCOMPLETE && (s->flags & JS_SAMPLE_COPY_TRIMMED)) {
+		if (known && *known != COPY_END_DISABLED) {
+			u64_map_put(&p->copy_ends, s->tid, COPY_END_DISABLED);
+			t->on_copy_end(t->on_thread_ctx, p, s->tid, 0);
+		}
+		return;
+	}
+	if (st != DECODE_RESOLVED || !scratch_trace.max_read || (known && *known == COPY_END_DISABLED))
+		return;
+	end = (scratch_trace.max_read + COPY_END_SLACK + 63) & ~63ull;
+	if (s->stack_end && end > s->stack_end)
+		end = s->stack_end;
+	if (known && *known >= end)
+		return;
+	u64_map_put(&p->copy_ends, s->tid, end);
+	t->on_copy_end(t->on_thread_ctx, p, s->tid, end);
+}
+
 /* Decodes s; returns false if it must wait for newer agent data. */
-static bool try_decode(struct process *p, const struct js_sample *s, bool final)
+static bool try_decode(struct process_table *t, struct process *p, const struct js_sample *s, bool final)
 {
 	struct decode_ctx ctx = {
 		.layout = &p->jvm.layout,
@@ -178,6 +214,17 @@ static bool try_decode(struct process *p, const struct js_sample *s, bool final)
 	decode_stats_account(&p->stats, st, reason, scratch_trace.top_rule);
 	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
 		log_failure(p, s, reason);
+	if (st == DECODE_FAILED && t->explain && t->explain_left) {
+		t->explain_left--;
+		fprintf(t->explain, "sample tid %u [%.16s] flags %#x state %u anchor sp %#llx fp %#llx pc %#llx, stack %#llx..%#llx (end %#llx): %s\n",
+			s->tid, s->comm, s->flags, s->thread_state, (unsigned long long)s->anchor_sp,
+			(unsigned long long)s->anchor_fp, (unsigned long long)s->anchor_pc,
+			(unsigned long long)s->stack_addr, (unsigned long long)(s->stack_addr + s->stack_len),
+			(unsigned long long)s->stack_end, decode_failure_name(reason));
+		ctx.explain = t->explain;
+		decode_sample(&ctx, s, &scratch_trace, &reason);
+	}
+	learn_copy_end(t, p, s, st);
 	if (st != DECODE_FAILED)
 		record_trace(p, st, &scratch_trace);
 	return true;
@@ -200,11 +247,11 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 	p->stats.stack_bytes += s->stack_len;
 	if (s->flags & JS_SAMPLE_KERNEL_MODE)
 		p->stats.kernel_mode++;
-	if (try_decode(p, s, hold_expired(p, s)))
+	if (try_decode(t, p, s, hold_expired(p, s)))
 		return;
 	p->stats.held_total++;
 	p->wants_fetch = true;
-	dropped = sample_queue_push(&p->held, s);
+	dropped = sample_queue_push(&p->held, s, scratch_trace.wait, scratch_trace.wait_key);
 	if (dropped != 0) {
 		uint64_t n = dropped < 0 ? 1 : (uint64_t)dropped;
 		p->stats.dropped += n;
@@ -212,23 +259,44 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 	}
 }
 
-/* Each held sample is tried once; those still waiting go back in order. */
-static void retry_held(struct process *p, bool final)
+/* Whether the model now has what a held sample waited for (cheap: a held
+ * sample is only decoded again when this says it might succeed). */
+static bool wait_over(const struct process *p, const struct held_sample *h)
+{
+	switch (h->wait) {
+	case WAIT_LAYOUT:
+		return p->jvm.layout.valid;
+	case WAIT_CODE:
+		return codemap_find((struct codemap *)&p->jvm.code, h->key, h->s->time_ns) != NULL;
+	case WAIT_METHOD:
+		return method_table_by_ptr(&p->jvm.methods, h->key) != 0;
+	default:
+		return true;
+	}
+}
+
+/* Each held sample is looked at once; those still waiting go back in order. */
+static void retry_held(struct process_table *t, struct process *p, bool final)
 {
 	size_t n = sample_queue_len(&p->held);
+	struct held_sample h;
 
-	for (size_t i = 0; i < n; i++) {
-		struct js_sample *s = sample_queue_pop(&p->held);
-		bool expired = final || hold_expired(p, s);
+	for (size_t i = 0; i < n && sample_queue_pop(&p->held, &h); i++) {
+		bool expired = final || hold_expired(p, h.s);
 
-		if (!try_decode(p, s, expired)) {
-			/* Cannot overflow: the queue just had room for it. */
-			if (sample_queue_push(&p->held, s) < 0) {
-				p->stats.dropped++;
-				p->stats.dropped_no_memory++;
+		if (expired || wait_over(p, &h)) {
+			if (try_decode(t, p, h.s, expired)) {
+				free(h.s);
+				continue;
 			}
+			h.wait = scratch_trace.wait;
+			h.key = scratch_trace.wait_key;
 		}
-		free(s);
+		if (sample_queue_requeue(&p->held, &h) < 0) {
+			p->stats.dropped++;
+			p->stats.dropped_no_memory++;
+			free(h.s);
+		}
 	}
 	p->wants_fetch = sample_queue_len(&p->held) > 0;
 }
@@ -248,7 +316,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 			t->on_thread(t->on_thread_ctx, p, th);
 	}
 	p->jvm.thread_changes.n = 0;
-	retry_held(p, false);
+	retry_held(t, p, false);
 	return 0;
 }
 
@@ -258,7 +326,7 @@ void process_retry_held(struct process_table *t, struct process *p)
 		return;
 	if (t->recording)
 		recording_write(t->recording, REC_RETRY, p->pid, NULL, 0);
-	retry_held(p, false);
+	retry_held(t, p, false);
 }
 
 void process_agent_gone(struct process_table *t, struct process *p, bool agent_lost, uint64_t now_ns)
@@ -271,5 +339,5 @@ void process_agent_gone(struct process_table *t, struct process *p, bool agent_l
 		recording_write(t->recording, REC_EXIT, p->pid, &lost, 1);
 	p->state = agent_lost ? PROCESS_AGENT_LOST : PROCESS_EXITED;
 	p->exited_ns = now_ns;
-	retry_held(p, true);
+	retry_held(t, p, true);
 }

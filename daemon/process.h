@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "../userspace/common/u64_map.h"
@@ -55,7 +56,12 @@ struct process {
 	bool wants_fetch; /* held samples need newer agent data */
 	bool sampled;     /* in the BPF program's targets */
 	struct pidns_map tids; /* the agent's tids -> the host's */
+	/* Per sampled thread (host tid): the learned end of its bottom Java
+	 * frame, or COPY_END_DISABLED once a trimmed copy proved too short. */
+	struct u64_map copy_ends;
 };
+
+#define COPY_END_DISABLED UINT64_MAX
 
 struct process_table {
 	struct u64_map by_pid;          /* pid -> newest struct process * */
@@ -68,7 +74,13 @@ struct process_table {
 	/* Called for each Java thread a batch started or ended (NULL in replay):
 	 * jsampled mirrors them into the BPF thread map. */
 	void (*on_thread)(void *ctx, struct process *p, const struct jvm_thread *t);
+	/* Called when a thread's copy end is learned (end > 0) or given up
+	 * (end == 0): jsampled writes it into the BPF thread map. */
+	void (*on_copy_end)(void *ctx, struct process *p, uint32_t tid, uint64_t end);
 	void *on_thread_ctx;
+	/* jsreplay --explain: walks of failed samples are described here. */
+	FILE *explain;
+	uint32_t explain_left;
 };
 
 void process_table_init(struct process_table *t, const struct process_limits *limits);

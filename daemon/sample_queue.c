@@ -12,7 +12,7 @@ void sample_queue_init(struct sample_queue *q, size_t max_bytes)
 void sample_queue_free(struct sample_queue *q)
 {
 	for (size_t i = q->head; i < q->items.n; i++)
-		free(q->items.v[i]);
+		free(q->items.v[i].s);
 	vec_free(&q->items);
 	q->head = 0;
 	q->bytes = 0;
@@ -27,38 +27,45 @@ static void compact(struct sample_queue *q)
 	q->head = 0;
 }
 
-struct js_sample *sample_queue_pop(struct sample_queue *q)
+bool sample_queue_pop(struct sample_queue *q, struct held_sample *h)
 {
-	struct js_sample *s;
-
 	if (q->head >= q->items.n)
-		return NULL;
-	s = q->items.v[q->head++];
-	q->bytes -= sample_bytes(s);
+		return false;
+	*h = q->items.v[q->head++];
+	q->bytes -= sample_bytes(h->s);
 	compact(q);
-	return s;
+	return true;
 }
 
-int sample_queue_push(struct sample_queue *q, const struct js_sample *s)
+int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint8_t wait, uint64_t key)
 {
 	size_t size = sample_bytes(s);
-	struct js_sample *copy;
+	struct held_sample h = {.wait = wait, .key = key};
+	struct held_sample old;
 	int dropped = 0;
 
 	if (size > q->max_bytes)
 		return -1;
-	while (q->bytes + size > q->max_bytes) {
-		free(sample_queue_pop(q));
+	while (q->bytes + size > q->max_bytes && sample_queue_pop(q, &old)) {
+		free(old.s);
 		dropped++;
 	}
-	copy = malloc(size);
-	if (!copy)
+	h.s = malloc(size);
+	if (!h.s)
 		return -1;
-	memcpy(copy, s, size);
-	if (vec_push(&q->items, copy) != 0) {
-		free(copy);
+	memcpy(h.s, s, size);
+	if (vec_push(&q->items, h) != 0) {
+		free(h.s);
 		return -1;
 	}
 	q->bytes += size;
 	return dropped;
+}
+
+int sample_queue_requeue(struct sample_queue *q, const struct held_sample *h)
+{
+	if (vec_push(&q->items, *h) != 0)
+		return -1;
+	q->bytes += sample_bytes(h->s);
+	return 0;
 }

@@ -4,14 +4,23 @@
 #ifndef JSAMPLED_SAMPLE_QUEUE_H
 #define JSAMPLED_SAMPLE_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../bpf/sampler.h"
 #include "../userspace/common/vec.h"
 
+/* A held sample and what it waits for (trace.h, enum decode_wait), so a
+ * retry can skip it cheaply until the model has that. */
+struct held_sample {
+	struct js_sample *s;
+	uint64_t key;
+	uint8_t wait;
+};
+
 struct sample_queue {
-	VEC(struct js_sample *) items;
+	VEC(struct held_sample) items;
 	size_t head;  /* items before head are consumed */
 	size_t bytes; /* held now */
 	size_t max_bytes;
@@ -20,11 +29,15 @@ struct sample_queue {
 void sample_queue_init(struct sample_queue *q, size_t max_bytes);
 void sample_queue_free(struct sample_queue *q);
 static inline size_t sample_queue_len(const struct sample_queue *q) { return q->items.n - q->head; }
-/* Copies s in. Returns the number of older samples dropped to make room
- * (0 normally), or -1 if even an empty queue cannot take it. */
-int sample_queue_push(struct sample_queue *q, const struct js_sample *s);
-/* Oldest sample or NULL; the caller frees what pop returns. */
-struct js_sample *sample_queue_pop(struct sample_queue *q);
+/* Copies s in, noting what it waits for. Returns the number of older
+ * samples dropped to make room (0 normally), or -1 if even an empty queue
+ * cannot take it. */
+int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint8_t wait, uint64_t key);
+/* Puts back an entry taken with pop (no copy); -1 if out of memory (then
+ * the caller still owns h->s). */
+int sample_queue_requeue(struct sample_queue *q, const struct held_sample *h);
+/* Oldest entry; false if empty. The caller frees h->s. */
+bool sample_queue_pop(struct sample_queue *q, struct held_sample *h);
 static inline size_t sample_bytes(const struct js_sample *s) { return sizeof(*s) + s->stack_len; }
 
 #endif

@@ -246,6 +246,18 @@ int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info
 				    BPF_ANY);
 }
 
+int sampler_set_copy_end(struct sampler *s, pid_t tid, uint64_t end)
+{
+	struct js_thread_info ti;
+	__u32 key = (__u32)tid;
+	int e = bpf_map__lookup_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), 0);
+
+	if (e)
+		return e;
+	ti.copy_end = end;
+	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), BPF_EXIST);
+}
+
 int sampler_forget_thread(struct sampler *s, pid_t tid)
 {
 	__u32 key = (__u32)tid;

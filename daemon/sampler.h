@@ -33,6 +33,8 @@ int sampler_add_target(struct sampler *s, pid_t pid, const struct js_target *tg)
 int sampler_remove_target(struct sampler *s, pid_t pid);
 int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info *ti);
 int sampler_forget_thread(struct sampler *s, pid_t tid);
+/* Sets how far up the thread's stack the copy goes (0: to its end). */
+int sampler_set_copy_end(struct sampler *s, pid_t tid, uint64_t end);
 
 /* The kernel's run-time statistics of the sampling program (non-zero only
  * while kernel.bpf_stats_enabled is 1). */

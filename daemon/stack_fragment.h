@@ -1,6 +1,8 @@
 /* Bounds-checked reads from a sample's copy of the user stack. The copy
- * holds [sp, sp + stack_len); addresses outside it are either beyond the
- * fragment (the stack goes on: the trace is incomplete) or invalid. */
+ * holds [stack_addr, stack_addr + stack_len) - from sp, or from just below
+ * the frame anchor when the thread was outside Java code. Addresses above it
+ * are beyond the fragment (the stack goes on: the trace is incomplete);
+ * below it, or past the stack's end, they are invalid. */
 #ifndef JSAMPLED_STACK_FRAGMENT_H
 #define JSAMPLED_STACK_FRAGMENT_H
 
@@ -17,15 +19,15 @@ enum frag_read {
 
 static inline enum frag_read frag_read_u64(const struct js_sample *s, uint64_t addr, uint64_t *out)
 {
-	uint64_t sp = s->regs[JS_REG_SP];
+	uint64_t base = s->stack_addr;
 
-	if (addr < sp || (addr & 7) != 0)
+	if (addr < base || (addr & 7) != 0)
 		return FRAG_INVALID;
 	if (s->stack_end && addr + 8 > s->stack_end)
 		return FRAG_INVALID;
-	if (addr - sp + 8 > s->stack_len)
+	if (addr - base + 8 > s->stack_len)
 		return FRAG_BEYOND;
-	memcpy(out, s->stack + (addr - sp), 8);
+	memcpy(out, s->stack + (addr - base), 8);
 	return FRAG_OK;
 }
 

@@ -29,6 +29,14 @@ enum pseudo_frame {
 	PSEUDO_COUNT
 };
 
+/* What a sample that cannot be decoded yet waits for. */
+enum decode_wait {
+	WAIT_ANY = 0,    /* unknown: retry on every new batch */
+	WAIT_LAYOUT = 1, /* the VM layout */
+	WAIT_CODE = 2,   /* a code blob holding wait_key (a pc) */
+	WAIT_METHOD = 3, /* the method whose Method* is wait_key */
+};
+
 struct trace_frame {
 	uint32_t method_id; /* agent method id, or enum pseudo_frame */
 	uint8_t type;       /* enum frame_type */
@@ -41,6 +49,13 @@ struct trace {
 	uint8_t top_rule; /* enum decode_rule: how the top frame was found */
 	/* Where the walk stopped (for diagnostics of failed samples). */
 	uint64_t stop_pc, stop_sp, stop_fp;
+	/* For DECODE_RETRY: what the model lacks (enum decode_wait, and the pc
+	 * or Method* it needs). */
+	uint8_t wait;
+	uint64_t wait_key;
+	/* The end of the highest stack word the walk read: for a complete
+	 * trace, where the thread's bottom Java frame ends. */
+	uint64_t max_read;
 	struct trace_frame frames[TRACE_MAX_FRAMES];
 };
 

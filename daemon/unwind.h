@@ -18,6 +18,7 @@ struct walk {
 	bool top; /* the current frame is the interrupted one */
 	int reason;
 	int rule; /* enum decode_rule of the top frame, set by its unwinder */
+	uint64_t max_read; /* end of the highest stack word read */
 };
 
 enum step {
@@ -29,11 +30,22 @@ enum step {
 	STEP_NO_JAVA,    /* a Java thread outside Java code with no Java frame at all */
 };
 
-static inline enum step walk_fail(struct walk *w, int reason)
+/* The model lacks something newer agent data may bring: wait for it. */
+static inline enum step walk_retry(struct walk *w, uint8_t wait, uint64_t key)
+{
+	w->out->wait = wait;
+	w->out->wait_key = key;
+	return STEP_RETRY;
+}
+
+static inline enum step walk_fail_at(struct walk *w, int reason, const char *file, int line)
 {
 	w->reason = reason;
+	if (w->ctx->explain)
+		fprintf(w->ctx->explain, "    fail %s at %s:%d\n", decode_failure_name(reason), file, line);
 	return STEP_FAIL;
 }
+#define walk_fail(w, reason) walk_fail_at((w), (reason), __FILE__, __LINE__)
 
 /* Reads a stack word, mapping fragment outcomes to walk steps: returns
  * STEP_CALLER on success. */
@@ -41,6 +53,8 @@ static inline enum step walk_read(struct walk *w, uint64_t addr, uint64_t *out)
 {
 	switch (frag_read_u64(w->s, addr, out)) {
 	case FRAG_OK:
+		if (addr + 8 > w->max_read)
+			w->max_read = addr + 8;
 		return STEP_CALLER;
 	case FRAG_BEYOND:
 		return STEP_INCOMPLETE;

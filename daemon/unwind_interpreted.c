@@ -8,7 +8,7 @@
 enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 {
 	const struct vm_layout *L = w->ctx->layout;
-	uint64_t fp = w->fp, method, bcp, ret, sender_sp, saved_fp;
+	uint64_t fp = w->fp, method, bcp = 0, ret, sender_sp, saved_fp;
 	uint32_t id;
 	int32_t bci = -1;
 	enum step st;
@@ -20,7 +20,8 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 		return st;
 	id = method_table_by_ptr(w->ctx->methods, method);
 	if (!id)
-		return w->ctx->final ? walk_fail(w, DECODE_FAIL_INTERP_BAD_METHOD) : STEP_RETRY;
+		return w->ctx->final ? walk_fail(w, DECODE_FAIL_INTERP_BAD_METHOD)
+				     : walk_retry(w, WAIT_METHOD, method);
 	if (walk_read(w, fp + (uint64_t)(L->interp_bcp_offset * 8), &bcp) == STEP_CALLER) {
 		const struct method_info *m = method_table_get(w->ctx->methods, id);
 		uint64_t code = m->const_method + (uint64_t)L->const_method_size;
@@ -39,6 +40,10 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 	 * compiled caller's frame size counts from it. */
 	if ((st = walk_read(w, fp + (uint64_t)(L->interp_sender_sp_offset * 8), &sender_sp)) != STEP_CALLER)
 		return st;
+	if (w->ctx->explain)
+		fprintf(w->ctx->explain, "    interpreted: Method* %#llx bcp %#llx bci %d, return %#llx, caller fp %#llx, sender sp %#llx\n",
+			(unsigned long long)method, (unsigned long long)bcp, bci, (unsigned long long)ret,
+			(unsigned long long)saved_fp, (unsigned long long)sender_sp);
 	if (sender_sp < fp + 16 || !frag_in_stack(w->s, sender_sp))
 		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
 	w->pc = ret;

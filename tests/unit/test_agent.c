@@ -51,12 +51,18 @@ static void test_store_versions_and_batches(void)
 	CHECK_EQ(upto, 1);
 
 	struct pending_method *p;
-	size_t n;
-	store_take_pending(&s, &p, &n);
-	CHECK_EQ(n, 2);
-	CHECK(p[0].handle == 0x1000 && p[0].class_id == 1 && p[1].method_id == 2);
+	size_t n, left;
+	store_take_pending(&s, 1, &p, &n, &left);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(left, 1);
+	CHECK(p[0].handle == 0x1000 && p[0].class_id == 1);
 	free(p);
-	store_take_pending(&s, &p, &n);
+	store_take_pending(&s, 10, &p, &n, &left);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(left, 0);
+	CHECK(p[0].method_id == 2);
+	free(p);
+	store_take_pending(&s, 10, &p, &n, &left);
 	CHECK_EQ(n, 0);
 	free(p);
 	store_destroy(&s);

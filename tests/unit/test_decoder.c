@@ -34,6 +34,7 @@ static struct js_sample *sample(uint64_t ip, uint64_t bp, uint32_t len, uint64_t
 	s->tid = 2;
 	s->regs[JS_REG_IP] = ip;
 	s->regs[JS_REG_SP] = SB;
+	s->stack_addr = SB;
 	s->regs[JS_REG_BP] = bp;
 	s->stack_len = len;
 	s->stack_end = len == STACK_BYTES ? SB + STACK_BYTES : 0;
@@ -118,7 +119,7 @@ static struct trace tr;
 
 static enum decode_status run(struct js_sample *s, bool final, int *reason)
 {
-	struct decode_ctx ctx = {&model.layout, &model.code, &model.methods, final};
+	struct decode_ctx ctx = {&model.layout, &model.code, &model.methods, final, NULL};
 	enum decode_status st = decode_sample(&ctx, s, &tr, reason);
 	free(s);
 	return st;

@@ -91,11 +91,12 @@ static void fuzz_decoder(void)
 	CHECK(tb_apply_class(&m, 1, "LF;", "") == 0);
 	CHECK(tb_apply_method(&m, 1, 1, 0x7000, 0x8000, 40, "a") == 0);
 	CHECK(tb_apply_method(&m, 2, 1, 0x7100, 0x8100, 40, "b") == 0);
-	struct decode_ctx ctx = {&m.layout, &m.code, &m.methods, true};
+	struct decode_ctx ctx = {&m.layout, &m.code, &m.methods, true, NULL};
 	for (int i = 0; i < 200000; i++) {
 		uint64_t *words = (uint64_t *)s->stack;
 		memset(s, 0, sizeof(*s));
 		s->regs[JS_REG_SP] = sp;
+		s->stack_addr = sp;
 		s->stack_len = (uint32_t)(rnd() % (LEN + 1)) & ~7u;
 		s->stack_end = rnd() % 2 ? sp + LEN : 0;
 		for (size_t k = 0; k < LEN / 8; k++) {

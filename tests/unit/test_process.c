@@ -22,6 +22,7 @@ static struct js_sample *leaf_sample(uint64_t t)
 	s->pid = 77;
 	s->regs[JS_REG_IP] = CODE + 0x10;
 	s->regs[JS_REG_SP] = SP;
+	s->stack_addr = SP;
 	s->stack_len = 256;
 	s->stack_end = SP + 256;
 	memcpy(s->stack + 8, &ret, 8);

@@ -18,6 +18,30 @@ static void deallocate(jvmtiEnv *jvmti, void *p)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)p);
 }
 
+/* A method's Method*, ConstMethod* and bytecode size, read directly: only
+ * called while JVMTI hands us the method's live class (ClassPrepare, or a
+ * loaded class we hold a reference to), so the memory cannot go away. */
+static int method_facts(jmethodID m, uint64_t *method, uint64_t *const_method, uint32_t *code_size)
+{
+	const struct hs_layout *L = &g_agent.layout;
+	uint64_t mp, cm;
+	uint16_t size;
+
+	if (!m || L->const_code_size.size != 2)
+		return -1;
+	memcpy(&mp, (const void *)m, 8); /* HotSpot: a jmethodID points to its Method* slot */
+	if (mp < 4096)
+		return -1;
+	memcpy(&cm, (const void *)(uintptr_t)(mp + L->method_const.offset), 8);
+	if (cm < 4096)
+		return -1;
+	memcpy(&size, (const void *)(uintptr_t)(cm + L->const_code_size.offset), 2);
+	*method = mp;
+	*const_method = cm;
+	*code_size = size;
+	return 0;
+}
+
 /* Registers a class and its methods unless its first method is known
  * already (the class was seen before). Returns its class id or 0. */
 static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
@@ -55,10 +79,26 @@ static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
 	wbuf_str(&w, sig ? sig : "L?;");
 	wbuf_str(&w, src);
 	if (!w.oom && store_append_locked(&g_agent.store, JS_REC_CLASS, 0, 0, w.data, w.len)) {
-		for (jint i = 0; i < n; i++)
-			if (methods[i])
-				store_method_id_locked(&g_agent.store, (uint64_t)(uintptr_t)methods[i],
-						       class_id, NULL);
+		for (jint i = 0; i < n; i++) {
+			uint64_t method, const_method;
+			uint32_t code_size, id;
+			int is_new;
+
+			if (!methods[i])
+				continue;
+			id = store_method_id_locked(&g_agent.store, (uint64_t)(uintptr_t)methods[i], class_id,
+						    &is_new);
+			if (!id || !is_new || method_facts(methods[i], &method, &const_method, &code_size) != 0)
+				continue;
+			wbuf_reset(&w);
+			wbuf_u32(&w, id);
+			wbuf_u32(&w, class_id);
+			wbuf_u64(&w, method);
+			wbuf_u64(&w, const_method);
+			wbuf_u32(&w, code_size);
+			if (!w.oom)
+				store_append_locked(&g_agent.store, JS_REC_METHOD_REF, 0, 0, w.data, w.len);
+		}
 	} else {
 		class_id = 0;
 	}

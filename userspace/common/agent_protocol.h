@@ -56,6 +56,7 @@ enum js_record_kind {
 	JS_REC_CLASS = 4,
 	JS_REC_METHOD = 5,
 	JS_REC_THREAD = 6,      /* a Java thread started or ended */
+	JS_REC_METHOD_REF = 7,  /* a method's Method* before its names are resolved */
 };
 
 /*
@@ -129,6 +130,9 @@ enum js_code_flags {
  *   u32 bytecode size, u32 modifiers, str name, str signature,
  *   u32 line count, count x { u32 start_bci, u32 line }.
  *   Sent again when the Method* changes (class redefinition).
+ * METHOD_REF: u32 method_id, u32 class_id, u64 Method*, u64 ConstMethod*,
+ *   u32 bytecode size. Sent as soon as a class is prepared, so interpreted
+ *   frames decode at once; the METHOD record with the names follows.
  * THREAD: u32 tid (agent's namespace), u8 alive, u64 JavaThread*,
  *   u64 stack_base (highest address), u64 stack_size, u64 time_ns, str name.
  */

@@ -6,7 +6,8 @@
  * changes are measured and regression-tested (tests/corpus/).
  *
  *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
- *                 [--failures] [--hold-ms N]
+ *                 [--failures] [--explain N] [--hold-ms N]
+ * --explain N describes the walk of the first N failed samples on stderr.
  * Without options it prints the stats of every process in the recording.
  */
 #include <errno.h>
@@ -23,7 +24,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
-		   "                     [--failures] [--hold-ms N]\n");
+		   "                     [--failures] [--explain N] [--hold-ms N]\n");
 }
 
 static void answer(struct daemon *d, const char *request)
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
 		{"stats", no_argument, 0, 's'},     {"json", no_argument, 0, 'j'},
 		{"cct", required_argument, 0, 'c'}, {"format", required_argument, 0, 'f'},
 		{"failures", no_argument, 0, 'F'},  {"hold-ms", required_argument, 0, 'H'},
+		{"explain", required_argument, 0, 'E'},
 		{"help", no_argument, 0, 'h'},      {0, 0, 0, 0},
 	};
 	struct process_limits limits = {.cct_max_nodes = 1000000, .held_max_bytes = 64u << 20,
@@ -54,6 +56,7 @@ int main(int argc, char **argv)
 	struct recording *rec;
 	const char *cct_pid = NULL, *format = "tree";
 	int stats = 0, json = 0, c, r;
+	uint32_t explain = 0;
 	uint64_t events = 0, bad = 0;
 
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -76,6 +79,9 @@ int main(int argc, char **argv)
 		case 'H':
 			limits.hold_ns = strtoull(optarg, NULL, 10) * 1000000ull;
 			break;
+		case 'E':
+			explain = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -97,6 +103,8 @@ int main(int argc, char **argv)
 	}
 	memset(&d, 0, sizeof(d));
 	process_table_init(&d.processes, &limits);
+	d.processes.explain = explain ? stderr : NULL;
+	d.processes.explain_left = explain;
 	for (;;) {
 		uint8_t type;
 		pid_t pid;
