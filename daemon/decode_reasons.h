@@ -15,6 +15,7 @@
 	X(NOT_A_CALL_SITE, "not_a_call_site", "a return address into compiled code is not a call site") \
 	X(RETURN_INTO_STUB, "return_into_stub", "a return address points into a stub")       \
 	X(INTERP_BAD_METHOD, "interp_bad_method", "interpreted frame without a known Method*") \
+	X(INTERP_ENTRY, "interp_entry", "no caller found for a method entry in the interpreter") \
 	X(BAD_FRAME_POINTER, "bad_frame_pointer", "a frame or stack pointer outside the stack") \
 	X(BAD_ENTRY_FRAME, "bad_entry_frame", "an entry frame's call wrapper is unreadable")  \
 	X(DEPTH_LIMIT, "depth_limit", "more frames than the decoder follows")                 \
@@ -27,7 +28,10 @@
 	X(PARTIAL_FRAME, "partial_frame", "top frame in a compiled prologue or epilogue")      \
 	X(STUB_SECTION, "stub_section", "top pc in a compiled method's stub section")          \
 	X(INTERPRETED, "interpreted", "top frame interpreted, walked through its frame pointer") \
-	X(ANCHOR, "anchor", "thread outside Java code: its frame anchor named the last Java frame")
+	X(ANCHOR, "anchor", "thread outside Java code: its frame anchor named the last Java frame") \
+	X(STUB_FRAME, "stub_frame", "top frame in a stub with a known frame size")             \
+	X(INTERP_ENTRY, "interp_entry", "top frame being built by an interpreter method entry") \
+	X(SCAN, "scan", "caller found by scanning for a return address, validated by the walk on")
 
 enum decode_rule {
 	DECODE_RULE_NONE = 0,

@@ -62,6 +62,21 @@ static bool in_code_cache(const struct vm_layout *L, uint64_t pc)
 	return L->code_low && pc >= L->code_low && pc < L->code_high;
 }
 
+bool walk_in_code_cache(const struct walk *w, uint64_t pc)
+{
+	return in_code_cache(w->ctx->layout, pc);
+}
+
+bool walk_thread_has_no_java(const struct walk *w)
+{
+	const struct js_sample *s = w->s;
+	const struct vm_layout *L = w->ctx->layout;
+
+	return (s->flags & JS_SAMPLE_HAS_ANCHOR) && s->anchor_sp == 0 && (s->flags & JS_SAMPLE_HAS_STATE) &&
+	       L->state_in_java >= 0 && s->thread_state != (uint32_t)L->state_in_java &&
+	       s->thread_state != (uint32_t)L->state_in_java_trans;
+}
+
 /* Stubs with a real frame size (runtime stubs, safepoint and deopt blobs)
  * are walked like compiled frames but contribute no Java frame. */
 static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
@@ -69,8 +84,8 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 	uint64_t sender_sp, ret, saved_fp;
 	enum step st;
 
-	if (w->top || b->frame_size_words <= 0)
-		return walk_fail(w, w->top ? DECODE_FAIL_TOP_IN_STUB : DECODE_FAIL_RETURN_INTO_STUB);
+	if (b->frame_size_words <= 0)
+		return walk_fail(w, DECODE_FAIL_RETURN_INTO_STUB);
 	sender_sp = w->sp + (uint64_t)b->frame_size_words * 8;
 	if ((st = walk_read(w, sender_sp - 8, &ret)) != STEP_CALLER ||
 	    (st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
@@ -79,6 +94,26 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 	w->sp = sender_sp;
 	w->fp = saved_fp;
 	return STEP_CALLER;
+}
+
+/* The top pc is in a stub or adapter (VM-generated code with no Java
+ * frame of its own). */
+static enum step unwind_top_stub(struct walk *w, const struct code_blob *b)
+{
+	const struct js_sample *s = w->s;
+
+	/* Called into the VM from here: the anchor names the last Java frame. */
+	if ((s->flags & JS_SAMPLE_HAS_ANCHOR) && s->anchor_sp)
+		return unwind_anchor(w);
+	if (walk_thread_has_no_java(w))
+		return STEP_NO_JAVA; /* e.g. a JIT thread flushing the icache */
+	/* A runtime stub past its prologue has its full frame. */
+	if (b->frame_size_words > 0 && b->frame_complete_offset >= 0 &&
+	    w->pc >= b->start + (uint64_t)b->frame_complete_offset) {
+		w->rule = DECODE_RULE_STUB_FRAME;
+		return unwind_sized_stub(w, b);
+	}
+	return unwind_scan(w, DECODE_FAIL_TOP_IN_STUB);
 }
 
 static enum step step_frame(struct walk *w)
@@ -101,6 +136,9 @@ static enum step step_frame(struct walk *w)
 		/* Native or VM code: where the thread left Java code. */
 		return w->top ? unwind_anchor(w) : walk_fail(w, DECODE_FAIL_BAD_RETURN_ADDRESS);
 	}
+	if (w->top && b->kind != JS_CODE_NMETHOD && b->kind != JS_CODE_NATIVE_WRAPPER &&
+	    b->kind != JS_CODE_INTERPRETER && b->kind != JS_CODE_INTERPRETER_ENTRY)
+		return unwind_top_stub(w, b);
 	switch (b->kind) {
 	case JS_CODE_NMETHOD:
 	case JS_CODE_NATIVE_WRAPPER:
@@ -109,9 +147,26 @@ static enum step step_frame(struct walk *w)
 		if (w->top)
 			w->rule = DECODE_RULE_INTERPRETED;
 		return unwind_interpreted(w, b);
+	case JS_CODE_INTERPRETER_ENTRY:
+		/* A return address never points into a method entry: treat a
+		 * non-top pc there as ordinary interpreter code. */
+		return w->top ? unwind_interp_entry(w, b) : unwind_interpreted(w, b);
 	default:
 		return unwind_sized_stub(w, b);
 	}
+}
+
+enum step walk_run(struct walk *w)
+{
+	enum step st = STEP_CALLER;
+
+	for (unsigned frames = 0; st == STEP_CALLER; frames++) {
+		if (frames >= TRACE_MAX_FRAMES)
+			return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
+		st = step_frame(w);
+		w->top = false;
+	}
+	return st;
 }
 
 static void reverse(struct trace *t)
@@ -155,15 +210,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		*reason = DECODE_FAIL_EMPTY_STACK;
 		return DECODE_FAILED;
 	}
-	for (unsigned frames = 0; st == STEP_CALLER; frames++) {
-		if (frames >= TRACE_MAX_FRAMES) {
-			w.reason = DECODE_FAIL_DEPTH_LIMIT;
-			st = STEP_FAIL;
-			break;
-		}
-		st = step_frame(&w);
-		w.top = false;
-	}
+	st = walk_run(&w);
 	out->stop_pc = w.pc;
 	out->stop_sp = w.sp;
 	out->stop_fp = w.fp;

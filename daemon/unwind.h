@@ -71,5 +71,18 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b);
 enum step unwind_interpreted(struct walk *w, const struct code_blob *b);
 enum step unwind_entry(struct walk *w);
 enum step unwind_anchor(struct walk *w);
+enum step unwind_scan(struct walk *w, int fail_reason);
+enum step unwind_interp_entry(struct walk *w, const struct code_blob *b);
+/* Validates a candidate caller (return address pc, its sp and fp) by
+ * walking on from it; if it holds, appends the frames found, sets *result
+ * to the walk's final step and returns true. */
+bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum step *result);
+
+/* Runs the walk from its current state until it stops (decoder.c). */
+enum step walk_run(struct walk *w);
+bool walk_in_code_cache(const struct walk *w, uint64_t pc);
+/* A Java thread outside Java code, with no Java frame: not "in Java" by its
+ * thread state, and no frame anchor. */
+bool walk_thread_has_no_java(const struct walk *w);
 
 #endif

@@ -19,13 +19,11 @@ enum step unwind_anchor(struct walk *w)
 		/* An empty anchor outside Java code: a thread in native code or
 		 * the VM that has no Java frame at all (launcher, attach, VM
 		 * start/exit) - unless it is "in Java", i.e. a leaf call from
-		 * compiled code that does not set the anchor. */
-		const struct vm_layout *L = w->ctx->layout;
-		if ((s->flags & JS_SAMPLE_HAS_STATE) && L->state_in_java >= 0 &&
-		    s->thread_state != (uint32_t)L->state_in_java &&
-		    s->thread_state != (uint32_t)L->state_in_java_trans)
+		 * compiled code that does not set the anchor: then the caller
+		 * is found by a validated scan. */
+		if (walk_thread_has_no_java(w))
 			return STEP_NO_JAVA;
-		return walk_fail(w, DECODE_FAIL_TOP_IN_NATIVE);
+		return unwind_scan(w, DECODE_FAIL_TOP_IN_NATIVE);
 	}
 	if (s->anchor_sp < w->sp || (s->anchor_sp & 7) || !frag_in_stack(s, s->anchor_sp))
 		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);

@@ -40,11 +40,17 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 	 * compiled caller's frame size counts from it. */
 	if ((st = walk_read(w, fp + (uint64_t)(L->interp_sender_sp_offset * 8), &sender_sp)) != STEP_CALLER)
 		return st;
-	if (w->ctx->explain)
-		fprintf(w->ctx->explain, "    interpreted: Method* %#llx bcp %#llx bci %d, return %#llx, caller fp %#llx, sender sp %#llx\n",
-			(unsigned long long)method, (unsigned long long)bcp, bci, (unsigned long long)ret,
+	if (w->ctx->explain) {
+		char name[256];
+		method_table_name(w->ctx->methods, id, name, sizeof(name));
+		fprintf(w->ctx->explain, "    interpreted %s: Method* %#llx bci %d, return %#llx, caller fp %#llx, sender sp %#llx\n",
+			name, (unsigned long long)method, bci, (unsigned long long)ret,
 			(unsigned long long)saved_fp, (unsigned long long)sender_sp);
-	if (sender_sp < fp + 16 || !frag_in_stack(w->s, sender_sp))
+	}
+	/* Normally at least fp + 16 (above the return address); a method
+	 * handle intrinsic that dropped its trailing MemberName argument
+	 * leaves it one word lower. */
+	if (sender_sp <= fp || !frag_in_stack(w->s, sender_sp))
 		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
 	w->pc = ret;
 	w->sp = sender_sp;

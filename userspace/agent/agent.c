@@ -145,6 +145,7 @@ static void go_live(jvmtiEnv *jvmti, JNIEnv *jni)
 		return;
 	measure_thread_tls(jni);
 	record_vm_layout();
+	record_interpreter_entries();
 	register_existing_threads();
 	register_loaded_classes(jvmti);
 	if (g_agent.late_attach) {

@@ -44,6 +44,7 @@ void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method, const 
 void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const void *address,
 				       jint length);
 void record_vm_layout(void);
+void record_interpreter_entries(void);
 
 /* class_events.c */
 void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);

@@ -261,3 +261,53 @@ void record_vm_layout(void)
 	store_unlock(&g_agent.store);
 	wbuf_free(&w);
 }
+
+/* The interpreter's method entry codelets: samples there interrupt a frame
+ * under construction, which the decoder unwinds differently from the rest
+ * of the interpreter. HotSpot describes each codelet ("method entry point
+ * (kind = zerolocals)", "invokevirtual", "return entry points", ...); the
+ * method entries are reported as their own code ranges inside the
+ * interpreter's. */
+void record_interpreter_entries(void)
+{
+	const struct hs_layout *L = &g_agent.layout;
+	uint64_t queue, buffer, at, end, when = agent_now_ns();
+	int64_t begin_off, end_off;
+	int count = 0;
+
+	if (!L->interp_code.present || vm_read_ptr(&L->interp_code, 0, &queue) != 0 || !queue ||
+	    vm_read_ptr(&L->queue_buffer, queue, &buffer) != 0 || !buffer ||
+	    vm_read_int(&L->queue_begin, queue, &begin_off) != 0 ||
+	    vm_read_int(&L->queue_end, queue, &end_off) != 0 || begin_off < 0 || end_off < begin_off ||
+	    end_off > (64 << 20))
+		return;
+	end = buffer + (uint64_t)end_off;
+	for (at = buffer + (uint64_t)begin_off; at < end && count < 100000; count++) {
+		int64_t size;
+		uint64_t desc_ptr;
+		char desc[96] = "";
+		struct wbuf w;
+
+		if (vm_read_int(&L->codelet_size, at, &size) != 0 || size <= 0 || at + (uint64_t)size > end)
+			break;
+		if (vm_read_ptr(&L->codelet_description, at, &desc_ptr) == 0 && desc_ptr &&
+		    safe_read(desc_ptr, desc, sizeof(desc) - 1) != 0)
+			desc[0] = 0;
+		desc[sizeof(desc) - 1] = 0;
+		if (strncmp(desc, "method entry point", 18) == 0) {
+			wbuf_init(&w);
+			store_lock(&g_agent.store);
+			uint64_t code_id = store_new_code_id_locked(&g_agent.store);
+			write_code_header(&w, code_id, JS_CODE_INTERPRETER_ENTRY, 0, at, (uint32_t)size, when,
+					  NULL, NULL, 0, desc);
+			wbuf_u32(&w, 0);
+			wbuf_u32(&w, 0);
+			if (!w.oom)
+				store_append_locked(&g_agent.store, JS_REC_CODE_LOAD, code_id, 0, w.data, w.len);
+			store_unlock(&g_agent.store);
+			wbuf_free(&w);
+		}
+		agent_log(1, "interpreter codelet %#lx+%ld: %s", (unsigned long)at, (long)size, desc);
+		at += (uint64_t)size;
+	}
+}

@@ -87,6 +87,13 @@ int hs_layout_init(struct hs_layout *L, const struct vmstructs *vs, int java_maj
 	L->anchor_pc = vmstructs_field(vs, "JavaFrameAnchor", "_last_Java_pc");
 	L->call_stub_return = vmstructs_field(vs, "StubRoutines", "_call_stub_return_address");
 
+	L->interp_code = vmstructs_field(vs, "AbstractInterpreter", "_code");
+	L->queue_buffer = vmstructs_field(vs, "StubQueue", "_stub_buffer");
+	L->queue_begin = vmstructs_field(vs, "StubQueue", "_queue_begin");
+	L->queue_end = vmstructs_field(vs, "StubQueue", "_queue_end");
+	L->codelet_size = vmstructs_field(vs, "InterpreterCodelet", "_size");
+	L->codelet_description = vmstructs_field(vs, "InterpreterCodelet", "_description");
+
 	L->thread_anchor = vmstructs_field(vs, "JavaThread", "_anchor");
 	L->thread_state = vmstructs_field(vs, "JavaThread", "_thread_state");
 	L->state_in_java = int_constant_or(vs, "_thread_in_Java", -1);

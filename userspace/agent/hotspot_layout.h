@@ -46,6 +46,9 @@ struct hs_layout {
 	struct vm_field thread_osthread, osthread_tid;
 	struct vm_field threads_list, list_length, list_threads;
 
+	/* The interpreter's codelets (StubQueue of InterpreterCodelet). */
+	struct vm_field interp_code, queue_buffer, queue_begin, queue_end, codelet_size, codelet_description;
+
 	/* Where libjvm's thread-local Thread::_thr_current lives (glibc TLS
 	 * module id, offset in the module's block); -1 until measured. */
 	int64_t tls_modid, tls_thread_offset;

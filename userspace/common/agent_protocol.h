@@ -98,6 +98,7 @@ enum js_code_kind {
 	JS_CODE_CALL_STUB = 8,      /* StubRoutines::call_stub: the entry frame */
 	JS_CODE_DEOPT = 9,          /* deoptimization / uncommon trap blobs */
 	JS_CODE_SAFEPOINT = 10,     /* safepoint handler blobs */
+	JS_CODE_INTERPRETER_ENTRY = 11, /* an interpreter method entry: the frame is being built */
 	JS_CODE_KIND_COUNT
 };
 

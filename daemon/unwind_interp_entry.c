@@ -1,0 +1,51 @@
+/* Samples in an interpreter method entry, while the callee's frame is being
+ * built (TemplateInterpreterGenerator::generate_normal_entry and the native
+ * and intrinsic entries, x86-64): rbx holds the callee's Method* and r13 the
+ * caller's sp throughout. The entry pops the return address into rax, pushes
+ * the extra locals, pushes it back, then "enter"s (push rbp; mov rbp, rsp)
+ * and pushes the fixed frame slots (sender sp, last sp, Method*, ...). So,
+ * depending on where it was interrupted, the caller's return address is at
+ * [sp], in rax, or at [rbp+8]; each candidate is validated by walking on
+ * from it. Walking the fp of an entry like an ordinary interpreted frame
+ * would name the caller as the running method: a wrong trace. */
+#include "unwind.h"
+
+enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
+{
+	const struct js_sample *s = w->s;
+	const struct vm_layout *L = w->ctx->layout;
+	uint64_t method = s->regs[JS_REG_BX], r13 = s->regs[JS_REG_R13], rax = s->regs[JS_REG_AX];
+	uint64_t fp = w->fp, slot, ret, caller_fp, caller_sp;
+	const struct method_info *m;
+	uint32_t id = method_table_by_ptr(w->ctx->methods, method);
+	enum step st;
+
+	w->rule = DECODE_RULE_INTERP_ENTRY;
+	if (!id)
+		return w->ctx->final ? walk_fail(w, DECODE_FAIL_INTERP_BAD_METHOD) : walk_retry(w, WAIT_METHOD, method);
+	/* Past the fixed frame: rbp is the callee's frame and its Method* slot
+	 * is filled in - an ordinary interpreted frame from here. */
+	if (fp > w->sp && frag_in_stack(s, fp) &&
+	    frag_read_u64(s, fp + (uint64_t)(L->interp_method_offset * 8), &slot) == FRAG_OK && slot == method)
+		return unwind_interpreted(w, b);
+
+	m = method_table_get(w->ctx->methods, id);
+	if (trace_push(w->out, id, (m->modifiers & 0x0100) ? FRAME_NATIVE : FRAME_INTERPRETED, 0) != 0)
+		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
+	/* After "enter": the return address above the new rbp. */
+	if (fp > w->sp && frag_in_stack(s, fp) && frag_read_u64(s, fp + 8, &ret) == FRAG_OK &&
+	    frag_read_u64(s, fp, &caller_fp) == FRAG_OK) {
+		caller_sp = r13;
+		if (w->sp <= fp - 8 && frag_read_u64(s, fp - 8, &slot) == FRAG_OK && slot > fp)
+			caller_sp = slot; /* the sender sp slot, once r13 is reused */
+		if (walk_try_caller(w, ret, caller_sp, caller_fp, &st))
+			return st;
+	}
+	/* Before "enter": at [sp] (on entry, or pushed back), or in rax. */
+	if (frag_read_u64(s, w->sp, &ret) == FRAG_OK && walk_try_caller(w, ret, r13, fp, &st))
+		return st;
+	if (walk_try_caller(w, rax, r13, fp, &st))
+		return st;
+	w->out->n--; /* the callee alone is not a trace */
+	return walk_fail(w, DECODE_FAIL_INTERP_ENTRY);
+}

@@ -1,0 +1,98 @@
+/* The last resort at the top of the stack, when the interrupted code keeps
+ * no frame the decoder understands: a stub or adapter without a known frame
+ * (vtable/itable stubs, StubRoutines, i2c/c2i adapters), or a leaf call from
+ * compiled code into native code that sets no frame anchor. The caller's
+ * return address is somewhere just above sp: scan the words there for one
+ * that points into Java code, and accept it only if it is a call site the
+ * code map knows (an exact scope of an nmethod, the interpreter with a valid
+ * interpreted frame, the call stub) and the walk on from it succeeds - it
+ * reaches the thread's entry frame, or at least two frames before the
+ * fragment ends (ICPE'14 section 2.3, "additional checks"). */
+#include <string.h>
+
+#include "../userspace/common/agent_protocol.h"
+#include "unwind.h"
+
+/* How far above sp to look: stubs and leaf native functions keep small
+ * frames; a return address further up is more likely stale than real. */
+#define SCAN_WORDS 192
+
+static struct trace scan_trace; /* decoding is single-threaded */
+
+/* Whether v could be a return address into Java code at all. */
+static bool plausible(const struct walk *w, uint64_t v, const struct code_blob **bp)
+{
+	const struct code_blob *b;
+
+	if (!walk_in_code_cache(w, v))
+		return false;
+	b = codemap_find(w->ctx->code, v, w->s->time_ns);
+	if (!b)
+		return false;
+	*bp = b;
+	switch (b->kind) {
+	case JS_CODE_NMETHOD:
+		return code_blob_scope(b, v, true) != NULL;
+	case JS_CODE_NATIVE_WRAPPER:
+	case JS_CODE_INTERPRETER:
+	case JS_CODE_INTERPRETER_ENTRY:
+		return true;
+	case JS_CODE_CALL_STUB:
+		return v == w->ctx->layout->call_stub_return;
+	default:
+		return false;
+	}
+}
+
+bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum step *result)
+{
+	const struct code_blob *b;
+	struct walk sub;
+	enum step st;
+
+	if (!plausible(w, pc, &b))
+		return false;
+	sub = *w;
+	sub.out = &scan_trace;
+	scan_trace.n = 0;
+	sub.pc = pc;
+	sub.sp = sp;
+	sub.fp = fp;
+	sub.top = false;
+	sub.reason = 0;
+	st = walk_run(&sub);
+	if (!(st == STEP_COMPLETE || (st == STEP_INCOMPLETE && scan_trace.n >= 2)) || scan_trace.n == 0)
+		return false;
+	if (w->out->n + scan_trace.n > TRACE_MAX_FRAMES) {
+		*result = walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
+		return true;
+	}
+	memcpy(&w->out->frames[w->out->n], scan_trace.frames, scan_trace.n * sizeof(scan_trace.frames[0]));
+	w->out->n += scan_trace.n;
+	w->pc = sub.pc;
+	w->sp = sub.sp;
+	w->fp = sub.fp;
+	w->max_read = sub.max_read > w->max_read ? sub.max_read : w->max_read;
+	*result = st;
+	return true;
+}
+
+enum step unwind_scan(struct walk *w, int fail_reason)
+{
+	uint64_t base = w->sp;
+	enum step st;
+
+	for (int i = 0; i < SCAN_WORDS; i++) {
+		uint64_t addr = base + 8 * (uint64_t)i, v;
+
+		if (frag_read_u64(w->s, addr, &v) != FRAG_OK)
+			break;
+		/* rbp still holds the caller's frame pointer: stubs and native
+		 * code preserve it. */
+		if (walk_try_caller(w, v, addr + 8, w->fp, &st)) {
+			w->rule = DECODE_RULE_SCAN;
+			return st;
+		}
+	}
+	return walk_fail(w, fail_reason);
+}
