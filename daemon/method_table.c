@@ -13,8 +13,10 @@ void method_table_init(struct method_table *t)
 
 void method_table_free(struct method_table *t)
 {
-	for (size_t i = 0; i < t->methods.n; i++)
+	for (size_t i = 0; i < t->methods.n; i++) {
 		free(t->methods.v[i].lines);
+		free(t->methods.v[i].calls);
+	}
 	vec_free(&t->methods);
 	vec_free(&t->classes);
 	u64_map_free(&t->by_method_ptr);
@@ -117,10 +119,28 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 			m.lines[j] = e;
 		}
 	}
+	m.ncalls = rbuf_i32(r);
+	if (r->err || m.ncalls < -1 || m.ncalls > 65535 || (m.ncalls > 0 && (size_t)m.ncalls > rbuf_left(r) / 2)) {
+		free(m.lines);
+		return -1;
+	}
+	if (m.ncalls > 0) {
+		m.calls = malloc((size_t)m.ncalls * sizeof(*m.calls));
+		if (!m.calls) {
+			free(m.lines);
+			return -1;
+		}
+		for (int32_t i = 0; i < m.ncalls; i++) {
+			m.calls[i] = rbuf_u16(r);
+			if (i && m.calls[i] <= m.calls[i - 1])
+				r->err = 1; /* must ascend */
+		}
+	}
 	m.name = string_pool_intern(&t->pool, name, nn);
 	m.signature = string_pool_intern(&t->pool, sig, sn);
 	if (r->err || !m.name || !m.signature || ENSURE_SLOT(t->methods, id) != 0) {
 		free(m.lines);
+		free(m.calls);
 		return -1;
 	}
 	m.known = true;
@@ -129,11 +149,13 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	if (slot->known) {
 		/* Re-sent after class redefinition: the old Method* may still be
 		 * on stacks, so it keeps mapping to this id. */
-		t->line_bytes -= slot->nlines * sizeof(struct line_entry);
+		t->line_bytes -= slot->nlines * sizeof(struct line_entry) +
+				 (slot->ncalls > 0 ? (size_t)slot->ncalls * 2 : 0);
 		free(slot->lines);
+		free(slot->calls);
 	}
 	*slot = m;
-	t->line_bytes += m.nlines * sizeof(struct line_entry);
+	t->line_bytes += m.nlines * sizeof(struct line_entry) + (m.ncalls > 0 ? (size_t)m.ncalls * 2 : 0);
 	if (m.method_ptr)
 		u64_map_put(&t->by_method_ptr, m.method_ptr, id);
 	return 0;
@@ -155,6 +177,7 @@ int method_table_put_ref(struct method_table *t, struct rbuf *r)
 	if (m->named)
 		return 0; /* the full record came first */
 	m->known = true;
+	m->ncalls = -1;
 	m->class_id = class_id;
 	m->method_ptr = method;
 	m->const_method = const_method;
@@ -174,6 +197,24 @@ uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr)
 	uint64_t *id = u64_map_get(&t->by_method_ptr, method_ptr);
 
 	return id ? (uint32_t)*id : 0;
+}
+
+int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t bci)
+{
+	const struct method_info *m = method_table_get(t, id);
+	int32_t lo = 0, hi;
+
+	if (!m || !m->named || m->ncalls < 0 || bci < 0)
+		return -1;
+	hi = m->ncalls;
+	while (lo < hi) {
+		int32_t mid = (lo + hi) / 2;
+		if (m->calls[mid] < bci)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->ncalls && m->calls[lo] == bci;
 }
 
 int method_table_line(const struct method_table *t, uint32_t id, int32_t bci)

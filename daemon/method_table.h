@@ -34,6 +34,8 @@ struct method_info {
 	const char *signature;
 	uint32_t nlines;
 	struct line_entry *lines; /* sorted by start_bci */
+	int32_t ncalls;           /* invoke instructions; -1 unknown */
+	uint16_t *calls;          /* their bcis, ascending */
 };
 
 struct class_info {
@@ -61,6 +63,9 @@ int method_table_put_ref(struct method_table *t, struct rbuf *r);
 const struct method_info *method_table_get(const struct method_table *t, uint32_t id);
 /* Method id of a Method*, 0 if unknown. */
 uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr);
+/* Whether bci is an invoke instruction of the method: 1 yes, 0 no, -1
+ * unknown (method or its bytecode not known). */
+int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t bci);
 /* Source line of bci, or -1. */
 int method_table_line(const struct method_table *t, uint32_t id, int32_t bci);
 /* "package.Class.method"; a placeholder naming the id when unknown. */

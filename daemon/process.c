@@ -118,6 +118,40 @@ size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t r
 	return gone;
 }
 
+/* A decoded trace is impossible if a Java frame that calls the next one
+ * (not through the VM) does not stand at an invoke instruction of its
+ * method: the decoder then followed a wrong frame. Counted, and logged with
+ * --verbose, so decoder bugs show up in the stats. */
+static bool trace_impossible(const struct process *p, const struct trace *tr, uint32_t *at)
+{
+	for (uint32_t i = 0; i + 1 < tr->n; i++) {
+		const struct trace_frame *f = &tr->frames[i];
+
+		if (f->type == FRAME_PSEUDO || (f->flags & FRAME_FLAG_VIA_VM) || f->bci < 0 ||
+		    tr->frames[i + 1].type == FRAME_PSEUDO)
+			continue;
+		if (method_table_is_call_site(&p->jvm.methods, f->method_id, f->bci) == 0) {
+			*at = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void log_impossible(const struct process *p, const struct js_sample *s, const struct trace *tr, uint32_t at)
+{
+	static uint32_t logged;
+	char caller[256], callee[256];
+
+	if (logged++ >= 50)
+		return;
+	method_table_name(&p->jvm.methods, tr->frames[at].method_id, caller, sizeof(caller));
+	method_table_name(&p->jvm.methods, tr->frames[at + 1].method_id, callee, sizeof(callee));
+	log_debug("pid %d tid %u: impossible trace (rule %s): %s (type %u, bci %d) calls %s (type %u), frame %u of %u",
+		  (int)p->pid, s->tid, decode_rule_name(tr->top_rule), caller, tr->frames[at].type,
+		  tr->frames[at].bci, callee, tr->frames[at + 1].type, at, tr->n);
+}
+
 /* Inserts a decoded trace: incomplete traces hang under [truncated] so a
  * partial path is never mistaken for a root-level context. */
 static void record_trace(struct process *p, enum decode_status st, struct trace *tr)
@@ -126,7 +160,7 @@ static void record_trace(struct process *p, enum decode_status st, struct trace 
 		if (tr->n + 1 > TRACE_MAX_FRAMES)
 			tr->n = TRACE_MAX_FRAMES - 1;
 		memmove(&tr->frames[1], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
-		tr->frames[0] = (struct trace_frame){PSEUDO_TRUNCATED, FRAME_PSEUDO, -1};
+		tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_TRUNCATED, .type = FRAME_PSEUDO, .bci = -1};
 		tr->n++;
 	}
 	if (cct_add(&p->cct, tr->frames, tr->n, 1) != 0) {
@@ -225,6 +259,14 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 		decode_sample(&ctx, s, &scratch_trace, &reason);
 	}
 	learn_copy_end(t, p, s, st);
+	if (st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) {
+		uint32_t at;
+		if (trace_impossible(p, &scratch_trace, &at)) {
+			p->stats.wrong++;
+			if (log_level() >= LOG_DEBUG)
+				log_impossible(p, s, &scratch_trace, at);
+		}
+	}
 	if (st != DECODE_FAILED)
 		record_trace(p, st, &scratch_trace);
 	return true;

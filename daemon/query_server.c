@@ -132,6 +132,7 @@ static void stats_fields(const struct decode_stats *s, struct wbuf *out, bool js
 	FIELD("incomplete", s->incomplete);
 	FIELD("not_java", s->not_java);
 	FIELD("failed", s->failed);
+	FIELD("wrong", s->wrong);
 	FIELD("held", s->held_total);
 	FIELD("dropped", s->dropped);
 	FIELD("dropped_queue_full", s->dropped_queue_full);

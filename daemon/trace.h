@@ -37,9 +37,17 @@ enum decode_wait {
 	WAIT_METHOD = 3, /* the method whose Method* is wait_key */
 };
 
+enum frame_flags {
+	/* This frame called the next (more recent) one through the VM: an
+	 * entry frame lies between them (class initialization, JNI upcall,
+	 * reflection...), so its bci need not be an invoke instruction. */
+	FRAME_FLAG_VIA_VM = 1u << 0,
+};
+
 struct trace_frame {
 	uint32_t method_id; /* agent method id, or enum pseudo_frame */
 	uint8_t type;       /* enum frame_type */
+	uint8_t flags;      /* enum frame_flags */
 	int32_t bci;        /* -1 unknown */
 };
 
@@ -65,6 +73,7 @@ static inline int trace_push(struct trace *t, uint32_t method_id, uint8_t type, 
 		return -1;
 	t->frames[t->n].method_id = method_id;
 	t->frames[t->n].type = type;
+	t->frames[t->n].flags = 0;
 	t->frames[t->n].bci = bci;
 	t->n++;
 	return 0;

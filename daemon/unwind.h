@@ -19,6 +19,7 @@ struct walk {
 	int reason;
 	int rule; /* enum decode_rule of the top frame, set by its unwinder */
 	uint64_t max_read; /* end of the highest stack word read */
+	bool via_vm;       /* the next frame pushed called its callee through the VM */
 };
 
 enum step {
@@ -31,6 +32,18 @@ enum step {
 };
 
 /* The model lacks something newer agent data may bring: wait for it. */
+/* Pushes a Java frame, marking it if the walk just crossed an entry frame. */
+static inline int walk_push(struct walk *w, uint32_t method_id, uint8_t type, int32_t bci)
+{
+	if (trace_push(w->out, method_id, type, bci) != 0)
+		return -1;
+	if (w->via_vm) {
+		w->out->frames[w->out->n - 1].flags |= FRAME_FLAG_VIA_VM;
+		w->via_vm = false;
+	}
+	return 0;
+}
+
 static inline enum step walk_retry(struct walk *w, uint8_t wait, uint64_t key)
 {
 	w->out->wait = wait;

@@ -21,7 +21,7 @@ enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool e
 		 * descriptor (stub section, epilogue) still lies in the method. */
 		if (exact && b->kind == JS_CODE_NMETHOD && b->npcs > 0)
 			return walk_fail(w, DECODE_FAIL_NOT_A_CALL_SITE);
-		if (trace_push(w->out, b->method_id, root_type, -1) != 0)
+		if (walk_push(w, b->method_id, root_type, -1) != 0)
 			return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 		return STEP_CALLER;
 	}
@@ -29,7 +29,7 @@ enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool e
 		const struct scope_frame *f = &b->frames[sc->first + d];
 		uint8_t type = d + 1 == sc->depth ? root_type : FRAME_INLINED;
 
-		if (trace_push(w->out, f->method_id, type, f->bci) != 0)
+		if (walk_push(w, f->method_id, type, f->bci) != 0)
 			return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 	}
 	return STEP_CALLER;
@@ -45,7 +45,7 @@ static enum step unwind_partial(struct walk *w, const struct code_blob *b, int s
 	uint64_t ret_at = state == JS_FRAME_STATE_RBP_PUSHED ? w->sp + 8 : w->sp;
 	enum step st;
 
-	if (trace_push(w->out, b->method_id,
+	if (walk_push(w, b->method_id,
 		       b->kind == JS_CODE_NATIVE_WRAPPER ? FRAME_NATIVE : FRAME_COMPILED, -1) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 	if ((st = walk_read(w, ret_at, &ret)) != STEP_CALLER)
@@ -70,7 +70,7 @@ static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
 	if ((st = walk_read(w, w->sp, &ret)) != STEP_CALLER)
 		return st;
 	if (!(ret >= b->start && ret < b->start + b->size) &&
-	    trace_push(w->out, b->method_id, FRAME_COMPILED, -1) != 0)
+	    walk_push(w, b->method_id, FRAME_COMPILED, -1) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 	w->pc = ret;
 	w->sp += 8;

@@ -36,5 +36,6 @@ enum step unwind_entry(struct walk *w)
 	w->pc = last_pc;
 	w->sp = last_sp;
 	w->fp = last_fp;
+	w->via_vm = true;
 	return STEP_CALLER;
 }

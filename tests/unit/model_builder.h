@@ -134,6 +134,7 @@ static inline int tb_apply_method(struct jvm_model *m, uint32_t id, uint32_t cla
 	wbuf_u32(&w, 10);
 	wbuf_u32(&w, 5);
 	wbuf_u32(&w, 11);
+	wbuf_i32(&w, -1); /* call sites unknown */
 	r = jvm_model_apply_record(m, JS_REC_METHOD, w.data, w.len);
 	wbuf_free(&w);
 	return r;

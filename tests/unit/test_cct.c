@@ -8,7 +8,7 @@
 
 static struct trace_frame F(uint32_t id, uint8_t type)
 {
-	return (struct trace_frame){id, type, -1};
+	return (struct trace_frame){.method_id = id, .type = type, .bci = -1};
 }
 
 static void test_merge_and_render(void)

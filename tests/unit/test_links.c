@@ -29,7 +29,7 @@ static void setup_daemon(void)
 {
 	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1};
 	struct process *p;
-	struct trace_frame f = {1, FRAME_COMPILED, -1};
+	struct trace_frame f = {.method_id = 1, .type = FRAME_COMPILED, .bci = -1};
 
 	memset(&D, 0, sizeof(D));
 	D.started_ns = monotonic_ns();

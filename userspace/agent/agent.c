@@ -205,6 +205,7 @@ static int setup(JavaVM *vm, char *options, int late)
 	caps.can_generate_compiled_method_load_events = 1;
 	caps.can_get_source_file_name = 1;
 	caps.can_get_line_numbers = 1;
+	caps.can_get_bytecodes = 1;
 	if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) {
 		agent_disable("the JVM refused the needed JVMTI capabilities");
 		return -1;

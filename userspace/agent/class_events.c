@@ -10,6 +10,7 @@
 
 #include "../common/agent_protocol.h"
 #include "agent.h"
+#include "bytecode_calls.h"
 #include "safe_read.h"
 
 static void deallocate(jvmtiEnv *jvmti, void *p)
@@ -169,6 +170,18 @@ static void resolve_one(jvmtiEnv *jvmti, const struct pending_method *p, struct 
 		const_method = 0;
 		code_size = 0;
 	}
+	/* Call sites, for jsampled's check of decoded traces. */
+	unsigned char *bytes = NULL;
+	jint nbytes = 0;
+	uint16_t calls[1024];
+	int ncalls = -1;
+	if (!(modifiers & 0x0500 /* native, abstract */) &&
+	    (*jvmti)->GetBytecodes(jvmti, m, &nbytes, &bytes) == JVMTI_ERROR_NONE && bytes) {
+		ncalls = bytecode_call_sites(bytes, (size_t)nbytes, calls, 1024);
+		if (ncalls > 1024)
+			ncalls = -1; /* too many to list: jsampled will not check this method */
+		deallocate(jvmti, bytes);
+	}
 
 	wbuf_reset(w);
 	wbuf_u32(w, p->method_id);
@@ -184,6 +197,9 @@ static void resolve_one(jvmtiEnv *jvmti, const struct pending_method *p, struct 
 		wbuf_u32(w, (uint32_t)lines[i].start_location);
 		wbuf_u32(w, (uint32_t)lines[i].line_number);
 	}
+	wbuf_i32(w, ncalls);
+	for (int i = 0; i < ncalls; i++)
+		wbuf_u16(w, calls[i]);
 	if (!w->oom) {
 		store_lock(&g_agent.store);
 		store_append_locked(&g_agent.store, JS_REC_METHOD, 0, 0, w->data, w->len);

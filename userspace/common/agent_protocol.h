@@ -129,7 +129,9 @@ enum js_code_flags {
  * CLASS: u32 class_id, str signature ("Ljava/lang/String;"), str source file.
  * METHOD: u32 method_id, u32 class_id, u64 Method*, u64 ConstMethod*,
  *   u32 bytecode size, u32 modifiers, str name, str signature,
- *   u32 line count, count x { u32 start_bci, u32 line }.
+ *   u32 line count, count x { u32 start_bci, u32 line },
+ *   i32 call-site count (-1 unknown), count x u16 bci: the method's invoke
+ *   instructions, so jsampled can check that a calling frame stands at one.
  *   Sent again when the Method* changes (class redefinition).
  * METHOD_REF: u32 method_id, u32 class_id, u64 Method*, u64 ConstMethod*,
  *   u32 bytecode size. Sent as soon as a class is prepared, so interpreted
