@@ -5,6 +5,7 @@
 #   make check      unit tests (plain and ASan/UBSan) and integration tests
 #   make demo       profile a bundled Java workload and print its CCT (root)
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
+#   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
 #   make clean
 
 CC         ?= gcc
@@ -42,7 +43,7 @@ asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
 pic_obj = $(patsubst %.c,$(B)/pic/%.o,$(1))
 
 .SECONDARY:
-.PHONY: all deps check check-unit check-unit-asan check-integration demo java clean asan bench-pipeline
+.PHONY: all deps check check-unit check-unit-asan check-integration demo java clean asan bench-pipeline bench-decode
 all: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so $(B)/jsreplay
 
 # --- BPF: vmlinux.h from the running kernel's BTF, CO-RE object, skeleton ---
@@ -127,6 +128,9 @@ demo: all java
 
 bench-pipeline: all java
 	tests/bench/pipeline.sh $(FREQS)
+
+bench-decode: all java
+	tests/bench/bench_decode.py $(BENCH_DECODE_ARGS)
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

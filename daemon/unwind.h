@@ -20,6 +20,9 @@ struct walk {
 	int rule; /* enum decode_rule of the top frame, set by its unwinder */
 	uint64_t max_read; /* end of the highest stack word read */
 	bool via_vm;       /* the next frame pushed called its callee through the VM */
+	/* The next compiled frame's pc returns from a leaf call (no debug info at
+	 * the return address): name it by the nearest scope instead. */
+	bool leaf_return;
 };
 
 enum step {

@@ -118,7 +118,8 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	}
 	if (b->frame_size_words <= 0)
 		return walk_fail(w, DECODE_FAIL_UNKNOWN_FRAME_SIZE);
-	st = emit_compiled_frames(w, b, !w->top);
+	st = emit_compiled_frames(w, b, !w->top && !w->leaf_return);
+	w->leaf_return = false;
 	if (st != STEP_CALLER)
 		return st;
 	sender_sp = w->sp + (uint64_t)b->frame_size_words * 8;

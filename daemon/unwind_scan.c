@@ -13,17 +13,23 @@
 #include "../userspace/common/agent_protocol.h"
 #include "unwind.h"
 
-/* How far above sp to look: stubs and leaf native functions keep small
- * frames; a return address further up is more likely stale than real. */
-#define SCAN_WORDS 192
+/* How far above sp to look: stubs keep small frames, but leaf native code
+ * called straight from compiled code can be deep (JDK 21+ sorts arrays in
+ * libsimdsort). Candidates are validated, so a stale word costs time, not
+ * correctness. */
+#define SCAN_WORDS 2048
 
 static struct trace scan_trace; /* decoding is single-threaded */
 
-/* Whether v could be a return address into Java code at all. */
-static bool plausible(const struct walk *w, uint64_t v, const struct code_blob **bp)
+/* Whether v could be a return address into Java code at all. A return
+ * address into compiled code is either a call site with debug info, or the
+ * return from a leaf call (runtime stubs, intrinsics calling native code),
+ * which has none: *leaf says which. */
+static bool plausible(const struct walk *w, uint64_t v, const struct code_blob **bp, bool *leaf)
 {
 	const struct code_blob *b;
 
+	*leaf = false;
 	if (!walk_in_code_cache(w, v))
 		return false;
 	b = codemap_find(w->ctx->code, v, w->s->time_ns);
@@ -32,7 +38,13 @@ static bool plausible(const struct walk *w, uint64_t v, const struct code_blob *
 	*bp = b;
 	switch (b->kind) {
 	case JS_CODE_NMETHOD:
-		return code_blob_scope(b, v, true) != NULL;
+		if (code_blob_scope(b, v, true))
+			return true;
+		/* Not a call site: acceptable only in the body proper, with
+		 * the frame in place. */
+		*leaf = code_blob_frame_state(b, v) < 0 && v > b->start + (uint64_t)(b->frame_complete_offset > 0 ? b->frame_complete_offset : 0) &&
+			(b->stub_offset <= 0 || v < b->start + (uint64_t)b->stub_offset);
+		return *leaf;
 	case JS_CODE_NATIVE_WRAPPER:
 	case JS_CODE_INTERPRETER:
 	case JS_CODE_INTERPRETER_ENTRY:
@@ -49,10 +61,12 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	const struct code_blob *b;
 	struct walk sub;
 	enum step st;
+	bool leaf;
 
-	if (!plausible(w, pc, &b))
+	if (!plausible(w, pc, &b, &leaf))
 		return false;
 	sub = *w;
+	sub.leaf_return = leaf;
 	sub.out = &scan_trace;
 	scan_trace.n = 0;
 	sub.pc = pc;
@@ -85,13 +99,26 @@ enum step unwind_scan(struct walk *w, int fail_reason)
 	for (int i = 0; i < SCAN_WORDS; i++) {
 		uint64_t addr = base + 8 * (uint64_t)i, v;
 
+		uint64_t fps[3], saved;
+		int nfp = 0;
+
 		if (frag_read_u64(w->s, addr, &v) != FRAG_OK)
 			break;
-		/* rbp still holds the caller's frame pointer: stubs and native
-		 * code preserve it. */
-		if (walk_try_caller(w, v, addr + 8, w->fp, &st)) {
-			w->rule = DECODE_RULE_SCAN;
-			return st;
+		/* The caller's frame pointer (needed if it is interpreted): saved
+		 * just below the return address by a callee that pushes rbp
+		 * first (libjvm is built with frame pointers), still in rbp if the
+		 * callee left it alone (stubs), or the one the thread's anchor
+		 * kept from its last transition. */
+		if (addr >= base + 8 && frag_read_u64(w->s, addr - 8, &saved) == FRAG_OK && saved > addr)
+			fps[nfp++] = saved;
+		fps[nfp++] = w->fp;
+		if (w->s->anchor_fp && w->s->anchor_fp != w->fp)
+			fps[nfp++] = w->s->anchor_fp;
+		for (int k = 0; k < nfp; k++) {
+			if (walk_try_caller(w, v, addr + 8, fps[k], &st)) {
+				w->rule = DECODE_RULE_SCAN;
+				return st;
+			}
 		}
 	}
 	return walk_fail(w, fail_reason);
