@@ -73,6 +73,8 @@ static inline enum step walk_read(struct walk *w, uint64_t addr, uint64_t *out)
 			w->max_read = addr + 8;
 		return STEP_CALLER;
 	case FRAG_BEYOND:
+		if (w->ctx->explain)
+			fprintf(w->ctx->explain, "    read %#llx: beyond the copied fragment\n", (unsigned long long)addr);
 		return STEP_INCOMPLETE;
 	default:
 		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);

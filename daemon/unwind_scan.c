@@ -75,6 +75,13 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	sub.top = false;
 	sub.reason = 0;
 	st = walk_run(&sub);
+	if (st == STEP_RETRY) {
+		/* The walk on needs agent data not fetched yet: decide later. */
+		w->out->wait = scan_trace.wait;
+		w->out->wait_key = scan_trace.wait_key;
+		*result = STEP_RETRY;
+		return true;
+	}
 	if (!(st == STEP_COMPLETE || (st == STEP_INCOMPLETE && scan_trace.n >= 2)) || scan_trace.n == 0)
 		return false;
 	if (w->out->n + scan_trace.n > TRACE_MAX_FRAMES) {
