@@ -292,6 +292,8 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	if (ti) {
 		if (ti->from_jvm)
 			s->flags |= JS_SAMPLE_STACK_END_FROM_JVM;
+		if (ti->max_copy)
+			want = ti->max_copy;
 		if (ti->stack_end - from <= want)
 			want = ti->stack_end - from;
 		else

@@ -126,6 +126,11 @@ struct js_thread_info {
 	 * JavaCallWrapper), learned by jsampled from complete traces: nothing
 	 * above it is ever read, so the copy stops there. 0: copy to stack_end. */
 	__u64 copy_end;
+	/* The most bytes to copy for this thread (0: the configured fragment
+	 * size). jsampled raises it for threads whose stacks are deeper than
+	 * the fragment, up to JS_MAX_FRAGMENT_BYTES. */
+	__u32 max_copy;
+	__u32 reserved;
 };
 
 /* Per-CPU counters, one array slot. */

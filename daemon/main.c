@@ -255,6 +255,14 @@ static void on_copy_end(void *ctx, struct process *p, uint32_t tid, uint64_t end
 	sampler_set_copy_end(D.sampler, (pid_t)tid, end);
 }
 
+static void on_max_copy(void *ctx, struct process *p, uint32_t tid, uint32_t bytes)
+{
+	(void)ctx;
+	log_debug("pid %d thread %u: stack deeper than the copy, now copying up to %u bytes", (int)p->pid,
+		  tid, bytes);
+	sampler_set_max_copy(D.sampler, (pid_t)tid, bytes);
+}
+
 static const struct agent_link_hooks link_hooks = {.on_hello = on_hello, .on_batch = on_batch};
 
 static void close_agent(struct watch *w)
@@ -485,6 +493,9 @@ int main(int argc, char **argv)
 	process_table_init(&D.processes, &limits);
 	D.processes.on_thread = on_thread;
 	D.processes.on_copy_end = on_copy_end;
+	D.processes.on_max_copy = on_max_copy;
+	D.processes.fragment_bytes = D.opt.fragment_bytes;
+	D.processes.max_fragment_bytes = D.opt.max_fragment_bytes;
 	if (D.opt.record_path[0]) {
 		D.processes.recording = recording_create(D.opt.record_path);
 		if (!D.processes.recording) {

@@ -16,6 +16,8 @@ static void usage(FILE *f)
 		"  --agent-socket PATH    socket agents connect to (default: agent.sock next to --socket)\n"
 		"  --frequency HZ         samples per second per CPU (default 99)\n"
 		"  --fragment-bytes N     user stack bytes copied per sample, at most %u (default %u)\n"
+		"  --max-fragment-bytes N threads with deeper stacks get copies up to N bytes\n"
+		"                         (default %u; equal to --fragment-bytes: never grow)\n"
 		"  --ringbuf-mb N         ring buffer size in MiB, a power of two (default 64)\n"
 		"  --drain-ms N           ring buffer drain period (default 10)\n"
 		"  --wakeup-kb N          pending bytes that wake jsampled before its drain timer\n"
@@ -26,7 +28,7 @@ static void usage(FILE *f)
 		"  --record FILE          record every input of the sample path (for jsreplay)\n"
 		"  --verbose              debug logging\n"
 		"  --help\n",
-		JSAMPLED_DEFAULT_SOCKET, JS_MAX_FRAGMENT_BYTES, JS_DEFAULT_FRAGMENT_BYTES);
+		JSAMPLED_DEFAULT_SOCKET, JS_MAX_FRAGMENT_BYTES, JS_DEFAULT_FRAGMENT_BYTES, JS_MAX_FRAGMENT_BYTES);
 }
 
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out, const char *what)
@@ -50,6 +52,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		{"agent-socket", required_argument, 0, 'a'},
 		{"frequency", required_argument, 0, 'f'},
 		{"fragment-bytes", required_argument, 0, 'b'},
+		{"max-fragment-bytes", required_argument, 0, 'B'},
 		{"ringbuf-mb", required_argument, 0, 'r'},
 		{"drain-ms", required_argument, 0, 'd'},
 		{"wakeup-kb", required_argument, 0, 'w'},
@@ -68,6 +71,7 @@ int options_parse(struct options *o, int argc, char **argv)
 	snprintf(o->socket_path, sizeof(o->socket_path), "%s", JSAMPLED_DEFAULT_SOCKET);
 	o->frequency_hz = 99;
 	o->fragment_bytes = JS_DEFAULT_FRAGMENT_BYTES;
+	o->max_fragment_bytes = JS_MAX_FRAGMENT_BYTES;
 	o->ringbuf_bytes = 64u << 20;
 	o->drain_ms = 10;
 	o->retention_s = 600;
@@ -96,6 +100,11 @@ int options_parse(struct options *o, int argc, char **argv)
 			if (parse_u64(optarg, 256, JS_MAX_FRAGMENT_BYTES, &v, "--fragment-bytes"))
 				return -1;
 			o->fragment_bytes = (unsigned)v;
+			break;
+		case 'B':
+			if (parse_u64(optarg, 256, JS_MAX_FRAGMENT_BYTES, &v, "--max-fragment-bytes"))
+				return -1;
+			o->max_fragment_bytes = (unsigned)v;
 			break;
 		case 'r':
 			if (parse_u64(optarg, 1, 4096, &v, "--ringbuf-mb"))
@@ -165,6 +174,8 @@ int options_parse(struct options *o, int argc, char **argv)
 		snprintf(o->agent_socket_path, sizeof(o->agent_socket_path), "%s/agent.sock",
 			 dirname(dir));
 	}
+	if (o->max_fragment_bytes < o->fragment_bytes)
+		o->max_fragment_bytes = o->fragment_bytes;
 	if (!o->wakeup_bytes)
 		o->wakeup_bytes = o->ringbuf_bytes / 16;
 	return 0;

@@ -12,6 +12,7 @@ struct options {
 	char agent_socket_path[108];
 	unsigned frequency_hz;
 	unsigned fragment_bytes;
+	unsigned max_fragment_bytes; /* deep threads' copies grow up to this; 0: never */
 	size_t ringbuf_bytes;
 	size_t wakeup_bytes; /* 0: a sixteenth of the ring */
 	unsigned drain_ms;

@@ -24,6 +24,8 @@ static void process_free(struct process *p)
 {
 	pidns_map_free(&p->tids);
 	u64_map_free(&p->copy_ends);
+	u64_map_free(&p->max_copies);
+	context_table_free(&p->contexts);
 	jvm_model_free(&p->jvm);
 	sample_queue_free(&p->held);
 	cct_free(&p->cct);
@@ -76,6 +78,8 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 	jvm_model_init(&p->jvm);
 	pidns_map_init(&p->tids);
 	u64_map_init(&p->copy_ends);
+	u64_map_init(&p->max_copies);
+	context_table_init(&p->contexts);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
 	if (cct_init(&p->cct, t->limits.cct_max_nodes) != 0 || vec_push(&t->all, p) != 0 ||
 	    u64_map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p) != 0) {
@@ -152,16 +156,26 @@ static void log_impossible(const struct process *p, const struct js_sample *s, c
 		  tr->frames[at].bci, callee, tr->frames[at + 1].type, at, tr->n);
 }
 
-/* Inserts a decoded trace: incomplete traces hang under [truncated] so a
+/* Inserts a decoded trace. An incomplete one goes under the context the
+ * thread's complete traces make unambiguous, else under [truncated], so a
  * partial path is never mistaken for a root-level context. */
-static void record_trace(struct process *p, enum decode_status st, struct trace *tr)
+static void record_trace(struct process *p, const struct js_sample *s, enum decode_status st, struct trace *tr)
 {
-	if (st == DECODE_INCOMPLETE) {
-		if (tr->n + 1 > TRACE_MAX_FRAMES)
-			tr->n = TRACE_MAX_FRAMES - 1;
-		memmove(&tr->frames[1], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
-		tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_TRUNCATED, .type = FRAME_PSEUDO, .bci = -1};
-		tr->n++;
+	if (st == DECODE_RESOLVED) {
+		context_remember(&p->contexts, s->tid, tr);
+	} else if (st == DECODE_INCOMPLETE) {
+		struct trace_frame prefix[CONTEXT_FRAMES];
+		uint32_t k = context_graft(&p->contexts, s->tid, tr, prefix, CONTEXT_FRAMES);
+
+		if (k == 0) {
+			prefix[0] = (struct trace_frame){.method_id = PSEUDO_TRUNCATED, .type = FRAME_PSEUDO, .bci = -1};
+			k = 1;
+		}
+		if (tr->n + k > TRACE_MAX_FRAMES)
+			tr->n = TRACE_MAX_FRAMES - k;
+		memmove(&tr->frames[k], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
+		memcpy(tr->frames, prefix, k * sizeof(prefix[0]));
+		tr->n += k;
 	}
 	if (cct_add(&p->cct, tr->frames, tr->n, 1) != 0) {
 		p->stats.dropped++;
@@ -203,6 +217,20 @@ static void learn_copy_end(struct process_table *t, struct process *p, const str
 	uint64_t *known = u64_map_get(&p->copy_ends, s->tid);
 	uint64_t end;
 
+	/* A stack deeper than the copy: copy more of this thread from now on
+	 * (doubling, up to the maximum). Only such threads pay for it. */
+	if (st == DECODE_INCOMPLETE && (s->flags & JS_SAMPLE_STACK_CAPPED) && t->on_max_copy &&
+	    t->max_fragment_bytes) {
+		uint64_t *cur = u64_map_get(&p->max_copies, s->tid);
+		uint32_t now = cur ? (uint32_t)*cur : t->fragment_bytes, next = now * 2;
+
+		if (next > t->max_fragment_bytes)
+			next = t->max_fragment_bytes;
+		if (next > now) {
+			u64_map_put(&p->max_copies, s->tid, next);
+			t->on_max_copy(t->on_thread_ctx, p, s->tid, next);
+		}
+	}
 	if (!t->on_copy_end || !(s->flags & JS_SAMPLE_STACK_END_FROM_JVM))
 		return;
 	if (st == DECODE_INCOMPLETE && (s->flags & JS_SAMPLE_COPY_TRIMMED)) {
@@ -268,7 +296,7 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 		}
 	}
 	if (st != DECODE_FAILED)
-		record_trace(p, st, &scratch_trace);
+		record_trace(p, s, st, &scratch_trace);
 	return true;
 }
 
@@ -354,8 +382,15 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 		p->agent_cut_ns = info->cut_ns;
 	for (size_t i = 0; i < p->jvm.thread_changes.n; i++) {
 		const struct jvm_thread *th = jvm_model_thread(&p->jvm, p->jvm.thread_changes.v[i]);
-		if (th && t->on_thread)
+		if (!th)
+			continue;
+		if (t->on_thread)
 			t->on_thread(t->on_thread_ctx, p, th);
+		/* Per-thread learning starts over for a new thread on the tid. */
+		uint32_t host = pidns_host_tid(&p->tids, p->pid, th->tid);
+		u64_map_del(&p->copy_ends, host);
+		u64_map_del(&p->max_copies, host);
+		context_forget(&p->contexts, host);
 	}
 	p->jvm.thread_changes.n = 0;
 	retry_held(t, p, false);

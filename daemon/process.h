@@ -21,6 +21,7 @@
 #include "pid_namespace.h"
 #include "sample_queue.h"
 #include "stats.h"
+#include "truncated_context.h"
 
 struct agent_link;
 struct recording;
@@ -59,6 +60,8 @@ struct process {
 	/* Per sampled thread (host tid): the learned end of its bottom Java
 	 * frame, or COPY_END_DISABLED once a trimmed copy proved too short. */
 	struct u64_map copy_ends;
+	struct u64_map max_copies; /* host tid -> raised copy limit */
+	struct context_table contexts; /* where incomplete traces go */
 };
 
 #define COPY_END_DISABLED UINT64_MAX
@@ -75,8 +78,12 @@ struct process_table {
 	 * jsampled mirrors them into the BPF thread map. */
 	void (*on_thread)(void *ctx, struct process *p, const struct jvm_thread *t);
 	/* Called when a thread's copy end is learned (end > 0) or given up
-	 * (end == 0): jsampled writes it into the BPF thread map. */
+	 * (end == 0), and when a thread's copy limit is raised: jsampled writes
+	 * them into the BPF thread map. */
 	void (*on_copy_end)(void *ctx, struct process *p, uint32_t tid, uint64_t end);
+	void (*on_max_copy)(void *ctx, struct process *p, uint32_t tid, uint32_t bytes);
+	uint32_t fragment_bytes;     /* the configured copy size */
+	uint32_t max_fragment_bytes; /* how far a deep thread's copy may grow (0: never) */
 	void *on_thread_ctx;
 	/* jsreplay --explain: walks of failed samples are described here. */
 	FILE *explain;

@@ -180,8 +180,9 @@ static void process_stats(const struct process *p, struct wbuf *out, bool json)
 		json_string(out, p->comm);
 		wbuf_printf(out, ",\"cct_nodes\":%zu,\"model_bytes\":%zu,\"code_blobs\":%zu,",
 			    p->cct.nodes.n, jvm_model_bytes(&p->jvm), p->jvm.code.blobs.n);
-		wbuf_printf(out, "\"malformed_records\":%llu,",
-			    (unsigned long long)p->jvm.malformed_records);
+		wbuf_printf(out, "\"malformed_records\":%llu,\"incomplete_grafted\":%llu,\"incomplete_truncated\":%llu,",
+			    (unsigned long long)p->jvm.malformed_records, (unsigned long long)p->contexts.grafted,
+			    (unsigned long long)p->contexts.truncated);
 		stats_fields(&p->stats, out, true);
 		wbuf_printf(out, "}\n");
 	} else {

@@ -35,6 +35,8 @@ int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info
 int sampler_forget_thread(struct sampler *s, pid_t tid);
 /* Sets how far up the thread's stack the copy goes (0: to its end). */
 int sampler_set_copy_end(struct sampler *s, pid_t tid, uint64_t end);
+/* Sets the most bytes copied for the thread (0: the configured size). */
+int sampler_set_max_copy(struct sampler *s, pid_t tid, uint32_t bytes);
 
 /* The kernel's run-time statistics of the sampling program (non-zero only
  * while kernel.bpf_stats_enabled is 1). */

@@ -1,0 +1,99 @@
+#include "truncated_context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct thread_context {
+	uint32_t n;
+	struct trace_frame frames[CONTEXT_FRAMES];
+};
+
+void context_table_init(struct context_table *c)
+{
+	memset(c, 0, sizeof(*c));
+	u64_map_init(&c->by_tid);
+}
+
+void context_table_free(struct context_table *c)
+{
+	for (size_t i = 0; i < c->by_tid.cap; i++)
+		if (c->by_tid.keys[i])
+			free((void *)(uintptr_t)c->by_tid.vals[i]);
+	u64_map_free(&c->by_tid);
+}
+
+void context_forget(struct context_table *c, uint32_t tid)
+{
+	uint64_t *v = u64_map_get(&c->by_tid, (uint64_t)tid + 1);
+
+	if (v) {
+		free((void *)(uintptr_t)*v);
+		u64_map_del(&c->by_tid, (uint64_t)tid + 1);
+	}
+}
+
+static bool same_frame(const struct trace_frame *a, const struct trace_frame *b)
+{
+	return a->method_id == b->method_id && a->type == b->type;
+}
+
+void context_remember(struct context_table *c, uint32_t tid, const struct trace *complete)
+{
+	uint64_t key = (uint64_t)tid + 1;
+	uint64_t *v = u64_map_get(&c->by_tid, key);
+	struct thread_context *t;
+
+	if (v) {
+		t = (struct thread_context *)(uintptr_t)*v;
+	} else {
+		if (c->by_tid.count >= CONTEXT_THREADS) {
+			/* Replace an arbitrary entry: the table stays bounded. */
+			for (size_t i = 0; i < c->by_tid.cap; i++)
+				if (c->by_tid.keys[i]) {
+					context_forget(c, (uint32_t)(c->by_tid.keys[i] - 1));
+					break;
+				}
+		}
+		t = malloc(sizeof(*t));
+		if (!t || u64_map_put(&c->by_tid, key, (uint64_t)(uintptr_t)t) != 0) {
+			free(t);
+			return;
+		}
+	}
+	t->n = complete->n < CONTEXT_FRAMES ? complete->n : CONTEXT_FRAMES;
+	memcpy(t->frames, complete->frames, t->n * sizeof(t->frames[0]));
+}
+
+uint32_t context_graft(struct context_table *c, uint32_t tid, const struct trace *incomplete,
+		       struct trace_frame *prefix, uint32_t max)
+{
+	uint64_t *v = u64_map_get(&c->by_tid, (uint64_t)tid + 1);
+	const struct thread_context *t;
+	const struct trace_frame *first;
+	uint32_t at = 0, hits = 0;
+
+	if (!v || incomplete->n == 0) {
+		c->truncated++;
+		return 0;
+	}
+	t = (const struct thread_context *)(uintptr_t)*v;
+	first = &incomplete->frames[0];
+	if (first->type == FRAME_PSEUDO)
+		goto ambiguous;
+	for (uint32_t i = 1; i < incomplete->n; i++)
+		if (same_frame(&incomplete->frames[i], first))
+			goto ambiguous; /* recursion: its depth is unknown */
+	for (uint32_t j = 0; j < t->n; j++)
+		if (same_frame(&t->frames[j], first)) {
+			at = j;
+			hits++;
+		}
+	if (hits != 1 || at == 0 || at > max)
+		goto ambiguous;
+	memcpy(prefix, t->frames, at * sizeof(prefix[0]));
+	c->grafted++;
+	return at;
+ambiguous:
+	c->truncated++;
+	return 0;
+}
