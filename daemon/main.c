@@ -497,7 +497,7 @@ int main(int argc, char **argv)
 	D.processes.fragment_bytes = D.opt.fragment_bytes;
 	D.processes.max_fragment_bytes = D.opt.max_fragment_bytes;
 	if (D.opt.record_path[0]) {
-		D.processes.recording = recording_create(D.opt.record_path);
+		D.processes.recording = recording_create(D.opt.record_path, 1); /* fast: runs live */
 		if (!D.processes.recording) {
 			log_err("cannot create %s: %s", D.opt.record_path, strerror(errno));
 			goto cleanup;

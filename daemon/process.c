@@ -263,17 +263,11 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	int reason;
 	enum decode_status st = decode_sample(&ctx, s, &scratch_trace, &reason);
 
-	if (st == DECODE_RETRY) {
-		static int logged;
-		if (log_level() >= LOG_DEBUG && logged++ < 1000000) {
-			const struct code_blob *b = codemap_find(&p->jvm.code, scratch_trace.stop_pc, s->time_ns);
-			log_debug("retry: t %llu cut %llu stop pc %#llx blob %s layout %d", (unsigned long long)s->time_ns,
-				  (unsigned long long)p->agent_cut_ns, (unsigned long long)scratch_trace.stop_pc,
-				  b ? b->name : "-", p->jvm.layout.valid);
-		}
+	if (st == DECODE_RETRY)
 		return false;
-	}
 	decode_stats_account(&p->stats, st, reason, scratch_trace.top_rule);
+	if (t->on_decoded)
+		t->on_decoded(t->on_decoded_ctx, s, st, reason, &scratch_trace);
 	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
 		log_failure(p, s, reason);
 	if (st == DECODE_FAILED && t->explain && t->explain_left) {

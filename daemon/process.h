@@ -85,6 +85,10 @@ struct process_table {
 	uint32_t fragment_bytes;     /* the configured copy size */
 	uint32_t max_fragment_bytes; /* how far a deep thread's copy may grow (0: never) */
 	void *on_thread_ctx;
+	/* Called with every final decoding outcome (jsreplay --extract). */
+	void (*on_decoded)(void *ctx, const struct js_sample *s, enum decode_status st, int reason,
+			   const struct trace *tr);
+	void *on_decoded_ctx;
 	/* jsreplay --explain: walks of failed samples are described here. */
 	FILE *explain;
 	uint32_t explain_left;

@@ -15,13 +15,16 @@ struct recording {
 	uint32_t cap;
 };
 
-struct recording *recording_create(const char *path)
+struct recording *recording_create(const char *path, int level)
 {
 	struct recording *r = calloc(1, sizeof(*r));
+	char mode[4] = "wb1";
 
 	if (!r)
 		return NULL;
-	r->gz = gzopen(path, "wb1"); /* fast compression: stacks compress well anyway */
+	if (level >= 1 && level <= 9)
+		mode[2] = (char)('0' + level);
+	r->gz = gzopen(path, mode);
 	if (!r->gz || gzwrite(r->gz, RECORDING_MAGIC, 8) != 8) {
 		if (r->gz)
 			gzclose(r->gz);

@@ -28,8 +28,9 @@ enum recording_event {
 
 struct recording;
 
-/* Opens path for writing (truncates). NULL with errno on failure. */
-struct recording *recording_create(const char *path);
+/* Opens path for writing (truncates), compressing at level 1 (fast) to 9
+ * (small). NULL with errno on failure. */
+struct recording *recording_create(const char *path, int level);
 void recording_close(struct recording *r);
 /* Appends one event; errors are sticky and reported by recording_error. */
 void recording_write(struct recording *r, uint8_t type, pid_t pid, const void *payload, size_t len);
