@@ -165,13 +165,17 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 len, struct j
 					struct js_counters *cnt)
 {
 	__u32 copied = 0;
+	__u64 n = len;
 
-	if (len > JS_MAX_FRAGMENT_BYTES)
-		len = JS_MAX_FRAGMENT_BYTES;
-	if (len == 0)
+	/* Keep the bound visible to the verifier (clang may fold it away). */
+	asm volatile("" : "+r"(n));
+	if (n > JS_MAX_FRAGMENT_BYTES)
+		n = JS_MAX_FRAGMENT_BYTES;
+	if (n == 0)
 		return 0;
-	if (bpf_probe_read_user(dst, len, (void *)sp) == 0)
-		return len;
+	if (bpf_probe_read_user(dst, n, (void *)sp) == 0)
+		return (__u32)n;
+	len = (__u32)n;
 
 	for (int i = 0; i < JS_MAX_FRAGMENT_BYTES / JS_PAGE_SIZE + 1; i++) {
 		__u64 chunk;
