@@ -91,6 +91,8 @@ static __always_inline struct js_thread_info *thread_info(struct task_struct *ta
 
 	if (ti && sp >= ti->stack_low && sp < ti->stack_end)
 		return ti;
+	if (cnt)
+		cnt->vma_lookups++;
 	if (bpf_find_vma(task, sp, vma_bounds_cb, &b, 0) != 0 || b.end <= sp) {
 		if (cnt)
 			cnt->vma_lookup_failed++;
@@ -104,23 +106,28 @@ static __always_inline struct js_thread_info *thread_info(struct task_struct *ta
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
+/* JavaFrameAnchor is three words (last_Java_sp, _pc, _fp in some order,
+ * offsets from vmStructs): one read of all of it, each user-memory read
+ * being the main cost of a sample after the stack copy. */
+static __always_inline int read_anchor_words(struct js_sample *s, __u64 anchor, __u16 sp_off, __u16 fp_off,
+					     __u16 pc_off)
+{
+	__u64 v[4];
+
+	if (bpf_probe_read_user(v, 24, (void *)anchor))
+		return -1;
+	s->anchor_sp = v[(sp_off >> 3) & 3];
+	s->anchor_fp = v[(fp_off >> 3) & 3];
+	s->anchor_pc = v[(pc_off >> 3) & 3];
+	s->flags |= JS_SAMPLE_HAS_ANCHOR;
+	return 0;
+}
+
 static __always_inline void read_anchor(struct js_sample *s, const struct js_thread_info *ti)
 {
-	__u64 base = ti->anchor_addr;
-	__u64 v[3];
-
-	if (!base)
+	if (!ti->anchor_addr || read_anchor_words(s, ti->anchor_addr, ti->anchor_sp_off, ti->anchor_fp_off,
+						  ti->anchor_pc_off))
 		return;
-	/* The offsets come from vmStructs via the agent; bound them so a bad
-	 * entry cannot send the read far away. */
-	if (bpf_probe_read_user(&v[0], 8, (void *)(base + (ti->anchor_sp_off & 0xff))) ||
-	    bpf_probe_read_user(&v[1], 8, (void *)(base + (ti->anchor_fp_off & 0xff))) ||
-	    bpf_probe_read_user(&v[2], 8, (void *)(base + (ti->anchor_pc_off & 0xff))))
-		return;
-	s->anchor_sp = v[0];
-	s->anchor_fp = v[1];
-	s->anchor_pc = v[2];
-	s->flags |= JS_SAMPLE_HAS_ANCHOR;
 	if (ti->state_addr && bpf_probe_read_user(&s->thread_state, 4, (void *)ti->state_addr) == 0)
 		s->flags |= JS_SAMPLE_HAS_STATE;
 }
@@ -136,7 +143,7 @@ static __always_inline void read_anchor_tls(struct js_sample *s, struct task_str
 					    const struct js_target *tg)
 {
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
-	__u64 dtv, block, thread, v[3];
+	__u64 dtv, block, thread;
 
 	if (!tg->tls_modid || !fsbase)
 		return;
@@ -145,15 +152,10 @@ static __always_inline void read_anchor_tls(struct js_sample *s, struct task_str
 	    !block || block == ~0ull ||
 	    bpf_probe_read_user(&thread, 8, (void *)(block + (tg->tls_offset & 0xffff))) || !thread)
 		return;
-	__u64 anchor = thread + (tg->anchor_off & 0xffff);
-	if (bpf_probe_read_user(&v[0], 8, (void *)(anchor + (tg->anchor_sp_off & 0xff))) ||
-	    bpf_probe_read_user(&v[1], 8, (void *)(anchor + (tg->anchor_fp_off & 0xff))) ||
-	    bpf_probe_read_user(&v[2], 8, (void *)(anchor + (tg->anchor_pc_off & 0xff))))
+	if (read_anchor_words(s, thread + (tg->anchor_off & 0xffff), tg->anchor_sp_off, tg->anchor_fp_off,
+			      tg->anchor_pc_off))
 		return;
-	s->anchor_sp = v[0];
-	s->anchor_fp = v[1];
-	s->anchor_pc = v[2];
-	s->flags |= JS_SAMPLE_HAS_ANCHOR | JS_SAMPLE_THREAD_FROM_TLS;
+	s->flags |= JS_SAMPLE_THREAD_FROM_TLS;
 	if (tg->state_off &&
 	    bpf_probe_read_user(&s->thread_state, 4, (void *)(thread + (tg->state_off & 0xffff))) == 0)
 		s->flags |= JS_SAMPLE_HAS_STATE;

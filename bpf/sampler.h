@@ -144,6 +144,7 @@ struct js_counters {
 	__u64 vma_lookup_failed; /* stack end unknown: copied up to the limit */
 	__u64 wakeups;       /* forced consumer wake-ups (watermark) */
 	__u64 bytes;         /* stack bytes emitted */
+	__u64 vma_lookups;   /* stack bounds looked up (first sample of a thread, stale entries) */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

@@ -235,12 +235,12 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 		wbuf_printf(out,
 			    "\"bpf\":{\"events\":%llu,\"target\":%llu,\"emitted\":%llu,\"ringbuf_full\":%llu,"
 			    "\"copy_fault\":%llu,\"no_user_regs\":%llu,\"vma_lookup_failed\":%llu,"
-			    "\"wakeups\":%llu,\"bytes\":%llu,\"run_time_ns\":%llu,\"run_cnt\":%llu},",
+			    "\"wakeups\":%llu,\"bytes\":%llu,\"vma_lookups\":%llu,\"run_time_ns\":%llu,\"run_cnt\":%llu},",
 			    (unsigned long long)k.events, (unsigned long long)k.target,
 			    (unsigned long long)k.emitted, (unsigned long long)k.ringbuf_full,
 			    (unsigned long long)k.copy_fault, (unsigned long long)k.no_user_regs,
 			    (unsigned long long)k.vma_lookup_failed, (unsigned long long)k.wakeups,
-			    (unsigned long long)k.bytes, (unsigned long long)run_ns,
+			    (unsigned long long)k.bytes, (unsigned long long)k.vma_lookups, (unsigned long long)run_ns,
 			    (unsigned long long)run_cnt);
 		wbuf_printf(out, "\"unknown_pid_samples\":%llu,\"malformed_samples\":%llu,",
 			    (unsigned long long)d->processes.unknown_pid_samples,
