@@ -80,6 +80,9 @@ $(B)/jsampled: $(call obj,$(DAEMON_SRC) $(COMMON_SRC))
 $(B)/asan/jsampled: $(call asan_obj,$(DAEMON_SRC) $(COMMON_SRC))
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 
+$(B)/asan/jsreplay: $(call asan_obj,userspace/jsreplay/jsreplay.c $(DAEMON_LIB_SRC))
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
+
 $(B)/jsreplay: $(call obj,userspace/jsreplay/jsreplay.c $(DAEMON_LIB_SRC))
 	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
 
@@ -100,7 +103,7 @@ $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(call asan_obj,$(DAEMON_LIB_
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS) -lpthread
 
-$(call obj,$(UNIT_SRC) userspace/jsreplay/jsreplay.c) $(call asan_obj,$(UNIT_SRC)): $(B)/sampler.skel.h
+$(call obj,$(UNIT_SRC) userspace/jsreplay/jsreplay.c) $(call asan_obj,$(UNIT_SRC) userspace/jsreplay/jsreplay.c): $(B)/sampler.skel.h
 
 # --- Java programs used by the demo and the integration tests ---
 $(B)/java/.stamp: $(JAVA_SRC)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Decoder regression tests on recorded samples (no root, no JVM needed):
+# every recording in tests/corpus/ is replayed through the current decoder
+# and each sample's outcome - rule or failure reason, and the whole trace -
+# must equal the expected one stored beside it. Every top-frame heuristic
+# must be exercised by some recording.
+# When a decoder change is meant to change outcomes, review the diff and
+# rerun with --update to store the new ones.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+REPLAY=${JSREPLAY:-$ROOT/build/jsreplay}
+update=0
+[ "${1:-}" = "--update" ] && update=1
+shopt -s nullglob
+recs=("$HERE"/*.jsrec)
+if [ ${#recs[@]} -eq 0 ]; then
+	echo "FAIL: no recordings in $HERE (run tests/corpus/make-corpus.sh)"
+	exit 1
+fi
+fail=0
+all=$(mktemp)
+trap 'rm -f "$all"' EXIT
+for rec in "${recs[@]}"; do
+	name=$(basename "$rec" .jsrec)
+	expected="$HERE/$name.outcomes"
+	actual=$("$REPLAY" "$rec" --outcomes) || { echo "FAIL $name: jsreplay failed"; fail=1; continue; }
+	printf '%s\n' "$actual" >>"$all"
+	if [ $update = 1 ]; then
+		printf '%s\n' "$actual" >"$expected"
+		echo "updated $name"
+		continue
+	fi
+	if [ ! -f "$expected" ]; then
+		echo "FAIL $name: no $expected"
+		fail=1
+	elif ! diff -u "$expected" <(printf '%s\n' "$actual") >"$all.diff"; then
+		echo "FAIL $name: decoding changed ($(grep -c '^[-+][0-9]' "$all.diff") lines):"
+		head -n 20 "$all.diff"
+		fail=1
+	else
+		echo "ok   $name ($(wc -l <"$expected") samples)"
+	fi
+	rm -f "$all.diff"
+done
+# Coverage: each heuristic of decode_reasons.h decodes some sample.
+rules=$(sed -n '/#define DECODE_RULES(X)/,/^$/ s/.*X([A-Z_]*, "\([a-z_]*\)".*/\1/p' "$ROOT/daemon/decode_reasons.h")
+for rule in $rules; do
+	if ! grep -q " resolved $rule \| incomplete $rule " "$all"; then
+		echo "FAIL: no recorded sample is decoded by the '$rule' heuristic"
+		fail=1
+	fi
+done
+[ $fail = 0 ] && echo "corpus: all outcomes as expected; every heuristic covered"
+exit $fail
