@@ -300,6 +300,8 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 			s->flags |= JS_SAMPLE_STACK_END_FROM_JVM;
 		if (ti->max_copy)
 			want = ti->max_copy;
+		if (ti->thread_flags & JS_THREAD_NO_STACK)
+			want = 0;
 		if (ti->stack_end - from <= want)
 			want = ti->stack_end - from;
 		else

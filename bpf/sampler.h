@@ -130,7 +130,13 @@ struct js_thread_info {
 	 * size). jsampled raises it for threads whose stacks are deeper than
 	 * the fragment, up to JS_MAX_FRAGMENT_BYTES. */
 	__u32 max_copy;
-	__u32 reserved;
+	__u32 thread_flags; /* enum js_thread_flags */
+};
+
+enum js_thread_flags {
+	/* A JVM-internal thread (GC, JIT compiler, VM thread): its samples are
+	 * attributed by thread name alone, so no stack is copied. */
+	JS_THREAD_NO_STACK = 1u << 0,
 };
 
 /* Per-CPU counters, one array slot. */

@@ -207,6 +207,13 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		return DECODE_FAILED;
 	}
 	if (s->stack_len == 0) {
+		/* JVM-internal threads are sampled without their stacks. */
+		int role = thread_role_of(s->comm);
+		if (role) {
+			trace_push(out, (uint32_t)role, FRAME_PSEUDO, -1);
+			out->complete = true;
+			return DECODE_NOT_JAVA;
+		}
 		*reason = DECODE_FAIL_EMPTY_STACK;
 		return DECODE_FAILED;
 	}

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -263,6 +264,13 @@ static void on_max_copy(void *ctx, struct process *p, uint32_t tid, uint32_t byt
 	sampler_set_max_copy(D.sampler, (pid_t)tid, bytes);
 }
 
+static void on_internal_thread(void *ctx, struct process *p, uint32_t tid)
+{
+	(void)ctx;
+	(void)p;
+	sampler_set_thread_flags(D.sampler, (pid_t)tid, JS_THREAD_NO_STACK);
+}
+
 static const struct agent_link_hooks link_hooks = {.on_hello = on_hello, .on_batch = on_batch};
 
 static void close_agent(struct watch *w)
@@ -485,6 +493,11 @@ int main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	log_set_level(D.opt.verbose ? LOG_DEBUG : LOG_INFO);
 	D.started_ns = monotonic_ns();
+	/* Draining and decoding must keep up with the JVMs however busy they
+	 * are: a starved consumer means held samples pile up and are dropped. */
+	if (setpriority(PRIO_PROCESS, 0, D.opt.nice) != 0)
+		log_warn("cannot set CPU priority %d: %s (samples may be dropped on a saturated host)",
+			 D.opt.nice, strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 
 	limits.cct_max_nodes = D.opt.cct_max_nodes;
@@ -494,6 +507,7 @@ int main(int argc, char **argv)
 	D.processes.on_thread = on_thread;
 	D.processes.on_copy_end = on_copy_end;
 	D.processes.on_max_copy = on_max_copy;
+	D.processes.on_internal_thread = on_internal_thread;
 	D.processes.fragment_bytes = D.opt.fragment_bytes;
 	D.processes.max_fragment_bytes = D.opt.max_fragment_bytes;
 	if (D.opt.record_path[0]) {

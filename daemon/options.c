@@ -26,6 +26,8 @@ static void usage(FILE *f)
 		"  --hold-ms N            how long a sample may wait for its code map (default 2000)\n"
 		"  --max-cct-nodes N      CCT size cap per process (default 1000000)\n"
 		"  --record FILE          record every input of the sample path (for jsreplay)\n"
+		"  --nice N               CPU priority, -20..19 (default -10): the profiler must not\n"
+		"                         starve behind the JVMs it observes, or samples pile up\n"
 		"  --verbose              debug logging\n"
 		"  --help\n",
 		JSAMPLED_DEFAULT_SOCKET, JS_MAX_FRAGMENT_BYTES, JS_DEFAULT_FRAGMENT_BYTES, JS_MAX_FRAGMENT_BYTES);
@@ -60,6 +62,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		{"hold-ms", required_argument, 0, 'H'},
 		{"max-cct-nodes", required_argument, 0, 'n'},
 		{"record", required_argument, 0, 'R'},
+		{"nice", required_argument, 0, 'N'},
 		{"verbose", no_argument, 0, 'v'},
 		{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
@@ -78,6 +81,7 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->hold_ms = 2000;
 	o->cct_max_nodes = 1000000;
 	o->held_max_bytes = 64u << 20;
+	o->nice = -10;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (c) {
@@ -143,6 +147,16 @@ int options_parse(struct options *o, int argc, char **argv)
 		case 'v':
 			o->verbose = 1;
 			break;
+		case 'N': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < -20 || n > 19) {
+				fprintf(stderr, "jsampled: --nice must be in -20..19\n");
+				return -1;
+			}
+			o->nice = (int)n;
+			break;
+		}
 		case 'R':
 			if (strlen(optarg) >= sizeof(o->record_path)) {
 				fprintf(stderr, "jsampled: --record path too long\n");

@@ -21,6 +21,7 @@ struct options {
 	uint32_t cct_max_nodes;
 	size_t held_max_bytes;
 	int verbose;
+	int nice;               /* scheduling priority to take (root) */
 	char record_path[4096]; /* empty: no recording */
 };
 

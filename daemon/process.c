@@ -26,6 +26,7 @@ static void process_free(struct process *p)
 	u64_map_free(&p->copy_ends);
 	u64_map_free(&p->max_copies);
 	context_table_free(&p->contexts);
+	u64_map_free(&p->internal_threads);
 	jvm_model_free(&p->jvm);
 	sample_queue_free(&p->held);
 	cct_free(&p->cct);
@@ -80,6 +81,7 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 	u64_map_init(&p->copy_ends);
 	u64_map_init(&p->max_copies);
 	context_table_init(&p->contexts);
+	u64_map_init(&p->internal_threads);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
 	if (cct_init(&p->cct, t->limits.cct_max_nodes) != 0 || vec_push(&t->all, p) != 0 ||
 	    u64_map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p) != 0) {
@@ -281,6 +283,12 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 		decode_sample(&ctx, s, &scratch_trace, &reason);
 	}
 	learn_copy_end(t, p, s, st);
+	/* JVM-internal threads need no stack copies from now on. */
+	if (st == DECODE_NOT_JAVA && scratch_trace.n == 1 && scratch_trace.frames[0].method_id != PSEUDO_NATIVE &&
+	    t->on_internal_thread && !u64_map_get(&p->internal_threads, s->tid)) {
+		u64_map_put(&p->internal_threads, s->tid, 1);
+		t->on_internal_thread(t->on_thread_ctx, p, s->tid);
+	}
 	if (st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) {
 		uint32_t at;
 		if (trace_impossible(p, &scratch_trace, &at)) {
@@ -314,6 +322,11 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 	if (try_decode(t, p, s, hold_expired(p, s)))
 		return;
 	p->stats.held_total++;
+	if (log_level() >= LOG_DEBUG && p->stats.held_total % 100 == 1)
+		log_debug("held: tid %u t %llu waits %u for %#llx", s->tid, (unsigned long long)s->time_ns,
+			  scratch_trace.wait, (unsigned long long)scratch_trace.wait_key);
+	if (scratch_trace.wait < 4)
+		p->stats.held_for[scratch_trace.wait]++;
 	p->wants_fetch = true;
 	dropped = sample_queue_push(&p->held, s, scratch_trace.wait, scratch_trace.wait_key);
 	if (dropped != 0) {
@@ -384,6 +397,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 		uint32_t host = pidns_host_tid(&p->tids, p->pid, th->tid);
 		u64_map_del(&p->copy_ends, host);
 		u64_map_del(&p->max_copies, host);
+		u64_map_del(&p->internal_threads, host);
 		context_forget(&p->contexts, host);
 	}
 	p->jvm.thread_changes.n = 0;

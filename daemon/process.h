@@ -62,6 +62,7 @@ struct process {
 	struct u64_map copy_ends;
 	struct u64_map max_copies; /* host tid -> raised copy limit */
 	struct context_table contexts; /* where incomplete traces go */
+	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
 };
 
 #define COPY_END_DISABLED UINT64_MAX
@@ -82,6 +83,8 @@ struct process_table {
 	 * them into the BPF thread map. */
 	void (*on_copy_end)(void *ctx, struct process *p, uint32_t tid, uint64_t end);
 	void (*on_max_copy)(void *ctx, struct process *p, uint32_t tid, uint32_t bytes);
+	/* A thread turned out to be JVM-internal (by its name): no stack needed. */
+	void (*on_internal_thread)(void *ctx, struct process *p, uint32_t tid);
 	uint32_t fragment_bytes;     /* the configured copy size */
 	uint32_t max_fragment_bytes; /* how far a deep thread's copy may grow (0: never) */
 	void *on_thread_ctx;

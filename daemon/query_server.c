@@ -134,6 +134,10 @@ static void stats_fields(const struct decode_stats *s, struct wbuf *out, bool js
 	FIELD("failed", s->failed);
 	FIELD("wrong", s->wrong);
 	FIELD("held", s->held_total);
+	FIELD("held_for_layout", s->held_for[WAIT_LAYOUT]);
+	FIELD("held_for_code", s->held_for[WAIT_CODE]);
+	FIELD("held_for_method", s->held_for[WAIT_METHOD]);
+	FIELD("held_for_other", s->held_for[WAIT_ANY]);
 	FIELD("dropped", s->dropped);
 	FIELD("dropped_queue_full", s->dropped_queue_full);
 	FIELD("dropped_no_memory", s->dropped_no_memory);

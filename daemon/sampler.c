@@ -247,7 +247,8 @@ int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info
 }
 
 /* Read-modify-write of one thread's entry (the BPF program may have made it). */
-static int update_thread(struct sampler *s, pid_t tid, const uint64_t *copy_end, const uint32_t *max_copy)
+static int update_thread(struct sampler *s, pid_t tid, const uint64_t *copy_end, const uint32_t *max_copy,
+			 const uint32_t *flags)
 {
 	struct js_thread_info ti;
 	__u32 key = (__u32)tid;
@@ -259,17 +260,24 @@ static int update_thread(struct sampler *s, pid_t tid, const uint64_t *copy_end,
 		ti.copy_end = *copy_end;
 	if (max_copy)
 		ti.max_copy = *max_copy;
+	if (flags)
+		ti.thread_flags = *flags;
 	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), BPF_EXIST);
 }
 
 int sampler_set_copy_end(struct sampler *s, pid_t tid, uint64_t end)
 {
-	return update_thread(s, tid, &end, NULL);
+	return update_thread(s, tid, &end, NULL, NULL);
 }
 
 int sampler_set_max_copy(struct sampler *s, pid_t tid, uint32_t bytes)
 {
-	return update_thread(s, tid, NULL, &bytes);
+	return update_thread(s, tid, NULL, &bytes, NULL);
+}
+
+int sampler_set_thread_flags(struct sampler *s, pid_t tid, uint32_t flags)
+{
+	return update_thread(s, tid, NULL, NULL, &flags);
 }
 
 int sampler_forget_thread(struct sampler *s, pid_t tid)

@@ -37,6 +37,8 @@ int sampler_forget_thread(struct sampler *s, pid_t tid);
 int sampler_set_copy_end(struct sampler *s, pid_t tid, uint64_t end);
 /* Sets the most bytes copied for the thread (0: the configured size). */
 int sampler_set_max_copy(struct sampler *s, pid_t tid, uint32_t bytes);
+/* Sets the thread's enum js_thread_flags. */
+int sampler_set_thread_flags(struct sampler *s, pid_t tid, uint32_t flags);
 
 /* The kernel's run-time statistics of the sampling program (non-zero only
  * while kernel.bpf_stats_enabled is 1). */

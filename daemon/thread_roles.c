@@ -3,7 +3,10 @@
 #include <string.h>
 
 /* HotSpot's thread names as the kernel truncates them (15 chars). Prefix
- * matches; the table is ordered so the first match wins. */
+ * matches; the table is ordered so the first match wins. Only threads that
+ * never run Java code are listed (not the Signal Dispatcher, Attach
+ * Listener or Notification Thread, which do): jsampled stops copying
+ * their stacks. */
 static const struct {
 	const char *prefix;
 	int role;
@@ -15,8 +18,8 @@ static const struct {
 	{"C2 CompilerThre", PSEUDO_JIT}, {"C1 CompilerThre", PSEUDO_JIT}, {"C2 Compiler", PSEUDO_JIT},
 	{"C1 Compiler", PSEUDO_JIT},   {"JVMCI", PSEUDO_JIT},       {"VM Thread", PSEUDO_VM},
 	{"VM Periodic Tas", PSEUDO_VM}, {"Monitor Deflati", PSEUDO_VM}, {"Sweeper thread", PSEUDO_VM},
-	{"Service Thread", PSEUDO_VM}, {"Notification Th", PSEUDO_VM}, {"Signal Dispatch", PSEUDO_VM},
-	{"Attach Listener", PSEUDO_VM}, {"VM JFR Buffer", PSEUDO_VM}, {"JFR ", PSEUDO_VM},
+	{"Service Thread", PSEUDO_VM}, {"VM JFR Buffer", PSEUDO_VM}, {"JFR Periodic Ta", PSEUDO_VM},
+	{"JFR Recorder Th", PSEUDO_VM},
 	{"jsampled-agent", PSEUDO_AGENT},
 };
 

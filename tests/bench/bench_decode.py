@@ -100,6 +100,9 @@ def run_one(jdk_name, jdk, wl, seconds, hz, keep):
                  seconds + 120, "the workload")
         time.sleep(0.2)
         stats = json.loads(ctl(sock, "stats", pid, "--json").stdout)
+        if keep:
+            with open(os.path.join(keep, f"{name}-jdk{jdk_name}.stats.json"), "w") as f:
+                json.dump(stats, f, indent=1)
         collapsed = ctl(sock, "cct", pid, "--format", "collapsed").stdout
         os.unlink(go)
         jvm.wait(timeout=60)
