@@ -93,6 +93,9 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 	w->pc = ret;
 	w->sp = sender_sp;
 	w->fp = saved_fp;
+	/* Runtime stubs are also called from slow paths without debug info
+	 * (C1's monitorexit, for one): the caller may not be at a call site. */
+	w->leaf_return = true;
 	return STEP_CALLER;
 }
 

@@ -88,6 +88,13 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	bool rbp_unsaved = false;
 	enum step st;
 
+	/* Method handle intrinsics (invokeBasic, linkTo*) are compiled as
+	 * frameless native wrappers that jump to their target: the return
+	 * address is at [sp] wherever they are interrupted. */
+	if (w->top && b->frame_size_words == 0) {
+		w->rule = DECODE_RULE_PARTIAL_FRAME;
+		return unwind_partial(w, b, JS_FRAME_STATE_NO_FRAME);
+	}
 	if (w->top) {
 		int state = code_blob_frame_state(b, w->pc);
 
@@ -118,6 +125,8 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	}
 	if (b->frame_size_words <= 0)
 		return walk_fail(w, DECODE_FAIL_UNKNOWN_FRAME_SIZE);
+	if (w->leaf_return && code_blob_scope(b, w->pc, true))
+		w->leaf_return = false; /* a real call site after all */
 	st = emit_compiled_frames(w, b, !w->top && !w->leaf_return);
 	w->leaf_return = false;
 	if (st != STEP_CALLER)

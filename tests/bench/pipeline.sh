@@ -45,7 +45,7 @@ for f in "${FREQS[@]}"; do
 		PhasedWorkload $((RUN_S + 3)) "$TMP/go" "$THREADS" >"$TMP/w.out" &
 	JVM=$!
 	for _ in $(seq 300); do
-		"$B/jsamplectl" --socket "$TMP/q.sock" list 2>/dev/null | grep -q "^$JVM " && break
+		"$B/jsamplectl" --socket "$TMP/q.sock" list 2>/dev/null | grep "^$JVM " >/dev/null && break
 		sleep 0.05
 	done
 	touch "$TMP/go"

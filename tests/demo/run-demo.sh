@@ -30,7 +30,7 @@ echo "== running PhasedWorkload for $SECONDS_RUN s with -agentpath:$B/libjsagent
 	PhasedWorkload "$SECONDS_RUN" "$DIR/go" >"$DIR/workload.out" &
 JVM=$!
 for _ in $(seq 300); do
-	"$B/jsamplectl" --socket "$SOCK" list 2>/dev/null | grep -q "^$JVM " && break
+	"$B/jsamplectl" --socket "$SOCK" list 2>/dev/null | grep "^$JVM " >/dev/null && break
 	sleep 0.05
 done
 touch "$DIR/go"
