@@ -26,6 +26,7 @@
 	X(COMPILED, "compiled", "top frame in compiled code, walked by frame size")            \
 	X(PARTIAL_FRAME, "partial_frame", "top frame in a compiled prologue or epilogue")      \
 	X(STUB_SECTION, "stub_section", "top pc in a compiled method's stub section")          \
+	X(SHIFTED_FRAME, "shifted_frame", "top frame in compiled code below words an intrinsic pushed") \
 	X(INTERPRETED, "interpreted", "top frame interpreted, walked through its frame pointer") \
 	X(ANCHOR, "anchor", "thread outside Java code: its frame anchor named the last Java frame") \
 	X(STUB_FRAME, "stub_frame", "top frame in a stub with a known frame size")             \

@@ -116,6 +116,20 @@ static enum step unwind_top_stub(struct walk *w, const struct code_blob *b)
 		w->rule = DECODE_RULE_STUB_FRAME;
 		return unwind_sized_stub(w, b);
 	}
+	/* Still saving registers, but rbp already frames it: stubs built with
+	 * enter() (C1's Runtime1 stubs) push rbp and set it first, so rbp at
+	 * exactly sp + size - 2 words says the frame's outer words are in
+	 * place. Checked by the walk on, as it is no proof by itself. */
+	if (b->frame_size_words > 2 && w->fp == w->sp + (uint64_t)(b->frame_size_words - 2) * 8) {
+		uint64_t ret, saved_fp;
+		enum step st;
+
+		if (frag_read_u64(s, w->fp + 8, &ret) == FRAG_OK && frag_read_u64(s, w->fp, &saved_fp) == FRAG_OK &&
+		    walk_try_caller(w, ret, w->fp + 16, saved_fp, &st)) {
+			w->rule = DECODE_RULE_STUB_FRAME;
+			return st;
+		}
+	}
 	return unwind_scan(w, DECODE_FAIL_TOP_IN_STUB);
 }
 
@@ -125,11 +139,17 @@ static enum step step_frame(struct walk *w)
 	const struct code_blob *b;
 
 	b = codemap_find(w->ctx->code, w->pc, w->s->time_ns);
-	if (w->ctx->explain)
-		fprintf(w->ctx->explain, "  pc %#llx sp %#llx fp %#llx: %s %s (kind %d, frame %d)\n",
+	if (w->ctx->explain) {
+		char mname[256] = "";
+		if (b && b->method_id && w->ctx->methods)
+			method_table_name(w->ctx->methods, b->method_id, mname, sizeof(mname));
+		fprintf(w->ctx->explain, "  pc %#llx sp %#llx fp %#llx: %s %s%s (kind %d, frame %d, +%#llx of %#x, stubs at %#x)\n",
 			(unsigned long long)w->pc, (unsigned long long)w->sp, (unsigned long long)w->fp,
-			b ? "in" : "outside known code", b && b->name ? b->name : "",
-			b ? b->kind : -1, b ? b->frame_size_words : 0);
+			b ? "in" : "outside known code", b && b->name ? b->name : "", mname,
+			b ? b->kind : -1, b ? b->frame_size_words : 0,
+			b ? (unsigned long long)(w->pc - b->start) : 0ull, b ? (unsigned)b->size : 0u,
+			b ? (unsigned)b->stub_offset : 0u);
+	}
 	if (!w->top && w->pc == L->call_stub_return)
 		return unwind_entry(w);
 	if (!b) {

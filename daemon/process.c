@@ -295,6 +295,12 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 			p->stats.wrong++;
 			if (log_level() >= LOG_DEBUG)
 				log_impossible(p, s, &scratch_trace, at);
+			if (t->explain) { /* rare and always worth a look */
+				fprintf(t->explain, "sample tid %u [%.16s] flags %#x: impossible trace\n", s->tid,
+					s->comm, s->flags);
+				ctx.explain = t->explain;
+				decode_sample(&ctx, s, &scratch_trace, &reason);
+			}
 		}
 	}
 	if (st != DECODE_FAILED)

@@ -27,8 +27,15 @@ enum step unwind_anchor(struct walk *w)
 	}
 	if (s->anchor_sp < w->sp || (s->anchor_sp & 7) || !frag_in_stack(s, s->anchor_sp))
 		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
-	/* A zero last_Java_pc means the return address sits just below sp. */
-	if (pc == 0 && (st = walk_read(w, s->anchor_sp - 8, &pc)) != STEP_CALLER)
+	/* A zero last_Java_pc means the return address sits just below sp
+	 * (HotSpot's frame(sp, fp) reads it from sp[-1]). If sp is the
+	 * interrupted sp itself, the thread is back in the code that set the
+	 * anchor (a C2 runtime stub between its VM call and the reset): that
+	 * frame's pc is the interrupted pc, and the word below sp is gone. */
+	if (pc == 0 && s->anchor_sp == w->sp) {
+		pc = w->pc;
+		w->leaf_return = true; /* not a return address */
+	} else if (pc == 0 && (st = walk_read(w, s->anchor_sp - 8, &pc)) != STEP_CALLER)
 		return st;
 	w->rule = DECODE_RULE_ANCHOR;
 	w->pc = pc;

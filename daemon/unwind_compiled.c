@@ -77,6 +77,58 @@ static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
 	return STEP_CALLER;
 }
 
+/* C2 intrinsics save registers on the stack inside a method's body
+ * (string indexOf and compare, for one, push their string registers), so
+ * sp can lie a few words below the frame; and an epilogue the agent did
+ * not recognise leaves sp above it. When the frame-size walk from the top
+ * frame finds no return address, try the positions shifted either way,
+ * each validated by the walk on from it. Two candidates that both validate
+ * (a recursive caller's own return address further up, say) are a guess,
+ * not an answer: then the sample fails. */
+#define MAX_PUSHED_WORDS 6
+
+static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum step *st)
+{
+	const struct walk orig = *w;
+	const uint32_t n0 = w->out->n;
+	struct walk found = orig;
+	uint32_t found_n = 0;
+	enum step found_st = STEP_FAIL, r;
+	int nfound = 0;
+
+	for (int k = 2 - b->frame_size_words; k <= MAX_PUSHED_WORDS; k++) {
+		uint64_t sender_sp = orig.sp + (uint64_t)((int64_t)b->frame_size_words + k) * 8, ret, saved_fp;
+		struct walk t = orig;
+
+		if (k == 0)
+			continue;
+		if (frag_read_u64(orig.s, sender_sp - 8, &ret) != FRAG_OK ||
+		    frag_read_u64(orig.s, sender_sp - 16, &saved_fp) != FRAG_OK)
+			break;
+		w->out->n = n0; /* a try writes frames only when it validates */
+		if (!walk_try_caller(&t, ret, sender_sp, saved_fp, &r))
+			continue;
+		if (r == STEP_RETRY) {
+			*w = t;
+			*st = r;
+			return true;
+		}
+		if (++nfound > 1)
+			break;
+		found = t;
+		found_st = r;
+		found_n = t.out->n;
+	}
+	if (nfound != 1) {
+		w->out->n = n0;
+		return false;
+	}
+	*w = found;
+	w->out->n = found_n;
+	*st = found_st;
+	return true;
+}
+
 static bool in_stub_section(const struct code_blob *b, uint64_t pc)
 {
 	return b->stub_offset > 0 && pc >= b->start + (uint64_t)b->stub_offset;
@@ -139,6 +191,11 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 		saved_fp = w->fp;
 	else if ((st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
 		return st;
+	if (w->top && !rbp_unsaved && b->kind == JS_CODE_NMETHOD && !walk_in_code_cache(w, ret) &&
+	    try_shifted_frame(w, b, &st)) {
+		w->rule = DECODE_RULE_SHIFTED_FRAME;
+		return st;
+	}
 	w->pc = ret;
 	w->sp = sender_sp;
 	w->fp = saved_fp;

@@ -56,6 +56,24 @@ static bool plausible(const struct walk *w, uint64_t v, const struct code_blob *
 	}
 }
 
+/* Whether every Java caller in the chain found from a candidate (top
+ * first) stands at an invoke instruction, as a real caller must; a stale
+ * return address left on the stack by an earlier call usually leads to a
+ * frame that does not. Frames whose bytecode is unknown pass. */
+static bool chain_at_call_sites(const struct walk *w, const struct trace *t)
+{
+	for (uint32_t i = 1; i < t->n; i++) {
+		const struct trace_frame *caller = &t->frames[i];
+
+		if (caller->type == FRAME_PSEUDO || (caller->flags & FRAME_FLAG_VIA_VM) || caller->bci < 0 ||
+		    t->frames[i - 1].type == FRAME_PSEUDO)
+			continue;
+		if (method_table_is_call_site(w->ctx->methods, caller->method_id, caller->bci) == 0)
+			return false;
+	}
+	return true;
+}
+
 bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum step *result)
 {
 	const struct code_blob *b;
@@ -83,6 +101,8 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 		return true;
 	}
 	if (!(st == STEP_COMPLETE || (st == STEP_INCOMPLETE && scan_trace.n >= 2)) || scan_trace.n == 0)
+		return false;
+	if (!chain_at_call_sites(w, &scan_trace))
 		return false;
 	if (w->out->n + scan_trace.n > TRACE_MAX_FRAMES) {
 		*result = walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);

@@ -149,6 +149,21 @@ static void test_c2_prologue_and_epilogue(void)
 	CHECK(r[3].start == 31 && r[3].end == 42 && r[3].state == JS_FRAME_STATE_NO_FRAME);
 }
 
+static void test_c2_rethrow_tail_jump(void)
+{
+	/* C2 rethrow: the epilogue then "jmp rel32" to the rethrow stub, no
+	 * return poll. A jmp after a pop whose add does not match is not one. */
+	const uint8_t code[] = {0x48, 0x83, 0xec, 0x18, 0x48, 0x89, 0x6c, 0x24, 0x10, 0x90, 0x90, 0x90,
+				0x48, 0x83, 0xc4, 0x10, 0x5d, 0xe9, 0x00, 0x10, 0x00, 0x00, 0x90, 0x90,
+				0x48, 0x83, 0xc4, 0x20, 0x5d, 0xe9, 0x00, 0x10, 0x00, 0x00};
+	struct frame_state_range r[32];
+	size_t n = states(code, sizeof(code), 4, 0, 9, r);
+
+	CHECK_EQ(n, 4);
+	CHECK(r[2].start == 16 && r[2].end == 17 && r[2].state == JS_FRAME_STATE_RBP_PUSHED);
+	CHECK(r[3].start == 17 && r[3].end == 22 && r[3].state == JS_FRAME_STATE_NO_FRAME);
+}
+
 static void test_fast_path_before_frame(void)
 {
 	/* A verified entry that returns without a frame before building one
@@ -185,6 +200,7 @@ int main(void)
 	RUN(test_store_compaction);
 	RUN(test_c1_prologue_and_epilogue);
 	RUN(test_c2_prologue_and_epilogue);
+	RUN(test_c2_rethrow_tail_jump);
 	RUN(test_fast_path_before_frame);
 	RUN(test_native_wrapper_leave);
 	return CHECK_DONE();

@@ -113,9 +113,19 @@ static uint32_t poll_and_ret(const struct frame_state_input *in, uint32_t pos)
 	return at(in, pos, (const uint8_t[]){0xc3}, 1) ? pos + 1 : 0;
 }
 
+/* After the frame is gone, a tail jump instead of a return: C2 leaves a
+ * method that rethrows an exception with its epilogue and a "jmp rel32" to
+ * the rethrow stub (OptoRuntime::rethrow_stub), which then runs with this
+ * method's return address at [sp]. Returns the offset past the jump, or 0. */
+static uint32_t tail_jump(const struct frame_state_input *in, uint32_t pos)
+{
+	return at(in, pos, (const uint8_t[]){0xe9}, 1) && pos + 5 <= in->size ? pos + 5 : 0;
+}
+
 /* Epilogues: "add rsp, N; pop rbp" with N the frame size less ret and rbp
  * (C1 and C2), or "pop rbp" alone for two-word frames, or "leave" (native
- * wrappers), each followed by the return poll and ret. */
+ * wrappers), each followed by the return poll and ret, or (after add and
+ * pop, whose immediates already matched the frame size) by a tail jump. */
 static size_t epilogues(const struct frame_state_input *in, struct frame_state_range *out, size_t n,
 			size_t max)
 {
@@ -146,6 +156,8 @@ static size_t epilogues(const struct frame_state_input *in, struct frame_state_r
 		if (!pop_at)
 			continue;
 		ret_end = poll_and_ret(in, pop_at + 1);
+		if (!ret_end && c[0] == 0x48)
+			ret_end = tail_jump(in, pop_at + 1);
 		if (!ret_end)
 			continue; /* not followed by a return: not an epilogue */
 		n = add(out, n, max, pop_at, pop_at + 1, JS_FRAME_STATE_RBP_PUSHED);
