@@ -15,6 +15,7 @@
 #define INTERP 0x10001000ull
 #define A 0x10010000ull /* nmethod of Main.run (method 1), helper (2) inlined */
 #define BB 0x10020000ull /* nmethod of Main.hot (3), leaf (4) inlined */
+#define STUB 0x10030000ull /* a runtime stub with an 8-word frame, no frame-complete offset */
 #define METHOD5 0x7000ull /* Method* of the interpreted Main.main (5) */
 #define CONST5 0x8000ull
 
@@ -72,6 +73,8 @@ static void build_model(void)
 		 .scopes = a_scopes, .nscopes = 2, .states = a_states, .nstates = 4},
 		{.id = 4, .kind = JS_CODE_NMETHOD, .start = BB, .size = 0x300, .frame_size = 4,
 		 .frame_complete = 0x10, .method_id = 3, .scopes = b_scopes, .nscopes = 2, .load_ns = 0},
+		{.id = 5, .kind = JS_CODE_STUB, .start = STUB, .size = 0x100, .frame_size = 8,
+		 .frame_complete = -1, .name = "counter_overflow Runtime1 stub"},
 	};
 
 	jvm_model_init(&model);
@@ -231,6 +234,71 @@ static void test_deoptimized_caller(void)
 	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, (int32_t[]){17, 5, 12, 9}, 4);
 }
 
+/* A's frame (6 words) at sp a, called from the interpreted main. */
+static void put_a_frame(uint64_t a)
+{
+	put(a + 40, INTERP + 0x500);
+	put(a + 32, SB + 160);
+}
+
+static void test_shifted_frame(void)
+{
+	int reason;
+
+	/* An intrinsic in B pushed two words: B's frame starts at SB+16. */
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, 0x5555);
+	put(SB + 16 + 24, A + 0x100);
+	put_a_frame(SB + 48);
+	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
+	CHECK_EQ(tr.top_rule, DECODE_RULE_SHIFTED_FRAME);
+	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, (int32_t[]){17, 5, 12, 9}, 4);
+
+	/* A second shift that validates too: a guess, so the sample fails. */
+	put(SB + 48 + 24, A + 0x100);
+	put_a_frame(SB + 80);
+	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 100, "main"), false, &reason), DECODE_FAILED);
+}
+
+static void test_rbp_framed_stub(void)
+{
+	int reason;
+
+	/* A Runtime1 stub saving registers: rbp = sp + 6 words frames it, and
+	 * a stale call site of B lower down must not win. */
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 8, BB + 0x80);
+	put(SB + 48, SB + 160);
+	put(SB + 56, A + 0x100);
+	put_a_frame(SB + 64);
+	CHECK_EQ(run(sample(STUB + 0x20, SB + 48, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
+	CHECK_EQ(tr.top_rule, DECODE_RULE_STUB_FRAME);
+	expect(&tr, (uint32_t[]){5, 1}, NULL, NULL, 2);
+	CHECK_EQ(tr.frames[1].bci, 5);
+}
+
+static void test_anchor_without_pc_at_sp(void)
+{
+	int reason;
+	struct js_sample *s;
+
+	/* A C2 runtime stub back from its VM call: the anchor holds sp only,
+	 * and sp is the interrupted sp. */
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 48, 0x4444);
+	put(SB + 56, A + 0x100);
+	put_a_frame(SB + 64);
+	s = sample(STUB + 0x40, 0x4444, STACK_BYTES, 100, "main");
+	s->flags |= JS_SAMPLE_HAS_ANCHOR;
+	s->anchor_sp = SB;
+	CHECK_EQ(run(s, false, &reason), DECODE_RESOLVED);
+	expect(&tr, (uint32_t[]){5, 1}, NULL, NULL, 2);
+	CHECK_EQ(tr.frames[1].bci, 5);
+}
+
 static void test_failures(void)
 {
 	int reason;
@@ -309,6 +377,9 @@ int main(void)
 	RUN(test_incomplete);
 	RUN(test_jni_alternation);
 	RUN(test_deoptimized_caller);
+	RUN(test_shifted_frame);
+	RUN(test_rbp_framed_stub);
+	RUN(test_anchor_without_pc_at_sp);
 	RUN(test_failures);
 	RUN(test_time_versioned_code);
 	jvm_model_free(&model);
