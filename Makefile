@@ -114,12 +114,15 @@ java: $(B)/java/.stamp
 
 asan: $(B)/asan/jsampled
 
-check-unit: $(UNIT_BINS)
+check-unit: $(UNIT_BINS) $(B)/jsreplay
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	@echo "== decoder regression corpus (tests/corpus)"; tests/corpus/check-corpus.sh
 
-check-unit-asan: $(UNIT_ASAN_BINS)
+check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
 	@set -e; for t in $(UNIT_ASAN_BINS); do echo "== $$t (ASan/UBSan)"; \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+	@echo "== decoder regression corpus (ASan/UBSan)"; \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 JSREPLAY=$(B)/asan/jsreplay tests/corpus/check-corpus.sh
 
 check-integration: all $(B)/asan/jsampled java
 	tests/integration/run-all.sh

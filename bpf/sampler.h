@@ -44,6 +44,9 @@ enum js_sample_flags {
 	JS_SAMPLE_FROM_ANCHOR = 1u << 8,
 	/* The copy stopped at the thread's learned copy_end, below stack_end. */
 	JS_SAMPLE_COPY_TRIMMED = 1u << 9,
+	/* Set by jsampled, never by the BPF program: the daemon cut this
+	 * sample's copy to fit its held-sample queue (sample_queue.c). */
+	JS_SAMPLE_HELD_TRIMMED = 1u << 15,
 };
 
 /* User registers kept per sample (x86-64). Interpreter and stub heuristics use

@@ -221,7 +221,8 @@ static void learn_copy_end(struct process_table *t, struct process *p, const str
 
 	/* A stack deeper than the copy: copy more of this thread from now on
 	 * (doubling, up to the maximum). Only such threads pay for it. */
-	if (st == DECODE_INCOMPLETE && (s->flags & JS_SAMPLE_STACK_CAPPED) && t->on_max_copy &&
+	if (st == DECODE_INCOMPLETE && (s->flags & JS_SAMPLE_STACK_CAPPED) &&
+	    !(s->flags & JS_SAMPLE_HELD_TRIMMED) && t->on_max_copy &&
 	    t->max_fragment_bytes) {
 		uint64_t *cur = u64_map_get(&p->max_copies, s->tid);
 		uint32_t now = cur ? (uint32_t)*cur : t->fragment_bytes, next = now * 2;
@@ -317,6 +318,7 @@ static bool hold_expired(const struct process *p, const struct js_sample *s)
 
 void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s)
 {
+	uint32_t trimmed = 0;
 	int dropped;
 
 	if (t->recording)
@@ -334,7 +336,8 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 	if (scratch_trace.wait < 4)
 		p->stats.held_for[scratch_trace.wait]++;
 	p->wants_fetch = true;
-	dropped = sample_queue_push(&p->held, s, scratch_trace.wait, scratch_trace.wait_key);
+	dropped = sample_queue_push(&p->held, s, scratch_trace.wait, scratch_trace.wait_key, &trimmed);
+	p->stats.held_trimmed += trimmed;
 	if (dropped != 0) {
 		uint64_t n = dropped < 0 ? 1 : (uint64_t)dropped;
 		p->stats.dropped += n;

@@ -138,6 +138,7 @@ static void stats_fields(const struct decode_stats *s, struct wbuf *out, bool js
 	FIELD("held_for_code", s->held_for[WAIT_CODE]);
 	FIELD("held_for_method", s->held_for[WAIT_METHOD]);
 	FIELD("held_for_other", s->held_for[WAIT_ANY]);
+	FIELD("held_trimmed", s->held_trimmed);
 	FIELD("dropped", s->dropped);
 	FIELD("dropped_queue_full", s->dropped_queue_full);
 	FIELD("dropped_no_memory", s->dropped_no_memory);

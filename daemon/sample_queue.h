@@ -1,6 +1,7 @@
 /* A bounded FIFO of samples waiting for their process's code map to catch
  * up (a compiled method's load event arrives after the code already runs).
- * Full means a counted drop of the oldest sample, never a stall. */
+ * Full means counted trimming of big samples, then a counted drop of the
+ * oldest sample, never a stall. */
 #ifndef JSAMPLED_SAMPLE_QUEUE_H
 #define JSAMPLED_SAMPLE_QUEUE_H
 
@@ -29,10 +30,18 @@ struct sample_queue {
 void sample_queue_init(struct sample_queue *q, size_t max_bytes);
 void sample_queue_free(struct sample_queue *q);
 static inline size_t sample_queue_len(const struct sample_queue *q) { return q->items.n - q->head; }
-/* Copies s in, noting what it waits for. Returns the number of older
+/* What is kept of a big sample when the queue is full: the top of its
+ * stack, enough for the frames that matter most; it then decodes as an
+ * incomplete trace, attached under its thread's known context. */
+#define SAMPLE_QUEUE_TRIM_BYTES 4096u
+
+/* Copies s in, noting what it waits for. When full, first cuts big
+ * samples (this one, then the oldest) to their top SAMPLE_QUEUE_TRIM_BYTES,
+ * counting each in *trimmed, then drops the oldest. Returns the number of
  * samples dropped to make room (0 normally), or -1 if even an empty queue
  * cannot take it. */
-int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint8_t wait, uint64_t key);
+int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint8_t wait, uint64_t key,
+		      uint32_t *trimmed);
 /* Puts back an entry taken with pop (no copy); -1 if out of memory (then
  * the caller still owns h->s). */
 int sample_queue_requeue(struct sample_queue *q, const struct held_sample *h);

@@ -18,6 +18,7 @@ struct decode_stats {
 	uint64_t rules[DECODE_RULE_COUNT]; /* decoded samples by top-frame heuristic */
 	uint64_t held_total; /* samples that waited for the code map */
 	uint64_t held_for[4]; /* ... by what they waited for (enum decode_wait) */
+	uint64_t held_trimmed; /* held samples cut to their top to fit the held queue */
 	uint64_t dropped;    /* samples lost inside jsampled (see below) */
 	uint64_t dropped_queue_full;
 	uint64_t dropped_no_memory;

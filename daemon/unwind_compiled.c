@@ -7,6 +7,8 @@
  * PreserveFramePointer: ../shared/hotspot-notes.md). rbp itself is not
  * used as a frame pointer: without PreserveFramePointer it is a general
  * register in compiled code. */
+#include <string.h>
+
 #include "unwind.h"
 
 #include "../userspace/common/agent_protocol.h"
@@ -79,13 +81,17 @@ static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
 
 /* C2 intrinsics save registers on the stack inside a method's body
  * (string indexOf and compare, for one, push their string registers), so
- * sp can lie a few words below the frame; and an epilogue the agent did
- * not recognise leaves sp above it. When the frame-size walk from the top
- * frame finds no return address, try the positions shifted either way,
- * each validated by the walk on from it. Two candidates that both validate
- * (a recursive caller's own return address further up, say) are a guess,
- * not an answer: then the sample fails. */
+ * sp can lie a few words below the frame. When the frame-size walk from
+ * the top frame finds no return address, try the positions shifted up,
+ * each validated by the walk on from it. (Not down: the frame's own spill
+ * area holds stale return addresses of earlier calls that validate.) Two candidates that validate
+ * into different traces (a recursive caller's own return address further
+ * up, say) are a guess, not an answer: then the sample fails. Two that give
+ * the same trace agree (an OSR frame keeps a stale copy of the interpreter
+ * frame's return address below its real one). */
 #define MAX_PUSHED_WORDS 6
+
+static struct trace_frame first_found[TRACE_MAX_FRAMES]; /* decoding is single-threaded */
 
 static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum step *st)
 {
@@ -96,12 +102,10 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 	enum step found_st = STEP_FAIL, r;
 	int nfound = 0;
 
-	for (int k = 2 - b->frame_size_words; k <= MAX_PUSHED_WORDS; k++) {
+	for (int k = 1; k <= MAX_PUSHED_WORDS; k++) {
 		uint64_t sender_sp = orig.sp + (uint64_t)((int64_t)b->frame_size_words + k) * 8, ret, saved_fp;
 		struct walk t = orig;
 
-		if (k == 0)
-			continue;
 		if (frag_read_u64(orig.s, sender_sp - 8, &ret) != FRAG_OK ||
 		    frag_read_u64(orig.s, sender_sp - 16, &saved_fp) != FRAG_OK)
 			break;
@@ -113,8 +117,15 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 			*st = r;
 			return true;
 		}
-		if (++nfound > 1)
+		if (nfound == 1) {
+			if (t.out->n == found_n &&
+			    !memcmp(first_found, &t.out->frames[n0], (found_n - n0) * sizeof(first_found[0])))
+				continue; /* the same trace: they agree */
+			nfound++;
 			break;
+		}
+		nfound = 1;
+		memcpy(first_found, &t.out->frames[n0], (t.out->n - n0) * sizeof(first_found[0]));
 		found = t;
 		found_st = r;
 		found_n = t.out->n;
@@ -125,6 +136,7 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 	}
 	*w = found;
 	w->out->n = found_n;
+	memcpy(&w->out->frames[n0], first_found, (found_n - n0) * sizeof(first_found[0]));
 	*st = found_st;
 	return true;
 }
@@ -191,6 +203,15 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 		saved_fp = w->fp;
 	else if ((st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
 		return st;
+	if (w->top && w->ctx->explain && !walk_in_code_cache(w, ret)) {
+		/* The words the frame should span, and a few above. */
+		for (uint64_t a = w->sp; a < sender_sp + 64; a += 8) {
+			uint64_t v;
+			if (frag_read_u64(w->s, a, &v) == FRAG_OK)
+				fprintf(w->ctx->explain, "    [sp+%#llx] %#llx%s\n", (unsigned long long)(a - w->sp),
+					(unsigned long long)v, walk_in_code_cache(w, v) ? "  (code)" : "");
+		}
+	}
 	if (w->top && !rbp_unsaved && b->kind == JS_CODE_NMETHOD && !walk_in_code_cache(w, ret) &&
 	    try_shifted_frame(w, b, &st)) {
 		w->rule = DECODE_RULE_SHIFTED_FRAME;

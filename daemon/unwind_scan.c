@@ -81,8 +81,15 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	enum step st;
 	bool leaf;
 
-	if (!plausible(w, pc, &b, &leaf))
+	if (!plausible(w, pc, &b, &leaf)) {
+		if (w->ctx->explain && walk_in_code_cache(w, pc)) {
+			b = codemap_find(w->ctx->code, pc, w->s->time_ns);
+			fprintf(w->ctx->explain, "    candidate %#llx at sp %#llx: no call site (%s kind %d +%#llx)\n",
+				(unsigned long long)pc, (unsigned long long)sp, b ? (b->name ? b->name : "") : "no blob",
+				b ? b->kind : -1, b ? (unsigned long long)(pc - b->start) : 0ull);
+		}
 		return false;
+	}
 	sub = *w;
 	sub.leaf_return = leaf;
 	sub.out = &scan_trace;

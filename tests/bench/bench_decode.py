@@ -6,7 +6,8 @@ at 10 kHz, on each JDK given, without -XX:+PreserveFramePointer and without
 DebugNonSafepoints, and prints per workload: samples, resolved %, incomplete %,
 wrong traces (calling frames not at an invoke instruction, as jsampled checks
 them; for WorkloadUniquePaths also every caller/callee pair against its
-call graph), and the top failure reasons. Every run is recorded
+call graph), the samples jsampled dropped (its held-sample queue overflowed
+while they waited for code maps), and the top failure reasons. Every run is recorded
 (jsampled --record) so a failure can be replayed with build/jsreplay.
 
 usage: bench_decode.py [--seconds N] [--hz N] [--jdk PATH]... [--workload NAME]...
@@ -117,6 +118,7 @@ def run_one(jdk_name, jdk, wl, seconds, hz, keep):
     return {
         "jdk": jdk_name, "workload": name, "samples": stats["samples"], "java": stats["java_samples"],
         "resolved": stats["resolved_pct"], "incomplete": stats["incomplete_pct"], "wrong": stats["wrong"],
+        "dropped": 100.0 * stats["dropped"] / max(1, stats["samples"]),
         "path_violations": unique_path_violations(collapsed) if cls == "WorkloadUniquePaths" else None,
         "reasons": ", ".join(f"{k} {v}" for v, k in reasons) or "-", "deep": deep,
     }
@@ -139,14 +141,15 @@ def main():
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
     wls = [w for w in WORKLOADS if not a.workload or w[0] in a.workload]
-    print(f"{'JDK':<4} {'workload':<13} {'samples':>8} {'resolved%':>9} {'incompl%':>8} {'wrong':>6}  top failure reasons")
+    print(f"{'JDK':<4} {'workload':<13} {'samples':>8} {'resolved%':>9} {'incompl%':>8} {'wrong':>6} "
+          f"{'dropped%':>8}  top failure reasons")
     ok = True
     for j in jdks:
         for wl in wls:
             r = run_one(j, JDKS[j], wl, a.seconds, a.hz, a.keep)
             wrong = r["wrong"] + (r["path_violations"] or 0)
             print(f"{r['jdk']:<4} {r['workload']:<13} {r['samples']:>8} {r['resolved']:>9.2f} {r['incomplete']:>8.3f} "
-                  f"{wrong:>6}  {r['reasons']}", flush=True)
+                  f"{wrong:>6} {r['dropped']:>8.2f}  {r['reasons']}", flush=True)
             if r["resolved"] < GOAL_RESOLVED or wrong or (not r["deep"] and r["incomplete"] > GOAL_INCOMPLETE):
                 ok = False
     print(f"goals: resolved >= {GOAL_RESOLVED}%, incomplete <= {GOAL_INCOMPLETE}% (deep recursion excepted), "

@@ -120,26 +120,57 @@ static struct js_sample *make_sample(uint32_t len, uint32_t tag)
 	return s;
 }
 
+static void test_sample_queue_trims_big_samples(void)
+{
+	struct sample_queue q;
+	size_t big = SAMPLE_QUEUE_TRIM_BYTES * 4, one = sizeof(struct js_sample) + big;
+	uint32_t trimmed = 0;
+	struct held_sample h;
+	struct js_sample *s;
+
+	sample_queue_init(&q, 2 * one);
+	for (uint32_t i = 0; i < 4; i++) {
+		s = make_sample((uint32_t)big, i);
+		CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, i, &trimmed), 0); /* cut, not dropped */
+		free(s);
+	}
+	CHECK_EQ(sample_queue_len(&q), 4);
+	CHECK(trimmed >= 2);
+	CHECK(q.bytes <= q.max_bytes);
+	while (sample_queue_pop(&q, &h)) {
+		if (h.s->flags & JS_SAMPLE_HELD_TRIMMED)
+			CHECK_EQ(h.s->stack_len, SAMPLE_QUEUE_TRIM_BYTES);
+		else
+			CHECK_EQ(h.s->stack_len, big);
+		free(h.s);
+	}
+	CHECK_EQ(q.bytes, 0);
+	sample_queue_free(&q);
+}
+
 static void test_sample_queue_bounded(void)
 {
 	struct sample_queue q;
 	size_t one = sizeof(struct js_sample) + 100;
 	struct js_sample *s;
 
+	uint32_t trimmed = 0;
+
 	sample_queue_init(&q, 3 * one);
 	struct held_sample h;
 
 	for (uint32_t i = 0; i < 3; i++) {
 		s = make_sample(100, i);
-		CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, 100 + i), 0);
+		CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, 100 + i, &trimmed), 0);
 		free(s);
 	}
 	s = make_sample(100, 3);
-	CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, 103), 1); /* the oldest made room */
+	CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, 103, &trimmed), 1); /* the oldest made room */
 	free(s);
 	s = make_sample(10 * 1000, 9);
-	CHECK_EQ(sample_queue_push(&q, s, WAIT_ANY, 0), -1); /* bigger than the whole queue */
+	CHECK_EQ(sample_queue_push(&q, s, WAIT_ANY, 0, &trimmed), -1); /* bigger than the whole queue */
 	free(s);
+	CHECK_EQ(trimmed, 0); /* small samples are never cut */
 	CHECK_EQ(sample_queue_len(&q), 3);
 	/* Taken out and put back: order and bytes preserved, no copy. */
 	CHECK(sample_queue_pop(&q, &h) && h.s->tid == 1 && h.key == 101);
@@ -177,6 +208,7 @@ int main(void)
 	RUN(test_wire_overrun);
 	RUN(test_u64_map_against_reference);
 	RUN(test_sample_queue_bounded);
+	RUN(test_sample_queue_trims_big_samples);
 	RUN(test_string_pool);
 	return CHECK_DONE();
 }

@@ -255,8 +255,9 @@ static void test_shifted_frame(void)
 	CHECK_EQ(tr.top_rule, DECODE_RULE_SHIFTED_FRAME);
 	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, (int32_t[]){17, 5, 12, 9}, 4);
 
-	/* A second shift that validates too: a guess, so the sample fails. */
-	put(SB + 48 + 24, A + 0x100);
+	/* A second shift that validates into another trace: a guess, so the
+	 * sample fails. */
+	put(SB + 48 + 24, A + 0x200);
 	put_a_frame(SB + 80);
 	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 100, "main"), false, &reason), DECODE_FAILED);
 }
