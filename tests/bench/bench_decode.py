@@ -7,8 +7,9 @@ DebugNonSafepoints, and prints per workload: samples, resolved %, incomplete %,
 wrong traces (calling frames not at an invoke instruction, as jsampled checks
 them; for WorkloadUniquePaths also every caller/callee pair against its
 call graph), the samples jsampled dropped (its held-sample queue overflowed
-while they waited for code maps), and the top failure reasons. Every run is recorded
-(jsampled --record) so a failure can be replayed with build/jsreplay.
+while they waited for code maps), and the top failure reasons. With --keep DIR
+every run is recorded there (jsampled --record) so a failure can be replayed
+with build/jsreplay.
 
 usage: bench_decode.py [--seconds N] [--hz N] [--jdk PATH]... [--workload NAME]...
                        [--keep DIR] [--check]
@@ -81,9 +82,11 @@ def run_one(jdk_name, jdk, wl, seconds, hz, keep):
     name, cls, extra, deep = wl
     tmp = tempfile.mkdtemp(prefix="jsampled-decode-")
     sock = os.path.join(tmp, "q.sock")
-    rec = os.path.join(keep or tmp, f"{name}-jdk{jdk_name}.jsrec")
-    daemon = subprocess.Popen([os.path.join(BUILD, "jsampled"), "--socket", sock, "--frequency", str(hz),
-                               "--record", rec], stderr=open(os.path.join(tmp, "daemon.log"), "w"))
+    # Recording costs jsampled CPU (deep stacks at 10 kHz are ~100 MB/s of
+    # samples to compress), so only runs kept for replay are recorded.
+    record = ["--record", os.path.join(keep, f"{name}-jdk{jdk_name}.jsrec")] if keep else []
+    daemon = subprocess.Popen([os.path.join(BUILD, "jsampled"), "--socket", sock, "--frequency", str(hz)] + record,
+                              stderr=open(os.path.join(tmp, "daemon.log"), "w"))
     jvm = None
     try:
         wait_for(lambda: os.path.exists(sock), 10, "jsampled's socket")
