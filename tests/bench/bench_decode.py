@@ -78,14 +78,15 @@ def unique_path_violations(collapsed):
     return bad
 
 
-def run_one(jdk_name, jdk, wl, seconds, hz, keep):
+def run_one(jdk_name, jdk, wl, seconds, hz, keep, daemon_args=()):
     name, cls, extra, deep = wl
     tmp = tempfile.mkdtemp(prefix="jsampled-decode-")
     sock = os.path.join(tmp, "q.sock")
     # Recording costs jsampled CPU (deep stacks at 10 kHz are ~100 MB/s of
     # samples to compress), so only runs kept for replay are recorded.
     record = ["--record", os.path.join(keep, f"{name}-jdk{jdk_name}.jsrec")] if keep else []
-    daemon = subprocess.Popen([os.path.join(BUILD, "jsampled"), "--socket", sock, "--frequency", str(hz)] + record,
+    daemon = subprocess.Popen([os.path.join(BUILD, "jsampled"), "--socket", sock, "--frequency", str(hz)] + record +
+                              list(daemon_args),
                               stderr=open(os.path.join(tmp, "daemon.log"), "w"))
     jvm = None
     try:
@@ -104,6 +105,7 @@ def run_one(jdk_name, jdk, wl, seconds, hz, keep):
                  seconds + 120, "the workload")
         time.sleep(0.2)
         stats = json.loads(ctl(sock, "stats", pid, "--json").stdout)
+        daemon_cpu = json.loads(ctl(sock, "stats", "--json").stdout).get("cpu_s", 0.0)
         if keep:
             with open(os.path.join(keep, f"{name}-jdk{jdk_name}.stats.json"), "w") as f:
                 json.dump(stats, f, indent=1)
@@ -122,6 +124,7 @@ def run_one(jdk_name, jdk, wl, seconds, hz, keep):
         "jdk": jdk_name, "workload": name, "samples": stats["samples"], "java": stats["java_samples"],
         "resolved": stats["resolved_pct"], "incomplete": stats["incomplete_pct"], "wrong": stats["wrong"],
         "dropped": 100.0 * stats["dropped"] / max(1, stats["samples"]),
+        "copy_kb": stats["stack_bytes"] / max(1, stats["samples"]) / 1024.0, "daemon_cpu_s": daemon_cpu,
         "path_violations": unique_path_violations(collapsed) if cls == "WorkloadUniquePaths" else None,
         "reasons": ", ".join(f"{k} {v}" for v, k in reasons) or "-", "deep": deep,
     }
@@ -135,6 +138,8 @@ def main():
     ap.add_argument("--workload", action="append")
     ap.add_argument("--keep")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--daemon-arg", action="append", default=[],
+                    help="extra jsampled option, e.g. --daemon-arg=--max-fragment-bytes=16384")
     a = ap.parse_args()
     jdks = a.jdk or ["17", "25"]
     for j in jdks:
@@ -145,14 +150,15 @@ def main():
         os.makedirs(a.keep, exist_ok=True)
     wls = [w for w in WORKLOADS if not a.workload or w[0] in a.workload]
     print(f"{'JDK':<4} {'workload':<13} {'samples':>8} {'resolved%':>9} {'incompl%':>8} {'wrong':>6} "
-          f"{'dropped%':>8}  top failure reasons")
+          f"{'dropped%':>8} {'copy KiB':>8} {'cpu s':>6}  top failure reasons")
     ok = True
     for j in jdks:
         for wl in wls:
-            r = run_one(j, JDKS[j], wl, a.seconds, a.hz, a.keep)
+            r = run_one(j, JDKS[j], wl, a.seconds, a.hz, a.keep, a.daemon_arg)
             wrong = r["wrong"] + (r["path_violations"] or 0)
             print(f"{r['jdk']:<4} {r['workload']:<13} {r['samples']:>8} {r['resolved']:>9.2f} {r['incomplete']:>8.3f} "
-                  f"{wrong:>6} {r['dropped']:>8.2f}  {r['reasons']}", flush=True)
+                  f"{wrong:>6} {r['dropped']:>8.2f} {r['copy_kb']:>8.1f} {r['daemon_cpu_s']:>6.1f}  {r['reasons']}",
+                  flush=True)
             if r["resolved"] < GOAL_RESOLVED or wrong or (not r["deep"] and r["incomplete"] > GOAL_INCOMPLETE):
                 ok = False
     print(f"goals: resolved >= {GOAL_RESOLVED}%, incomplete <= {GOAL_INCOMPLETE}% (deep recursion excepted), "
