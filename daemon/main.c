@@ -30,6 +30,7 @@
 #include "query_server.h"
 #include "recording.h"
 #include "sampler.h"
+#include "service_notify.h"
 
 #define MAINTENANCE_MS 1000
 #define REFRESH_FETCH_NS (1000ull * 1000000)  /* keep code maps fresh */
@@ -384,6 +385,23 @@ static void schedule_fetches(uint64_t now)
 	}
 }
 
+/* One line for `systemctl status`. */
+static const char *service_status(void)
+{
+	static char buf[160];
+	uint64_t samples = 0;
+	unsigned live = 0;
+
+	for (size_t i = 0; i < D.processes.all.n; i++) {
+		const struct process *p = D.processes.all.v[i];
+		samples += p->stats.samples;
+		live += p->state == PROCESS_LIVE;
+	}
+	snprintf(buf, sizeof(buf), "profiling %u JVMs (%zu known), %llu samples", live, D.processes.all.n,
+		 (unsigned long long)samples);
+	return buf;
+}
+
 static void maintenance(uint64_t now)
 {
 	struct watch *w, *next;
@@ -419,6 +437,7 @@ static void maintenance(uint64_t now)
 			codemap_prune(&p->jvm.code, now - CODE_GRACE_NS);
 	}
 	process_table_expire(&D.processes, now, D.opt.retention_s * 1000000000ull);
+	service_notify_tick(now, service_status());
 }
 
 static int run(void)
@@ -555,7 +574,10 @@ int main(int argc, char **argv)
 	log_info("sampling at %u Hz on %u CPUs, %u-byte fragments; queries on %s, agents on %s",
 		 D.opt.frequency_hz, sampler_cpus(D.sampler), D.opt.fragment_bytes, D.opt.socket_path,
 		 D.opt.agent_socket_path);
+	service_notify_init(monotonic_ns());
+	service_notify_ready(service_status());
 	rc = run() == 0 ? 0 : 1;
+	service_notify_stopping();
 	log_info("stopping");
 
 cleanup:

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The systemd service contract, without touching this machine's systemd:
+# systemd-analyze verify accepts the unit, and jsampled speaks the notify
+# protocol to a NOTIFY_SOCKET of ours: READY=1 once it samples and serves,
+# WATCHDOG=1 pings at the interval WATCHDOG_USEC asks for, STATUS lines,
+# STOPPING=1 on SIGTERM.
+source "$(dirname "$0")/lib.sh"
+require_environment
+command -v systemd-analyze >/dev/null || fail "systemd-analyze missing (run 'make deps')"
+
+# The unit as installed, with ExecStart pointing at this build (verify
+# checks that the executable exists).
+mkdir -p "$TMP/unit"
+sed "s|/usr/sbin/jsampled|$DAEMON|" "$ROOT/deploy/jsampled.service" >"$TMP/unit/jsampled.service"
+out=$(systemd-analyze verify "$TMP/unit/jsampled.service" 2>&1) || fail "systemd-analyze verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify complained: $out"
+note "systemd-analyze verify: deploy/jsampled.service is clean"
+
+# A notify socket that records every datagram with its arrival time.
+$PY - "$TMP/notify.sock" "$TMP/notify.txt" <<'PYEOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(15)
+t0 = time.monotonic()
+with open(sys.argv[2], "w", buffering=1) as out:
+    try:
+        while True:
+            msg = s.recv(4096).decode()
+            out.write(f"{time.monotonic() - t0:.3f} {msg!r}\n")
+            if "STOPPING=1" in msg:
+                break
+    except socket.timeout:
+        pass
+PYEOF
+LISTENER=$!
+for _ in $(seq 1 50); do [ -S "$TMP/notify.sock" ] && break; sleep 0.1; done
+[ -S "$TMP/notify.sock" ] || fail "notify listener did not start"
+
+NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=2000000 start_daemon --frequency 99
+sleep 5.5
+kill -TERM "$DAEMON_PID"
+wait "$DAEMON_PID" || fail "jsampled exited with $? on SIGTERM"
+DAEMON_PID=
+wait "$LISTENER" || true
+cat "$TMP/notify.txt"
+grep "READY=1" "$TMP/notify.txt" >/dev/null || fail "no READY=1"
+grep "STATUS=profiling" "$TMP/notify.txt" >/dev/null || fail "no STATUS line"
+pings=$(grep -c "WATCHDOG=1" "$TMP/notify.txt" || true)
+# 5.5 s with a 2 s watchdog: a ping at least every second.
+[ "$pings" -ge 4 ] || fail "only $pings watchdog pings in 5.5 s (want >= 4 at WATCHDOG_USEC=2 s)"
+first_ready=$(grep -n "READY=1" "$TMP/notify.txt" | head -1 | cut -d: -f1)
+first_ping=$(grep -n "WATCHDOG=1" "$TMP/notify.txt" | head -1 | cut -d: -f1)
+[ "$first_ready" -lt "$first_ping" ] || fail "a watchdog ping came before READY=1"
+tail -1 "$TMP/notify.txt" | grep "STOPPING=1" >/dev/null || fail "no STOPPING=1 at the end"
+note "notify protocol: READY=1, STATUS, $pings watchdog pings in 5.5 s, STOPPING=1 on SIGTERM"
+note "passed"
