@@ -25,7 +25,7 @@ DAEMON_LIBS := -lbpf -lelf -lz -lsystemd
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
-	libsystemd-dev pkg-config openjdk-17-jdk-headless python3 procps
+	libsystemd-dev pkg-config openjdk-17-jdk-headless python3 procps systemd
 
 COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c
 DAEMON_SRC := $(wildcard daemon/*.c)
