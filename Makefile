@@ -21,11 +21,11 @@ WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
-DAEMON_LIBS := -lbpf -lelf -lz -lsystemd
+DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lcap
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
-	libsystemd-dev pkg-config openjdk-17-jdk-headless python3 procps systemd
+	libsystemd-dev libcap-dev pkg-config openjdk-17-jdk-headless python3 procps systemd
 
 COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c
 DAEMON_SRC := $(wildcard daemon/*.c)

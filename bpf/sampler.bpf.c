@@ -59,6 +59,11 @@ struct {
 } scratch SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256u << 10);
+} execs SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
@@ -349,5 +354,18 @@ int BPF_PROG(forget_thread, struct task_struct *task)
 
 	if (bpf_map_lookup_elem(&targets, &tgid))
 		bpf_map_delete_elem(&threads, &tid);
+	return 0;
+}
+
+/* A new program image: maybe a JVM to attach to (jsampled decides). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(note_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct js_exec_event *e = bpf_ringbuf_reserve(&execs, sizeof(*e), 0);
+
+	if (!e)
+		return 0; /* a full buffer: the periodic /proc scan finds it */
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -143,6 +143,13 @@ enum js_thread_flags {
 };
 
 /* Per-CPU counters, one array slot. */
+/* A process image was replaced (exec): jsampled checks it for a JVM to
+ * attach to. Sent on its own small ring buffer, with a wake-up: execs are
+ * rare next to samples. */
+struct js_exec_event {
+	__u32 pid; /* tgid */
+};
+
 struct js_counters {
 	__u64 events;        /* every invocation of the program */
 	__u64 target;        /* invocations that hit a target process */

@@ -72,3 +72,25 @@ size_t cct_bytes(const struct cct *c)
 {
 	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children);
 }
+
+uint32_t cct_nodes_for_bytes(size_t bytes)
+{
+	/* A node's slot in the vector (doubling: up to twice its size) and its
+	 * entry in the children map (16 bytes, at most half full: 32). */
+	size_t per = 2 * sizeof(struct cct_node) + 32;
+	size_t n = bytes / per;
+	return n > UINT32_MAX - 2 ? UINT32_MAX - 2 : (uint32_t)n;
+}
+
+int cct_append_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, uint64_t self)
+{
+	if (parent >= c->nodes.n || type >= FRAME_TYPE_COUNT || c->nodes.n >= UINT32_MAX - 1)
+		return -1;
+	if (u64_map_get(&c->children, child_key(parent, method_id, type)))
+		return -1; /* a duplicate path: not a tree */
+	if (!child(c, parent, method_id, type, 1))
+		return -1;
+	c->nodes.v[c->nodes.n - 1].self = self;
+	c->samples += self;
+	return 0;
+}

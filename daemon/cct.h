@@ -34,5 +34,10 @@ void cct_free(struct cct *c);
 /* Adds count samples of a root-first path. -1 on allocation failure. */
 int cct_add(struct cct *c, const struct trace_frame *root_first, uint32_t n, uint64_t count);
 size_t cct_bytes(const struct cct *c);
+/* The node cap that keeps a CCT within about bytes of memory. */
+uint32_t cct_nodes_for_bytes(size_t bytes);
+/* Appends a node under an existing parent (restoring a saved tree, nodes in
+ * their saved order). -1 if parent is out of range or the node exists. */
+int cct_append_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, uint64_t self);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "jvm_discovery.h"
 #include "options.h"
 #include "process.h"
 #include "ringbuf_drain.h"
@@ -16,6 +17,11 @@ struct sampler;
 struct daemon_counters {
 	uint64_t agents_accepted;
 	uint64_t agents_refused;
+	uint64_t agents_refused_by_rules;
+	uint64_t processes_refused_limit; /* --max-processes reached, nothing to evict */
+	uint64_t processes_evicted;       /* exited ones forgotten early to make room */
+	uint64_t state_saves;
+	uint64_t state_save_errors;
 	uint64_t agents_closed_bad_input;
 	uint64_t queries;
 	uint64_t queries_refused;
@@ -27,6 +33,7 @@ struct daemon {
 	struct sampler *sampler;
 	struct ringbuf_drain drain;
 	struct process_table processes;
+	struct discovery discovery;
 	struct daemon_counters counters;
 	uint64_t started_ns;
 	bool stop;

@@ -24,13 +24,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+#include <systemd/sd-daemon.h>
+
 #include "agent_link.h"
 #include "daemon.h"
 #include "log.h"
+#include "privileges.h"
+#include "process_rules.h"
+#include "procfs.h"
 #include "query_server.h"
 #include "recording.h"
+#include "reload.h"
 #include "sampler.h"
 #include "service_notify.h"
+#include "state_file.h"
 
 #define MAINTENANCE_MS 1000
 #define REFRESH_FETCH_NS (1000ull * 1000000)  /* keep code maps fresh */
@@ -40,7 +48,7 @@
 #define QUERY_TIMEOUT_NS (10ull * 1000000000)
 #define CODE_GRACE_NS (60ull * 1000000000) /* keep unloaded code this long */
 
-enum watch_kind { W_DRAIN_TIMER, W_MAINT_TIMER, W_SIGNAL, W_RINGBUF, W_AGENT_LISTEN, W_AGENT, W_QUERY_LISTEN, W_QUERY };
+enum watch_kind { W_DRAIN_TIMER, W_MAINT_TIMER, W_SIGNAL, W_RINGBUF, W_EXEC, W_AGENT_LISTEN, W_AGENT, W_QUERY_LISTEN, W_QUERY };
 
 struct watch {
 	enum watch_kind kind;
@@ -52,6 +60,9 @@ struct watch {
 
 static struct daemon D;
 static int epfd = -1;
+static int saved_argc; /* for SIGHUP */
+static char **saved_argv;
+static uint64_t next_save_ns;
 static struct watch *connections; /* agent and query connections */
 static struct watch *fixed;       /* timers, signals, listening sockets */
 
@@ -151,11 +162,33 @@ static bool process_alive(pid_t pid)
 	return kill(pid, 0) == 0 || errno == EPERM;
 }
 
+/* Room for one more process under --max-processes: forgets the exited
+ * process that ended longest ago, if there is one. */
+static bool make_room(void)
+{
+	struct process *oldest = NULL;
+
+	if (process_table_count(&D.processes) < D.opt.max_processes)
+		return true;
+	for (size_t i = 0; i < D.processes.all.n; i++) {
+		struct process *p = D.processes.all.v[i];
+		if (p->state != PROCESS_LIVE && !p->link && (!oldest || p->exited_ns < oldest->exited_ns))
+			oldest = p;
+	}
+	if (!oldest)
+		return false;
+	oldest->exited_ns = 0; /* expires below, whatever the retention */
+	oldest->state = PROCESS_EXITED;
+	process_table_expire(&D.processes, monotonic_ns(), 1);
+	D.counters.processes_evicted++;
+	return process_table_count(&D.processes) < D.opt.max_processes;
+}
+
 static struct process *on_hello(void *ctx, struct agent_link *l, const char *vm_name,
 				const char *vm_version)
 {
 	struct process *old = process_lookup(&D.processes, l->pid), *p;
-	char vm[96];
+	char vm[96], why[256];
 
 	(void)ctx;
 	if (old && old->link) {
@@ -163,9 +196,31 @@ static struct process *on_hello(void *ctx, struct agent_link *l, const char *vm_
 		D.counters.agents_refused++;
 		return NULL;
 	}
+	/* The same rules as for attaching: an -agentpath JVM obeys them too. */
+	if (!process_rules_allow(&D.opt.rules, l->pid, l->uid, why, sizeof(why))) {
+		log_info("not profiling pid %d: %s", (int)l->pid, why);
+		D.counters.agents_refused_by_rules++;
+		return NULL;
+	}
+	snprintf(vm, sizeof(vm), "%s %s", vm_name, vm_version);
+	/* The agent of a process we already know (it reconnected, or jsampled
+	 * restarted and restored its profile): carry on in the same tree. */
+	if (old && old->start_time && old->start_time == procfs_start_time(l->pid)) {
+		process_revive(&D.processes, old);
+		snprintf(old->vm, sizeof(old->vm), "%s", vm);
+		old->link = l;
+		log_info("agent of pid %d is back: continuing its profile (%llu samples so far)", (int)l->pid,
+			 (unsigned long long)old->cct.samples);
+		return old;
+	}
 	if (old)
 		process_agent_gone(&D.processes, old, false, monotonic_ns()); /* superseded */
-	snprintf(vm, sizeof(vm), "%s %s", vm_name, vm_version);
+	if (!make_room()) {
+		log_warn("not profiling pid %d: %u processes tracked already (--max-processes)", (int)l->pid,
+			 D.opt.max_processes);
+		D.counters.processes_refused_limit++;
+		return NULL;
+	}
 	p = process_create(&D.processes, l->pid, l->uid, vm);
 	if (!p)
 		return NULL;
@@ -402,6 +457,62 @@ static const char *service_status(void)
 	return buf;
 }
 
+static void save_state(uint64_t now)
+{
+	char why[512];
+
+	if (state_save(&D.processes, D.opt.state_dir, now, why, sizeof(why)) != 0) {
+		D.counters.state_save_errors++;
+		log_err("cannot save profiles: %s", why);
+		return;
+	}
+	D.counters.state_saves++;
+	log_debug("saved %zu profiles to %s", D.processes.all.n, D.opt.state_dir);
+}
+
+/* After a reload: agents of processes the new rules exclude are let go. */
+static void apply_rules_to_agents(void)
+{
+	struct watch *w, *next;
+	char why[256];
+
+	for (w = connections; w; w = next) {
+		struct agent_link *l = w->obj;
+		next = w->next;
+		if (w->kind != W_AGENT || !l->proc)
+			continue;
+		if (!process_rules_allow(&D.opt.rules, l->pid, l->uid, why, sizeof(why))) {
+			snprintf(l->why_closed, sizeof(l->why_closed), "excluded after reload: %.90s", why);
+			close_agent(w);
+		}
+	}
+}
+
+static int on_exec_event(void *ctx, void *data, size_t len)
+{
+	const struct js_exec_event *e = data;
+
+	(void)ctx;
+	if (len >= sizeof(*e))
+		discovery_on_exec(&D.discovery, (pid_t)e->pid, monotonic_ns());
+	return 0;
+}
+
+static bool discovery_has_agent(void *ctx, pid_t pid)
+{
+	struct process *p = process_lookup(&D.processes, pid);
+
+	(void)ctx;
+	return p && p->link;
+}
+
+static void discovery_listener(void *ctx, int fd)
+{
+	(void)ctx;
+	if (!watch_add(W_AGENT_LISTEN, fd, NULL, EPOLLIN))
+		log_err("cannot watch an agent socket");
+}
+
 static void maintenance(uint64_t now)
 {
 	struct watch *w, *next;
@@ -437,6 +548,11 @@ static void maintenance(uint64_t now)
 			codemap_prune(&p->jvm.code, now - CODE_GRACE_NS);
 	}
 	process_table_expire(&D.processes, now, D.opt.retention_s * 1000000000ull);
+	discovery_tick(&D.discovery, now);
+	if (D.opt.state_dir[0] && now >= next_save_ns) {
+		save_state(now);
+		next_save_ns = now + D.opt.save_interval_s * 1000000000ull;
+	}
 	service_notify_tick(now, service_status());
 }
 
@@ -466,6 +582,9 @@ static int run(void)
 				D.counters.drains++;
 				schedule_fetches(monotonic_ns());
 				break;
+			case W_EXEC:
+				ring_buffer__consume(w->obj);
+				break;
 			case W_MAINT_TIMER:
 				if (read(w->fd, &ticks, sizeof(ticks)) >= 0)
 					maintenance(monotonic_ns());
@@ -473,10 +592,14 @@ static int run(void)
 			case W_SIGNAL: {
 				struct signalfd_siginfo si;
 				if (read(w->fd, &si, sizeof(si)) == sizeof(si)) {
-					if (si.ssi_signo == SIGHUP)
-						log_info("SIGHUP: nothing to reload");
-					else
+					if (si.ssi_signo == SIGHUP) {
+						service_notify_reloading();
+						if (daemon_reload(&D, saved_argc, saved_argv) == 0)
+							apply_rules_to_agents();
+						service_notify_ready(service_status());
+					} else {
 						D.stop = true;
+					}
 				}
 				break;
 			}
@@ -498,16 +621,47 @@ static int run(void)
 	return 0;
 }
 
+/* The query socket: handed over by systemd (jsampled.socket, which sets
+ * its owner and mode), or made here as root:<socket group> 0660. */
+static int open_query_socket(bool *activated)
+{
+	char why[256];
+	int n = sd_listen_fds(1), fd;
+
+	*activated = false;
+	for (int i = 0; i < n; i++) {
+		fd = SD_LISTEN_FDS_START + i;
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, D.opt.socket_path, 0) > 0) {
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+			*activated = true;
+			log_info("query socket %s from systemd", D.opt.socket_path);
+			return fd;
+		}
+		log_warn("ignoring a socket from systemd that is not %s", D.opt.socket_path);
+	}
+	fd = listen_unix(D.opt.socket_path, 0600);
+	if (fd >= 0 && privileges_socket_access(D.opt.socket_path, D.opt.socket_group, why, sizeof(why)) != 0)
+		log_warn("%s", why);
+	return fd;
+}
+
 int main(int argc, char **argv)
 {
 	struct sampler_config sc;
 	struct process_limits limits;
-	char err[256];
+	struct discovery_hooks dh = {.has_agent = discovery_has_agent, .on_listener = discovery_listener};
+	struct ring_buffer *execs = NULL;
+	char err[512];
 	sigset_t mask;
+	bool activated = false;
 	int r, rc = 1;
 	int agent_fd = -1, query_fd = -1, sig_fd = -1, drain_fd = -1, maint_fd = -1;
+	uint32_t byte_nodes;
 
-	r = options_parse(&D.opt, argc, argv);
+	saved_argc = argc;
+	saved_argv = argv;
+	r = options_parse(&D.opt, argc, argv, NULL, 0);
 	if (r != 0)
 		return r > 0 ? 0 : 2;
 	log_set_level(D.opt.verbose ? LOG_DEBUG : LOG_INFO);
@@ -519,7 +673,8 @@ int main(int argc, char **argv)
 			 D.opt.nice, strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 
-	limits.cct_max_nodes = D.opt.cct_max_nodes;
+	byte_nodes = cct_nodes_for_bytes(D.opt.cct_max_bytes);
+	limits.cct_max_nodes = byte_nodes < D.opt.cct_max_nodes ? byte_nodes : D.opt.cct_max_nodes;
 	limits.held_max_bytes = D.opt.held_max_bytes;
 	limits.hold_ns = D.opt.hold_ms * 1000000ull;
 	process_table_init(&D.processes, &limits);
@@ -529,6 +684,7 @@ int main(int argc, char **argv)
 	D.processes.on_internal_thread = on_internal_thread;
 	D.processes.fragment_bytes = D.opt.fragment_bytes;
 	D.processes.max_fragment_bytes = D.opt.max_fragment_bytes;
+	discovery_init(&D.discovery, &D.opt, &dh);
 	if (D.opt.record_path[0]) {
 		D.processes.recording = recording_create(D.opt.record_path, 1); /* fast: runs live */
 		if (!D.processes.recording) {
@@ -537,11 +693,21 @@ int main(int argc, char **argv)
 		}
 		log_info("recording the sample path's inputs to %s", D.opt.record_path);
 	}
+	if (D.opt.state_dir[0]) {
+		r = state_restore(&D.processes, D.opt.state_dir, monotonic_ns(), err, sizeof(err));
+		if (r < 0)
+			log_err("cannot restore profiles from %s: %s (set aside as %s.bad)", D.opt.state_dir, err,
+				STATE_FILE_NAME);
+		else if (r > 0)
+			log_info("restored %d profiles from %s", r, D.opt.state_dir);
+		next_save_ns = monotonic_ns() + D.opt.save_interval_s * 1000000000ull;
+	}
 
 	sc.frequency_hz = D.opt.frequency_hz;
 	sc.fragment_bytes = D.opt.fragment_bytes;
 	sc.ringbuf_bytes = D.opt.ringbuf_bytes;
 	sc.wakeup_watermark = D.opt.wakeup_bytes;
+	sc.watch_exec = 1; /* cheap; attach=off may turn into auto on reload */
 	if (sampler_open(&D.sampler, &sc, err, sizeof(err)) != 0) {
 		log_err("%s", err);
 		goto cleanup;
@@ -560,8 +726,8 @@ int main(int argc, char **argv)
 	sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	drain_fd = timer_every(D.opt.drain_ms);
 	maint_fd = timer_every(MAINTENANCE_MS);
-	agent_fd = listen_unix(D.opt.agent_socket_path, 0666); /* any JVM user may connect */
-	query_fd = listen_unix(D.opt.socket_path, 0666);       /* filtered by SO_PEERCRED */
+	agent_fd = listen_unix(D.opt.agent_socket_path, 0666); /* any JVM user; trusted for its own pid */
+	query_fd = open_query_socket(&activated);              /* and filtered by SO_PEERCRED */
 	if (epfd < 0 || sig_fd < 0 || drain_fd < 0 || maint_fd < 0 || agent_fd < 0 || query_fd < 0)
 		goto cleanup;
 	if (!watch_add(W_SIGNAL, sig_fd, NULL, EPOLLIN) || !watch_add(W_DRAIN_TIMER, drain_fd, NULL, EPOLLIN) ||
@@ -570,15 +736,27 @@ int main(int argc, char **argv)
 	    !watch_add(W_AGENT_LISTEN, agent_fd, NULL, EPOLLIN) ||
 	    !watch_add(W_QUERY_LISTEN, query_fd, NULL, EPOLLIN))
 		goto cleanup;
+	if (sampler_exec_ringbuf_fd(D.sampler) >= 0) {
+		execs = ring_buffer__new(sampler_exec_ringbuf_fd(D.sampler), on_exec_event, NULL, NULL);
+		if (!execs || !watch_add(W_EXEC, ring_buffer__epoll_fd(execs), execs, EPOLLIN))
+			log_warn("cannot watch exec events: new JVMs are found by the periodic scan");
+	}
+	if (!D.opt.keep_caps && privileges_drop(err, sizeof(err)) != 0)
+		log_warn("%s", err);
 
-	log_info("sampling at %u Hz on %u CPUs, %u-byte fragments; queries on %s, agents on %s",
+	log_info("sampling at %u Hz on %u CPUs, %u-byte fragments; queries on %s, agents on %s; attach %s",
 		 D.opt.frequency_hz, sampler_cpus(D.sampler), D.opt.fragment_bytes, D.opt.socket_path,
-		 D.opt.agent_socket_path);
+		 D.opt.agent_socket_path, D.opt.attach == ATTACH_AUTO ? "auto" : "off");
+	discovery_tick(&D.discovery, monotonic_ns()); /* the JVMs already running */
 	service_notify_init(monotonic_ns());
 	service_notify_ready(service_status());
 	rc = run() == 0 ? 0 : 1;
 	service_notify_stopping();
 	log_info("stopping");
+	if (D.opt.state_dir[0]) {
+		ringbuf_drain_run(&D.drain); /* what is decodable now goes into the save */
+		save_state(monotonic_ns());
+	}
 
 cleanup:
 	while (connections) {
@@ -594,9 +772,12 @@ cleanup:
 		fixed = w->next;
 		free(w);
 	}
+	discovery_free(&D.discovery);
+	ring_buffer__free(execs);
 	if (query_fd >= 0) {
 		close(query_fd);
-		unlink(D.opt.socket_path);
+		if (!activated)
+			unlink(D.opt.socket_path);
 	}
 	if (agent_fd >= 0) {
 		close(agent_fd);

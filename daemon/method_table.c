@@ -229,6 +229,35 @@ int method_table_line(const struct method_table *t, uint32_t id, int32_t bci)
 	return line;
 }
 
+int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t class_id, const char *class_name,
+			      const char *method_name)
+{
+	const char *cn, *mn;
+
+	if (id == 0 || id >= JS_MAX_METHOD_ID || class_id >= JS_MAX_CLASS_ID)
+		return -1;
+	cn = string_pool_intern(&t->pool, class_name, strlen(class_name));
+	mn = string_pool_intern(&t->pool, method_name, strlen(method_name));
+	if (!cn || !mn || ENSURE_SLOT(t->methods, id) != 0)
+		return -1;
+	if (class_id) {
+		if (ENSURE_SLOT(t->classes, class_id) != 0)
+			return -1;
+		t->classes.v[class_id].name = cn;
+		t->classes.v[class_id].source = "";
+		t->classes.v[class_id].known = true;
+	}
+	if (t->methods.v[id].known)
+		return 0; /* the agent's own record wins */
+	t->methods.v[id].known = true;
+	t->methods.v[id].named = true;
+	t->methods.v[id].class_id = class_id;
+	t->methods.v[id].name = mn;
+	t->methods.v[id].signature = "";
+	t->methods.v[id].ncalls = -1;
+	return 0;
+}
+
 void method_table_name(const struct method_table *t, uint32_t id, char *out, size_t outlen)
 {
 	const struct method_info *m = method_table_get(t, id);

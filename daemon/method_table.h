@@ -60,6 +60,10 @@ int method_table_put_class(struct method_table *t, struct rbuf *r);
 int method_table_put_method(struct method_table *t, struct rbuf *r);
 int method_table_put_ref(struct method_table *t, struct rbuf *r);
 
+/* A method known only by name, from a saved profile (state_file.c). */
+int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t class_id, const char *class_name,
+			      const char *method_name);
+
 const struct method_info *method_table_get(const struct method_table *t, uint32_t id);
 /* Method id of a Method*, 0 if unknown. */
 uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr);

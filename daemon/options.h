@@ -1,15 +1,41 @@
-/* jsampled's command line. */
+/* jsampled's settings: the command line, and the config file whose
+ * `key = value` lines name the same long options (the command line wins).
+ * Parsed again on SIGHUP; see daemon/reload.c for what a reload changes. */
 #ifndef JSAMPLED_OPTIONS_H
 #define JSAMPLED_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define JSAMPLED_DEFAULT_SOCKET "/run/jsampled/jsampled.sock"
+#define JSAMPLED_DEFAULT_AGENT "/usr/lib/jsampled/libjsagent.so"
+#define RULE_MAX 16
+#define RULE_LEN 128
+
+/* Glob patterns (fnmatch) a process is matched against. */
+struct rule_list {
+	unsigned n;
+	char v[RULE_MAX][RULE_LEN];
+};
+
+/* Which processes to profile: a process is profiled unless an exclude rule
+ * matches it, and, where include rules of a kind exist, one of them must. */
+struct process_rules {
+	struct rule_list include_user, exclude_user;     /* user name or uid */
+	struct rule_list include_exe, exclude_exe;       /* executable path */
+	struct rule_list include_cgroup, exclude_cgroup; /* cgroup v2 path */
+};
+
+enum attach_mode { ATTACH_OFF, ATTACH_AUTO };
 
 struct options {
+	char config_path[256];  /* empty: none */
 	char socket_path[108];
 	char agent_socket_path[108];
+	char socket_group[64];  /* group that may query (socket mode 0660) */
+	char agent_path[256];   /* the agent library loaded into JVMs */
+	char state_dir[256];    /* empty: profiles are not saved */
 	unsigned frequency_hz;
 	unsigned fragment_bytes;
 	unsigned max_fragment_bytes; /* deep threads' copies grow up to this; 0: never */
@@ -19,13 +45,21 @@ struct options {
 	uint64_t retention_s;
 	uint64_t hold_ms;
 	uint32_t cct_max_nodes;
+	size_t cct_max_bytes;
+	unsigned max_processes;
 	size_t held_max_bytes;
+	enum attach_mode attach;
+	unsigned rescan_s;
+	unsigned save_interval_s;
+	struct process_rules rules;
+	bool keep_caps;
 	int verbose;
 	int nice;               /* scheduling priority to take (root) */
 	char record_path[4096]; /* empty: no recording */
 };
 
-/* 0 to run, 1 if help was printed, -1 on a usage error (message printed). */
-int options_parse(struct options *o, int argc, char **argv);
+/* 0 to run, 1 if help was printed, -1 on a usage error (message printed,
+ * to err if not NULL, else to stderr). */
+int options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen);
 
 #endif

@@ -9,6 +9,7 @@
 #include "decoder.h"
 #include "recording.h"
 #include "log.h"
+#include "procfs.h"
 
 /* One trace buffer: decoding is single-threaded. */
 static struct trace scratch_trace;
@@ -76,6 +77,7 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 	p->hold_ns = t->limits.hold_ns;
 	snprintf(p->vm, sizeof(p->vm), "%s", vm ? vm : "");
 	read_comm(pid, p->comm);
+	p->start_time = procfs_start_time(pid);
 	jvm_model_init(&p->jvm);
 	pidns_map_init(&p->tids);
 	u64_map_init(&p->copy_ends);
@@ -99,6 +101,72 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 		wbuf_free(&w);
 	}
 	return p;
+}
+
+size_t process_table_adopt(struct process_table *t, struct process_table *from)
+{
+	size_t moved = 0;
+
+	for (size_t i = 0; i < from->all.n; i++) {
+		struct process *p = from->all.v[i];
+		struct process *cur = process_lookup(t, p->pid);
+
+		if (vec_push(&t->all, p) != 0) {
+			process_free(p);
+			continue;
+		}
+		if (!cur || cur->state != PROCESS_LIVE)
+			u64_map_put(&t->by_pid, (uint64_t)p->pid, (uint64_t)(uintptr_t)p);
+		moved++;
+	}
+	from->all.n = 0;
+	process_table_free(from);
+	return moved;
+}
+
+void process_revive(struct process_table *t, struct process *p)
+{
+	struct jvm_model fresh;
+
+	/* The tree's method names stay known until the agent sends them again
+	 * (with the same ids: it is the same agent, in the same JVM). */
+	jvm_model_init(&fresh);
+	for (size_t i = 1; i < p->cct.nodes.n; i++) {
+		const struct cct_node *n = &p->cct.nodes.v[i];
+		const struct method_info *m = n->type == FRAME_PSEUDO ? NULL : method_table_get(&p->jvm.methods, n->method_id);
+		const struct method_table *mt = &p->jvm.methods;
+		if (m && m->named)
+			method_table_put_restored(&fresh.methods, n->method_id, m->class_id,
+						  m->class_id < mt->classes.n && mt->classes.v[m->class_id].known
+							  ? mt->classes.v[m->class_id].name
+							  : "[unknown class]",
+						  m->name);
+	}
+	jvm_model_free(&p->jvm);
+	p->jvm = fresh;
+	pidns_map_free(&p->tids);
+	pidns_map_init(&p->tids);
+	u64_map_free(&p->copy_ends);
+	u64_map_init(&p->copy_ends);
+	u64_map_free(&p->max_copies);
+	u64_map_init(&p->max_copies);
+	u64_map_free(&p->internal_threads);
+	u64_map_init(&p->internal_threads);
+	context_table_free(&p->contexts);
+	context_table_init(&p->contexts);
+	sample_queue_free(&p->held);
+	sample_queue_init(&p->held, t->limits.held_max_bytes);
+	p->state = PROCESS_LIVE;
+	p->exited_ns = 0;
+	p->agent_cut_ns = 0;
+	p->wants_fetch = false;
+	p->sampled = false;
+	p->seen_ns = monotonic_ns();
+}
+
+size_t process_table_count(const struct process_table *t)
+{
+	return t->all.n;
 }
 
 size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t retention_ns)

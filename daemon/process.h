@@ -42,6 +42,8 @@ struct process_limits {
 struct process {
 	pid_t pid;
 	uid_t uid;
+	uint64_t start_time; /* /proc/<pid>/stat start time: with pid, the instance */
+	bool restored;       /* profile loaded from a saved state */
 	uint64_t seen_ns; /* CLOCK_MONOTONIC */
 	uint64_t exited_ns;
 	enum process_state state;
@@ -103,6 +105,15 @@ struct process *process_lookup(const struct process_table *t, pid_t pid);
 /* A new live process for pid (an older entry with that pid is kept until
  * its retention ends, but lookups find the new one). */
 struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, const char *vm);
+/* Moves every process of from into t (from is left empty and freed);
+ * returns how many moved. */
+size_t process_table_adopt(struct process_table *t, struct process_table *from);
+/* Gives a superseded entry's profile to a new live process of the same
+ * instance (an agent reconnecting after a restart of jsampled): p keeps
+ * its tree and counters, the model starts afresh. */
+void process_revive(struct process_table *t, struct process *p);
+/* Live and remembered processes. */
+size_t process_table_count(const struct process_table *t);
 /* Forgets exited processes older than retention_ns. Returns how many. */
 size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t retention_ns);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -148,6 +149,13 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 	if (!s->skel->links.forget_thread)
 		log_warn("cannot attach sched_process_exit: %s", strerror(errno));
 
+	if (cfg->watch_exec) {
+		s->skel->links.note_exec = bpf_program__attach(s->skel->progs.note_exec);
+		if (!s->skel->links.note_exec)
+			log_warn("cannot attach sched_process_exec: %s (new JVMs are found by the periodic scan)",
+				 strerror(errno));
+	}
+
 	online = calloc(s->ncpus, 1);
 	s->links = calloc(s->ncpus, sizeof(*s->links));
 	s->event_fds = calloc(s->ncpus, sizeof(*s->event_fds));
@@ -216,6 +224,24 @@ void sampler_close(struct sampler *s)
 int sampler_ringbuf_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.samples);
+}
+
+int sampler_exec_ringbuf_fd(const struct sampler *s)
+{
+	return s->skel->links.note_exec ? bpf_map__fd(s->skel->maps.execs) : -1;
+}
+
+int sampler_set_frequency(struct sampler *s, unsigned frequency_hz)
+{
+	__u64 period;
+
+	if (frequency_hz == 0 || frequency_hz > 100000)
+		return -EINVAL;
+	period = 1000000000ull / frequency_hz;
+	for (int cpu = 0; cpu < s->ncpus; cpu++)
+		if (s->event_fds[cpu] >= 0 && ioctl(s->event_fds[cpu], PERF_EVENT_IOC_PERIOD, &period) != 0)
+			return -errno;
+	return 0;
 }
 
 unsigned sampler_cpus(const struct sampler *s)

@@ -15,6 +15,7 @@ struct sampler_config {
 	unsigned fragment_bytes;
 	size_t ringbuf_bytes;    /* power of two, multiple of the page size */
 	size_t wakeup_watermark; /* bytes pending before the consumer is woken */
+	int watch_exec;          /* report execs (for attaching to new JVMs) */
 };
 
 struct sampler;
@@ -25,6 +26,10 @@ void sampler_close(struct sampler *s);
 
 /* fd of the ring buffer map, for the drain. */
 int sampler_ringbuf_fd(const struct sampler *s);
+/* fd of the exec events' ring buffer (struct js_exec_event), -1 if off. */
+int sampler_exec_ringbuf_fd(const struct sampler *s);
+/* A new sampling frequency, without losing the loaded program (SIGHUP). */
+int sampler_set_frequency(struct sampler *s, unsigned frequency_hz);
 /* Number of CPUs with an attached perf event. */
 unsigned sampler_cpus(const struct sampler *s);
 

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
@@ -47,6 +48,16 @@ void service_notify_tick(uint64_t now_ns, const char *status)
 		last_ping_ns = now_ns;
 	}
 	set_status(status, NULL);
+}
+
+void service_notify_reloading(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
+		   (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
+	last_status[0] = 0;
 }
 
 void service_notify_stopping(void)

@@ -13,6 +13,8 @@ void service_notify_ready(const char *status);
 /* Called from the main loop's maintenance timer: pings the watchdog when
  * half its interval has passed, and refreshes STATUS. */
 void service_notify_tick(uint64_t now_ns, const char *status);
+/* A SIGHUP reload begins; READY=1 (service_notify_ready) ends it. */
+void service_notify_reloading(void);
 void service_notify_stopping(void);
 
 #endif

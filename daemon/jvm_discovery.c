@@ -1,0 +1,335 @@
+#include "jvm_discovery.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hotspot_attach.h"
+#include "log.h"
+#include "process_rules.h"
+#include "procfs.h"
+#include "target_root.h"
+
+#define MS 1000000ull
+#define MAX_RUNNING 2         /* attach children at once */
+#define EXEC_CHECKS 8         /* a new image: checked at 0.5, 1, 2, ... 64 s */
+#define SCAN_CHECKS 2         /* found by a scan: now and 5 s later */
+#define NOT_READY_TRIES 12    /* SIGQUIT not caught yet: retried for about 2 min */
+#define FAILED_TRIES 3        /* other failures */
+
+enum cand_state { C_WATCH, C_ATTACHING, C_DONE };
+
+struct candidate {
+	pid_t pid;
+	uint64_t start_time;
+	enum cand_state state;
+	uint64_t due_ns;
+	unsigned checks;    /* looks for libjvm.so */
+	unsigned not_ready; /* attaches refused for SIGQUIT not caught */
+	unsigned failures;
+	bool from_exec;
+	bool jvm_seen;
+	pid_t child;
+};
+
+void discovery_init(struct discovery *d, const struct options *opt, const struct discovery_hooks *hooks)
+{
+	memset(d, 0, sizeof(*d));
+	d->opt = opt;
+	d->hooks = *hooks;
+	u64_map_init(&d->by_pid);
+	d->self_mnt_ns = procfs_ns_inode(getpid(), "mnt");
+}
+
+void discovery_free(struct discovery *d)
+{
+	for (size_t i = 0; i < d->cands.n; i++) {
+		if (d->cands.v[i]->state == C_ATTACHING && d->cands.v[i]->child > 0) {
+			kill(d->cands.v[i]->child, SIGKILL);
+			waitpid(d->cands.v[i]->child, NULL, 0);
+		}
+		free(d->cands.v[i]);
+	}
+	for (size_t i = 0; i < d->ns_sockets.n; i++)
+		close(d->ns_sockets.v[i].fd);
+	vec_free(&d->cands);
+	vec_free(&d->ns_sockets);
+	u64_map_free(&d->by_pid);
+}
+
+static struct candidate *find(struct discovery *d, pid_t pid)
+{
+	uint64_t *i = u64_map_get(&d->by_pid, (uint64_t)pid);
+	return i ? d->cands.v[*i - 1] : NULL;
+}
+
+static struct candidate *add(struct discovery *d, pid_t pid, bool from_exec, uint64_t due)
+{
+	struct candidate *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->pid = pid;
+	c->start_time = procfs_start_time(pid);
+	c->from_exec = from_exec;
+	c->due_ns = due;
+	if (vec_push(&d->cands, c) != 0 || u64_map_put(&d->by_pid, (uint64_t)pid, d->cands.n) != 0) {
+		if (d->cands.n && d->cands.v[d->cands.n - 1] == c)
+			d->cands.n--;
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void drop(struct discovery *d, size_t i)
+{
+	struct candidate *c = d->cands.v[i];
+
+	u64_map_del(&d->by_pid, (uint64_t)c->pid);
+	d->cands.v[i] = d->cands.v[d->cands.n - 1];
+	d->cands.n--;
+	if (i < d->cands.n)
+		u64_map_put(&d->by_pid, (uint64_t)d->cands.v[i]->pid, i + 1);
+	free(c);
+}
+
+void discovery_on_exec(struct discovery *d, pid_t pid, uint64_t now)
+{
+	struct candidate *c = find(d, pid);
+
+	d->counters.execs_seen++;
+	if (c && c->state == C_ATTACHING)
+		return;
+	if (!c && !(c = add(d, pid, true, now)))
+		return;
+	/* A new image: whatever we knew of the old one is void. */
+	c->state = C_WATCH;
+	c->from_exec = true;
+	c->checks = c->not_ready = c->failures = 0;
+	c->jvm_seen = false;
+	c->start_time = procfs_start_time(pid);
+	c->due_ns = now + 500 * MS;
+}
+
+static void scan_proc(struct discovery *d, uint64_t now)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *e;
+
+	if (!dir) {
+		log_warn("cannot scan /proc: %s", strerror(errno));
+		return;
+	}
+	while ((e = readdir(dir))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() || find(d, (pid_t)pid))
+			continue;
+		add(d, (pid_t)pid, false, now);
+	}
+	closedir(dir);
+	/* Forget processes that are gone (or whose pid was reused). */
+	for (size_t i = 0; i < d->cands.n;) {
+		struct candidate *c = d->cands.v[i];
+		if (c->state != C_ATTACHING && (kill(c->pid, 0) != 0 && errno == ESRCH))
+			drop(d, i);
+		else if (c->state != C_ATTACHING && procfs_start_time(c->pid) != c->start_time)
+			drop(d, i);
+		else
+			i++;
+	}
+}
+
+/* The socket path the agent in pid should connect to; -1 if none. */
+static int agent_socket_for(struct discovery *d, pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
+{
+	uint64_t ns;
+	int fd;
+
+	if (target_sees_same(pid, d->opt->agent_socket_path)) {
+		snprintf(out, outlen, "%s", d->opt->agent_socket_path);
+		return 0;
+	}
+	ns = procfs_ns_inode(pid, "mnt");
+	for (size_t i = 0; i < d->ns_sockets.n; i++)
+		if (d->ns_sockets.v[i].mnt_ns == ns && ns) {
+			snprintf(out, outlen, "%s/agent.sock", TARGET_DIR);
+			return 0;
+		}
+	if (d->ns_sockets.n >= DISCOVERY_MAX_NS_SOCKETS) {
+		snprintf(why, whylen, "agent sockets for %d mount namespaces already", DISCOVERY_MAX_NS_SOCKETS);
+		return -1;
+	}
+	fd = target_listen(pid, why, whylen);
+	if (fd < 0)
+		return -1;
+	if (vec_push(&d->ns_sockets, ((struct ns_socket){.mnt_ns = ns, .fd = fd})) != 0) {
+		close(fd);
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	d->hooks.on_listener(d->hooks.ctx, fd);
+	log_info("listening for agents in the mount namespace of pid %d at %s/agent.sock", (int)pid, TARGET_DIR);
+	snprintf(out, outlen, "%s/agent.sock", TARGET_DIR);
+	return 0;
+}
+
+static void done(struct candidate *c)
+{
+	c->state = C_DONE;
+	c->due_ns = UINT64_MAX;
+}
+
+/* Looks at one due candidate: not (yet) a JVM, excluded, or ready to attach. */
+static void check(struct discovery *d, struct candidate *c, uint64_t now)
+{
+	struct proc_status st;
+	char why[256], agent[256], sock[128], opts[160];
+	int jvm;
+
+	if (procfs_status(c->pid, &st) != 0) {
+		done(c);
+		return;
+	}
+	jvm = procfs_maps_has(c->pid, "/libjvm.so");
+	if (jvm != 1) {
+		unsigned limit = c->from_exec ? EXEC_CHECKS : SCAN_CHECKS;
+		if (jvm < 0 || ++c->checks >= limit)
+			done(c);
+		else
+			c->due_ns = now + (c->from_exec ? (500 * MS) << c->checks : 5000 * MS);
+		return;
+	}
+	if (!c->jvm_seen) {
+		c->jvm_seen = true;
+		d->counters.jvms_found++;
+	}
+	if (d->hooks.has_agent(d->hooks.ctx, c->pid) || procfs_maps_has(c->pid, "/libjsagent.so") == 1 ||
+	    procfs_maps_has(c->pid, ".jsampled/libjsagent.so") == 1) {
+		d->counters.had_agent++;
+		log_debug("pid %d already runs the agent", (int)c->pid);
+		done(c);
+		return;
+	}
+	if (!process_rules_allow(&d->opt->rules, c->pid, st.euid, why, sizeof(why))) {
+		d->counters.excluded++;
+		log_info("not profiling JVM pid %d: %s", (int)c->pid, why);
+		done(c);
+		return;
+	}
+	if (!(st.sig_caught & (1ull << (SIGQUIT - 1)))) {
+		/* Still starting (the signal dispatcher is not up), or -Xrs. */
+		if (++c->not_ready >= NOT_READY_TRIES) {
+			log_warn("cannot attach to JVM pid %d: it does not handle SIGQUIT (-Xrs?); "
+				 "start it with -agentpath:%s to profile it", (int)c->pid, d->opt->agent_path);
+			d->counters.attach_failed++;
+			done(c);
+		} else {
+			c->due_ns = now + (c->not_ready < 4 ? 1000 : 10000) * MS;
+		}
+		return;
+	}
+	if (d->running >= MAX_RUNNING) {
+		c->due_ns = now + 1000 * MS;
+		return;
+	}
+	if (target_agent_path(c->pid, d->opt->agent_path, agent, sizeof(agent), why, sizeof(why)) != 0 ||
+	    agent_socket_for(d, c->pid, sock, sizeof(sock), why, sizeof(why)) != 0) {
+		log_warn("cannot attach to JVM pid %d: %s", (int)c->pid, why);
+		d->counters.attach_failed++;
+		done(c);
+		return;
+	}
+	snprintf(opts, sizeof(opts), "socket:%s", sock);
+	c->child = hotspot_attach_start(c->pid, agent, opts);
+	if (c->child < 0) {
+		log_warn("cannot fork to attach to pid %d: %s", (int)c->pid, strerror(errno));
+		c->due_ns = now + 5000 * MS;
+		return;
+	}
+	log_debug("attaching to JVM pid %d (uid %u) with %s, %s", (int)c->pid, (unsigned)st.euid, agent, opts);
+	c->state = C_ATTACHING;
+	d->running++;
+}
+
+static void reap(struct discovery *d, uint64_t now)
+{
+	for (;;) {
+		int ws;
+		pid_t child = waitpid(-1, &ws, WNOHANG);
+		struct candidate *c = NULL;
+		enum attach_result r;
+
+		if (child <= 0)
+			return;
+		for (size_t i = 0; i < d->cands.n; i++)
+			if (d->cands.v[i]->state == C_ATTACHING && d->cands.v[i]->child == child)
+				c = d->cands.v[i];
+		if (!c)
+			continue;
+		d->running--;
+		c->child = 0;
+		c->state = C_WATCH;
+		r = hotspot_attach_result(ws);
+		switch (r) {
+		case ATTACH_OK:
+			d->counters.attached++;
+			log_info("loaded the agent into JVM pid %d", (int)c->pid);
+			done(c);
+			break;
+		case ATTACH_GONE:
+			done(c);
+			break;
+		case ATTACH_NOT_READY:
+			c->not_ready++;
+			c->due_ns = now + 1000 * MS;
+			break;
+		default:
+			d->counters.attach_failed++;
+			if (++c->failures >= FAILED_TRIES) {
+				log_warn("cannot attach to JVM pid %d: %s (gave up after %u tries)", (int)c->pid,
+					 attach_result_name(r), c->failures);
+				done(c);
+			} else {
+				log_info("attaching to JVM pid %d failed: %s; retrying", (int)c->pid,
+					 attach_result_name(r));
+				c->due_ns = now + (5000 * MS << c->failures);
+			}
+		}
+	}
+}
+
+void discovery_tick(struct discovery *d, uint64_t now)
+{
+	reap(d, now);
+	if (d->opt->attach != ATTACH_AUTO)
+		return;
+	if (now >= d->next_scan_ns) {
+		scan_proc(d, now);
+		d->next_scan_ns = now + d->opt->rescan_s * 1000 * MS;
+	}
+	for (size_t i = 0; i < d->cands.n; i++) {
+		struct candidate *c = d->cands.v[i];
+		if (c->state == C_WATCH && c->due_ns <= now)
+			check(d, c, now);
+	}
+}
+
+void discovery_recheck(struct discovery *d, uint64_t now)
+{
+	for (size_t i = 0; i < d->cands.n; i++) {
+		struct candidate *c = d->cands.v[i];
+		if (c->state == C_DONE && c->jvm_seen) {
+			c->state = C_WATCH;
+			c->due_ns = now;
+			c->failures = c->not_ready = 0;
+		}
+	}
+	d->next_scan_ns = now;
+}

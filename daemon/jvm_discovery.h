@@ -1,0 +1,64 @@
+/* Finding the JVMs on the host and loading the agent into them (zero-config
+ * attach). Candidates come from exec events (the BPF sched_process_exec
+ * program) and a periodic /proc scan; each is checked with backoff until it
+ * maps libjvm.so and catches SIGQUIT, then attached once in a child process
+ * (hotspot_attach.c). A JVM that already runs our agent (-agentpath, or an
+ * earlier jsampled) is left alone: its agent reconnects by itself. */
+#ifndef JSAMPLED_JVM_DISCOVERY_H
+#define JSAMPLED_JVM_DISCOVERY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../userspace/common/u64_map.h"
+#include "../userspace/common/vec.h"
+#include "options.h"
+
+#define DISCOVERY_MAX_NS_SOCKETS 64
+
+struct discovery_counters {
+	uint64_t execs_seen;
+	uint64_t jvms_found;
+	uint64_t attached;
+	uint64_t attach_failed; /* attempts that failed, by any reason */
+	uint64_t excluded;      /* JVMs the rules (or the JVM itself) opted out */
+	uint64_t had_agent;     /* JVMs found already running our agent */
+};
+
+struct discovery_hooks {
+	void *ctx;
+	/* Whether jsampled already has a live agent for pid. */
+	bool (*has_agent)(void *ctx, pid_t pid);
+	/* A new listening socket for agents in another root: watch it. */
+	void (*on_listener)(void *ctx, int fd);
+};
+
+struct ns_socket {
+	uint64_t mnt_ns;
+	int fd;
+};
+
+struct discovery {
+	const struct options *opt;
+	struct discovery_hooks hooks;
+	struct u64_map by_pid;       /* pid -> index in cands + 1 */
+	VEC(struct candidate *) cands;
+	VEC(struct ns_socket) ns_sockets;
+	uint64_t next_scan_ns;
+	unsigned running;            /* attach children alive */
+	uint64_t self_mnt_ns;
+	struct discovery_counters counters;
+};
+
+void discovery_init(struct discovery *d, const struct options *opt, const struct discovery_hooks *hooks);
+void discovery_free(struct discovery *d);
+/* An exec event: pid's image changed. */
+void discovery_on_exec(struct discovery *d, pid_t pid, uint64_t now_ns);
+/* The rules changed (SIGHUP): look at every JVM again, now. */
+void discovery_recheck(struct discovery *d, uint64_t now_ns);
+/* Periodic work: scan /proc when due, check due candidates, start attaches,
+ * reap finished ones. Cheap when nothing is due. */
+void discovery_tick(struct discovery *d, uint64_t now_ns);
+
+#endif

@@ -1,0 +1,78 @@
+#include "privileges.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const cap_value_t kept[] = {CAP_BPF, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SETUID, CAP_SETGID};
+#define NKEPT (sizeof(kept) / sizeof(kept[0]))
+
+int privileges_socket_access(const char *path, const char *group, char *why, size_t whylen)
+{
+	struct group gr, *grp = NULL;
+	char buf[4096];
+
+	if (group[0])
+		getgrnam_r(group, &gr, buf, sizeof(buf), &grp);
+	if (!grp) {
+		snprintf(why, whylen, "group '%s' does not exist: only root may query %s", group, path);
+		chmod(path, 0600);
+		return -1;
+	}
+	if (chown(path, 0, grp->gr_gid) != 0 || chmod(path, 0660) != 0) {
+		snprintf(why, whylen, "cannot give %s to root:%s: %s", path, group, strerror(errno));
+		chmod(path, 0600);
+		return -1;
+	}
+	return 0;
+}
+
+int privileges_drop(char *why, size_t whylen)
+{
+	cap_t caps = cap_get_proc(), next = NULL;
+	cap_flag_value_t have;
+	cap_value_t keep[NKEPT];
+	int nkeep = 0, r = -1;
+
+	if (!caps) {
+		snprintf(why, whylen, "cannot read capabilities: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < NKEPT; i++)
+		if (CAP_IS_SUPPORTED(kept[i]) && cap_get_flag(caps, kept[i], CAP_PERMITTED, &have) == 0 && have)
+			keep[nkeep++] = kept[i];
+	/* The bounding set first, while CAP_SETPCAP is still ours. */
+	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+		bool is_kept = false;
+		for (int i = 0; i < nkeep; i++)
+			is_kept |= keep[i] == c;
+		if (!is_kept && CAP_IS_SUPPORTED(c) && cap_get_bound(c) == 1)
+			cap_drop_bound(c); /* needs CAP_SETPCAP; without it the other sets still shrink */
+	}
+	next = cap_init();
+	if (!next || (nkeep && (cap_set_flag(next, CAP_PERMITTED, nkeep, keep, CAP_SET) != 0 ||
+				cap_set_flag(next, CAP_EFFECTIVE, nkeep, keep, CAP_SET) != 0))) {
+		snprintf(why, whylen, "cannot build the capability set");
+		goto out;
+	}
+	if (cap_set_proc(next) != 0) {
+		snprintf(why, whylen, "cannot drop capabilities: %s", strerror(errno));
+		goto out;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		snprintf(why, whylen, "cannot set no_new_privs: %s", strerror(errno));
+		goto out;
+	}
+	r = 0;
+out:
+	cap_free(caps);
+	if (next)
+		cap_free(next);
+	return r;
+}

@@ -1,0 +1,20 @@
+/* What jsampled holds after start: the query socket's owner and mode, and
+ * the capabilities it keeps once BPF is loaded and perf events are open. */
+#ifndef JSAMPLED_PRIVILEGES_H
+#define JSAMPLED_PRIVILEGES_H
+
+#include <stddef.h>
+
+/* Gives the query socket at path to root:group with mode 0660 (0600 if the
+ * group does not exist: then only root may query). 0 or -1 with why. */
+int privileges_socket_access(const char *path, const char *group, char *why, size_t whylen);
+
+/* Keeps only what running needs: CAP_BPF (map updates; kernels before 6.3
+ * check it on every bpf() call), CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH
+ * (other users' /proc/<pid> files and roots), CAP_SETUID/CAP_SETGID (an
+ * attach runs as the JVM's user). The rest is dropped from the effective,
+ * permitted and bounding sets, and no_new_privs is set. Returns 0, or -1
+ * with why (nothing to drop is not an error). */
+int privileges_drop(char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,187 @@
+#include "procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+ssize_t procfs_read(pid_t pid, const char *name, char *buf, size_t cap)
+{
+	char path[64];
+	size_t len = 0;
+	int fd;
+
+	if (cap == 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (len < cap - 1) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = 0;
+	return (ssize_t)len;
+}
+
+int procfs_status(pid_t pid, struct proc_status *st)
+{
+	char buf[4096], *line, *save = NULL;
+	int have = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (procfs_read(pid, "status", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long a, b;
+		if (sscanf(line, "Uid: %lu %lu", &a, &b) == 2) {
+			st->euid = (uid_t)b;
+			have |= 1;
+		} else if (sscanf(line, "Gid: %lu %lu", &a, &b) == 2) {
+			st->egid = (gid_t)b;
+			have |= 2;
+		} else if (strncmp(line, "NSpid:", 6) == 0) {
+			/* "NSpid: host ... innermost": the last is the process's own view. */
+			char *last = strrchr(line, '\t');
+			last = last ? last : strrchr(line, ' ');
+			if (last)
+				st->nspid = (pid_t)strtol(last + 1, NULL, 10);
+			have |= 4;
+		} else if (strncmp(line, "SigCgt:", 7) == 0) {
+			st->sig_caught = strtoull(line + 7, NULL, 16);
+			have |= 8;
+		}
+	}
+	if (!(have & 4))
+		st->nspid = pid; /* kernels without NSpid: no pid namespaces */
+	return (have & 11) == 11 ? 0 : -1;
+}
+
+uint64_t procfs_start_time(pid_t pid)
+{
+	char buf[1024];
+	char *p;
+	int field = 2;
+
+	if (procfs_read(pid, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	/* comm (field 2) may hold spaces and parentheses: skip to its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	while (*p && field < 22) {
+		while (*p == ' ')
+			p++;
+		field++;
+		if (field == 22)
+			return strtoull(p, NULL, 10);
+		while (*p && *p != ' ')
+			p++;
+	}
+	return 0;
+}
+
+int procfs_maps_has(pid_t pid, const char *suffix)
+{
+	char path[64], line[4096];
+	size_t sl = strlen(suffix);
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+			line[--n] = 0;
+		/* " (deleted)": an upgraded package's old file is still that library. */
+		if (n > 10 && strcmp(line + n - 10, " (deleted)") == 0)
+			line[n -= 10] = 0;
+		found = n >= sl && memcmp(line + n - sl, suffix, sl) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+int procfs_exe(pid_t pid, char *out, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, out, cap - 1);
+	if (n < 0)
+		return -1;
+	out[n] = 0;
+	return 0;
+}
+
+int procfs_cgroup(pid_t pid, char *out, size_t cap)
+{
+	char buf[4096], *line, *save = NULL;
+
+	if (procfs_read(pid, "cgroup", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "0::", 3) == 0) {
+			snprintf(out, cap, "%s", line + 3);
+			return 0;
+		}
+	return -1;
+}
+
+/* Whether the whitespace-separated list holds arg. */
+static bool words_hold(const char *list, const char *arg)
+{
+	size_t al = strlen(arg);
+
+	for (const char *p = list; *p;) {
+		size_t n;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		n = strcspn(p, " \t");
+		if (n == al && memcmp(p, arg, al) == 0)
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+bool procfs_java_option(pid_t pid, const char *arg)
+{
+	static const char *const vars[] = {"JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=", "_JAVA_OPTIONS="};
+	static char buf[256 * 1024]; /* one thread: not on the stack */
+	ssize_t n = procfs_read(pid, "cmdline", buf, sizeof(buf));
+
+	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1)
+		if (strcmp(buf + i, arg) == 0)
+			return true;
+	n = procfs_read(pid, "environ", buf, sizeof(buf));
+	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1)
+		for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++)
+			if (strncmp(buf + i, vars[v], strlen(vars[v])) == 0 &&
+			    words_hold(buf + i + strlen(vars[v]), arg))
+				return true;
+	return false;
+}
+
+uint64_t procfs_ns_inode(pid_t pid, const char *ns)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, ns);
+	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}

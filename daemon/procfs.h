@@ -1,0 +1,42 @@
+/* Small readers of /proc/<pid>/ files, used to find JVMs, decide whether to
+ * profile them, and attach to them. Every reader is bounded and returns -1
+ * when the process is gone or unreadable. */
+#ifndef JSAMPLED_PROCFS_H
+#define JSAMPLED_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Reads up to cap-1 bytes of /proc/<pid>/<name>, NUL-terminated; returns
+ * the length (embedded NULs kept, as in cmdline and environ) or -1. */
+ssize_t procfs_read(pid_t pid, const char *name, char *buf, size_t cap);
+
+struct proc_status {
+	uid_t euid;
+	gid_t egid;
+	pid_t nspid;       /* the pid inside the process's own pid namespace */
+	uint64_t sig_caught; /* SigCgt */
+};
+int procfs_status(pid_t pid, struct proc_status *st);
+
+/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot. With
+ * the pid it names a process instance (pids are reused). 0 if unknown. */
+uint64_t procfs_start_time(pid_t pid);
+
+/* Whether a mapped file's path ends in suffix (e.g. "/libjvm.so"). */
+int procfs_maps_has(pid_t pid, const char *suffix);
+
+/* The executable's path, or the cgroup v2 path ("/system.slice/x.service"). */
+int procfs_exe(pid_t pid, char *out, size_t cap);
+int procfs_cgroup(pid_t pid, char *out, size_t cap);
+
+/* Whether an argument of cmdline, or of JAVA_TOOL_OPTIONS / JDK_JAVA_OPTIONS /
+ * _JAVA_OPTIONS in environ, is exactly arg. */
+bool procfs_java_option(pid_t pid, const char *arg);
+
+/* Inode of /proc/<pid>/ns/<ns> ("mnt", "pid"), 0 if unknown. */
+uint64_t procfs_ns_inode(pid_t pid, const char *ns);
+
+#endif

@@ -1,0 +1,321 @@
+#include "state_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "procfs.h"
+
+static const char MAGIC[8] = {'J', 'S', 'M', 'P', 'S', 'T', 'A', 'T'};
+#define STATE_MAX_BYTES (1ull << 32) /* refuse anything larger on restore */
+#define NSTATS (sizeof(struct decode_stats) / sizeof(uint64_t))
+
+/* Methods a CCT mentions, each once. */
+static void put_methods(const struct process *p, struct wbuf *w)
+{
+	struct u64_map seen;
+	size_t at = w->len;
+	uint32_t n = 0;
+
+	u64_map_init(&seen);
+	wbuf_u32(w, 0);
+	for (size_t i = 1; i < p->cct.nodes.n; i++) {
+		const struct cct_node *node = &p->cct.nodes.v[i];
+		const struct method_info *m;
+		const char *cls = "";
+
+		if (node->type == FRAME_PSEUDO || u64_map_get(&seen, node->method_id))
+			continue;
+		m = method_table_get(&p->jvm.methods, node->method_id);
+		if (!m || !m->named)
+			continue;
+		if (m->class_id && m->class_id < p->jvm.methods.classes.n && p->jvm.methods.classes.v[m->class_id].known)
+			cls = p->jvm.methods.classes.v[m->class_id].name;
+		u64_map_put(&seen, node->method_id, 1);
+		wbuf_u32(w, node->method_id);
+		wbuf_u32(w, m->class_id);
+		wbuf_str(w, cls);
+		wbuf_str(w, m->name);
+		n++;
+	}
+	wbuf_patch_u32(w, at, n);
+	u64_map_free(&seen);
+}
+
+static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
+{
+	const uint64_t *stats = (const uint64_t *)&p->stats;
+	size_t at = w->len;
+
+	wbuf_u32(w, 0); /* block length, patched below */
+	wbuf_u32(w, (uint32_t)p->pid);
+	wbuf_u32(w, (uint32_t)p->uid);
+	wbuf_u64(w, p->start_time);
+	wbuf_u8(w, (uint8_t)p->state);
+	wbuf_u64(w, p->state == PROCESS_LIVE ? 0 : now - p->exited_ns);
+	wbuf_str(w, p->comm);
+	wbuf_str(w, p->vm);
+	wbuf_u32(w, (uint32_t)NSTATS);
+	for (size_t i = 0; i < NSTATS; i++)
+		wbuf_u64(w, stats[i]);
+	wbuf_u64(w, p->cct.overflow_samples);
+	put_methods(p, w);
+	wbuf_u32(w, (uint32_t)p->cct.nodes.n);
+	for (size_t i = 1; i < p->cct.nodes.n; i++) {
+		const struct cct_node *node = &p->cct.nodes.v[i];
+		wbuf_u32(w, node->parent);
+		wbuf_u32(w, node->method_id);
+		wbuf_u8(w, node->type);
+		wbuf_u64(w, node->self);
+	}
+	wbuf_u64(w, p->cct.nodes.v[0].self);
+	wbuf_patch_u32(w, at, (uint32_t)(w->len - at - 4));
+}
+
+int state_encode(const struct process_table *t, uint64_t now, struct wbuf *w)
+{
+	uint32_t crc;
+
+	wbuf_put(w, MAGIC, sizeof(MAGIC));
+	wbuf_u32(w, STATE_FILE_VERSION);
+	wbuf_u64(w, (uint64_t)time(NULL));
+	wbuf_u32(w, (uint32_t)t->all.n);
+	for (size_t i = 0; i < t->all.n; i++)
+		put_process(t->all.v[i], now, w);
+	crc = (uint32_t)crc32(0, w->data, (uInt)w->len);
+	wbuf_u32(w, crc);
+	return w->oom ? -1 : 0;
+}
+
+/* Reads one process into tmp (t: the live table, to skip processes that
+ * are already back). */
+static int get_process(struct process_table *tmp, const struct process_table *t, struct rbuf *r, uint64_t now,
+		       char *why, size_t whylen)
+{
+	uint64_t *stats, age, start_time;
+	uint32_t pid, uid, nstats, nmeth, nnodes;
+	uint8_t state;
+	char comm[16], vm[96];
+	struct process *p, *live;
+
+	pid = rbuf_u32(r);
+	uid = rbuf_u32(r);
+	start_time = rbuf_u64(r);
+	state = rbuf_u8(r);
+	age = rbuf_u64(r);
+	rbuf_str_copy(r, comm, sizeof(comm));
+	rbuf_str_copy(r, vm, sizeof(vm));
+	nstats = rbuf_u32(r);
+	if (r->err || pid == 0 || pid > (1u << 22) || state > PROCESS_EXITED || nstats > rbuf_left(r) / 8) {
+		snprintf(why, whylen, "malformed process header");
+		return -1;
+	}
+	live = process_lookup(t, (pid_t)pid);
+	if (live && live->state == PROCESS_LIVE)
+		return 0; /* already connected again: the block is skipped */
+	p = process_create(tmp, (pid_t)pid, (uid_t)uid, vm);
+	if (!p) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	p->start_time = start_time;
+	p->restored = true;
+	stats = (uint64_t *)&p->stats;
+	for (uint32_t i = 0; i < nstats; i++) {
+		uint64_t v = rbuf_u64(r);
+		if (i < NSTATS)
+			stats[i] = v;
+	}
+	p->cct.overflow_samples = rbuf_u64(r);
+	nmeth = rbuf_u32(r);
+	if (r->err || nmeth > rbuf_left(r) / 12) {
+		snprintf(why, whylen, "pid %u: malformed method list", pid);
+		goto bad;
+	}
+	for (uint32_t i = 0; i < nmeth; i++) {
+		char cls[1024], name[1024];
+		uint32_t id = rbuf_u32(r), class_id = rbuf_u32(r);
+		rbuf_str_copy(r, cls, sizeof(cls));
+		rbuf_str_copy(r, name, sizeof(name));
+		if (r->err || method_table_put_restored(&p->jvm.methods, id, class_id, cls, name) != 0) {
+			snprintf(why, whylen, "pid %u: bad method record", pid);
+			goto bad;
+		}
+	}
+	nnodes = rbuf_u32(r);
+	if (r->err || nnodes == 0 || nnodes - 1 > rbuf_left(r) / 17) {
+		snprintf(why, whylen, "pid %u: malformed tree", pid);
+		goto bad;
+	}
+	for (uint32_t i = 1; i < nnodes; i++) {
+		uint32_t parent = rbuf_u32(r), method = rbuf_u32(r);
+		uint8_t type = rbuf_u8(r);
+		uint64_t self = rbuf_u64(r);
+		if (r->err || parent >= i || cct_append_node(&p->cct, parent, method, type, self) != 0) {
+			snprintf(why, whylen, "pid %u: bad tree node %u", pid, i);
+			goto bad;
+		}
+	}
+	p->cct.nodes.v[0].self = rbuf_u64(r);
+	p->cct.samples += p->cct.nodes.v[0].self;
+	if (r->err) {
+		snprintf(why, whylen, "pid %u: truncated", pid);
+		goto bad;
+	}
+	/* Still the same process (pid and start time)? Then its agent will
+	 * reconnect and carry on in this tree; otherwise it has exited. */
+	if (start_time && procfs_start_time((pid_t)pid) == start_time) {
+		p->state = PROCESS_AGENT_LOST;
+		p->exited_ns = now;
+	} else {
+		p->state = PROCESS_EXITED;
+		p->exited_ns = now - (state == PROCESS_EXITED && age < now ? age : 0);
+	}
+	return 0;
+bad:
+	return -1;
+}
+
+int state_decode(struct process_table *t, const void *data, size_t len, uint64_t now, char *why, size_t whylen)
+{
+	struct process_table tmp;
+	struct rbuf r;
+	uint32_t version, n, crc;
+
+	if (len < sizeof(MAGIC) + 4 + 8 + 4 + 4 || memcmp(data, MAGIC, sizeof(MAGIC)) != 0) {
+		snprintf(why, whylen, "not a jsampled state file");
+		return -1;
+	}
+	memcpy(&crc, (const uint8_t *)data + len - 4, 4);
+	if (crc != (uint32_t)crc32(0, data, (uInt)(len - 4))) {
+		snprintf(why, whylen, "checksum mismatch (truncated or corrupted)");
+		return -1;
+	}
+	rbuf_init(&r, data, len - 4);
+	rbuf_bytes(&r, sizeof(MAGIC));
+	version = rbuf_u32(&r);
+	if (version != STATE_FILE_VERSION) {
+		snprintf(why, whylen, "version %u, this jsampled reads version %u", version, STATE_FILE_VERSION);
+		return -1;
+	}
+	rbuf_u64(&r);
+	n = rbuf_u32(&r);
+	/* Into a table of its own first: all or nothing. */
+	process_table_init(&tmp, &t->limits);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t blen = rbuf_u32(&r);
+		struct rbuf b;
+		if (r.err || blen > rbuf_left(&r)) {
+			snprintf(why, whylen, "process %u of %u: truncated", i, n);
+			process_table_free(&tmp);
+			return -1;
+		}
+		b = rbuf_sub(&r, blen);
+		if (get_process(&tmp, t, &b, now, why, whylen) != 0) {
+			process_table_free(&tmp);
+			return -1;
+		}
+	}
+	return (int)process_table_adopt(t, &tmp);
+}
+
+int state_save(const struct process_table *t, const char *dir, uint64_t now, char *why, size_t whylen)
+{
+	char path[512], tmp[512];
+	struct wbuf w;
+	size_t off = 0;
+	int fd, r = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE_NAME);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, STATE_FILE_NAME);
+	wbuf_init(&w);
+	if (state_encode(t, now, &w) != 0) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot create %s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	while (off < w.len) {
+		ssize_t n = write(fd, w.data + off, w.len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off != w.len || fsync(fd) != 0) {
+		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno ? errno : EIO));
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	close(fd);
+	if (rename(tmp, path) != 0) {
+		snprintf(why, whylen, "cannot rename %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	/* The rename itself must reach the disk. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	r = 0;
+out:
+	wbuf_free(&w);
+	return r;
+}
+
+int state_restore(struct process_table *t, const char *dir, uint64_t now, char *why, size_t whylen)
+{
+	char path[512], bad[520];
+	struct stat st;
+	uint8_t *data = NULL;
+	size_t off = 0;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE_NAME);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > STATE_MAX_BYTES ||
+	    !(data = malloc((size_t)st.st_size + 1))) {
+		snprintf(why, whylen, "cannot read %s", path);
+		close(fd);
+		return -1;
+	}
+	while (off < (size_t)st.st_size) {
+		ssize_t n = read(fd, data + off, (size_t)st.st_size - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	r = off == (size_t)st.st_size ? state_decode(t, data, off, now, why, whylen) : -1;
+	if (off != (size_t)st.st_size)
+		snprintf(why, whylen, "short read of %s", path);
+	free(data);
+	if (r < 0) {
+		/* Kept for a post-mortem, out of the way of the next save. */
+		snprintf(bad, sizeof(bad), "%s.bad", path);
+		rename(path, bad);
+	}
+	return r;
+}
