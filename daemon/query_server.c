@@ -181,18 +181,23 @@ static void stats_fields(const struct decode_stats *s, struct wbuf *out, bool js
 static void process_stats(const struct process *p, struct wbuf *out, bool json)
 {
 	if (json) {
-		wbuf_printf(out, "{\"pid\":%d,\"state\":\"%s\",\"comm\":", (int)p->pid, state_name(p->state));
+		wbuf_printf(out, "{\"pid\":%d,\"uid\":%u,\"state\":\"%s\",\"restored\":%s,\"comm\":", (int)p->pid,
+			    (unsigned)p->uid, state_name(p->state), p->restored ? "true" : "false");
 		json_string(out, p->comm);
-		wbuf_printf(out, ",\"cct_nodes\":%zu,\"model_bytes\":%zu,\"code_blobs\":%zu,",
-			    p->cct.nodes.n, jvm_model_bytes(&p->jvm), p->jvm.code.blobs.n);
+		wbuf_printf(out, ",\"cct_nodes\":%zu,\"cct_bytes\":%zu,\"cct_overflow_samples\":%llu,",
+			    p->cct.nodes.n, cct_bytes(&p->cct), (unsigned long long)p->cct.overflow_samples);
+		wbuf_printf(out, "\"model_bytes\":%zu,\"code_blobs\":%zu,", jvm_model_bytes(&p->jvm),
+			    p->jvm.code.blobs.n);
 		wbuf_printf(out, "\"malformed_records\":%llu,\"incomplete_grafted\":%llu,\"incomplete_truncated\":%llu,",
 			    (unsigned long long)p->jvm.malformed_records, (unsigned long long)p->contexts.grafted,
 			    (unsigned long long)p->contexts.truncated);
 		stats_fields(&p->stats, out, true);
 		wbuf_printf(out, "}\n");
 	} else {
-		wbuf_printf(out, "pid %d (%s) %s, %zu CCT nodes, %zu code blobs\n", (int)p->pid, p->comm,
-			    state_name(p->state), p->cct.nodes.n, p->jvm.code.blobs.n);
+		wbuf_printf(out, "pid %d (%s, uid %u) %s%s, %zu CCT nodes (%llu samples in [other]), %zu code blobs\n",
+			    (int)p->pid, p->comm, (unsigned)p->uid, state_name(p->state),
+			    p->restored ? " (restored)" : "", p->cct.nodes.n,
+			    (unsigned long long)p->cct.overflow_samples, p->jvm.code.blobs.n);
 		stats_fields(&p->stats, out, false);
 		if (p->jvm.malformed_records)
 			wbuf_printf(out, "%-22s %llu\n", "malformed_records",
@@ -247,6 +252,23 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 			    (unsigned long long)k.vma_lookup_failed, (unsigned long long)k.wakeups,
 			    (unsigned long long)k.bytes, (unsigned long long)k.vma_lookups, (unsigned long long)run_ns,
 			    (unsigned long long)run_cnt);
+		wbuf_printf(out,
+			    "\"discovery\":{\"execs_seen\":%llu,\"jvms_found\":%llu,\"attached\":%llu,"
+			    "\"attach_failed\":%llu,\"excluded\":%llu,\"had_agent\":%llu},",
+			    (unsigned long long)d->discovery.counters.execs_seen,
+			    (unsigned long long)d->discovery.counters.jvms_found,
+			    (unsigned long long)d->discovery.counters.attached,
+			    (unsigned long long)d->discovery.counters.attach_failed,
+			    (unsigned long long)d->discovery.counters.excluded,
+			    (unsigned long long)d->discovery.counters.had_agent);
+		wbuf_printf(out,
+			    "\"agents_refused\":%llu,\"agents_refused_by_rules\":%llu,\"processes_refused_limit\":%llu,"
+			    "\"processes_evicted\":%llu,\"state_saves\":%llu,\"state_save_errors\":%llu,",
+			    (unsigned long long)d->counters.agents_refused,
+			    (unsigned long long)d->counters.agents_refused_by_rules,
+			    (unsigned long long)d->counters.processes_refused_limit,
+			    (unsigned long long)d->counters.processes_evicted, (unsigned long long)d->counters.state_saves,
+			    (unsigned long long)d->counters.state_save_errors);
 		wbuf_printf(out, "\"unknown_pid_samples\":%llu,\"malformed_samples\":%llu,",
 			    (unsigned long long)d->processes.unknown_pid_samples,
 			    (unsigned long long)d->processes.malformed_samples);
@@ -261,6 +283,12 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 		    "bpf_events", (unsigned long long)k.events, "bpf_target", (unsigned long long)k.target,
 		    "bpf_emitted", (unsigned long long)k.emitted, "bpf_ringbuf_full",
 		    (unsigned long long)k.ringbuf_full, "bpf_copy_fault", (unsigned long long)k.copy_fault);
+	wbuf_printf(out, "%-22s %llu\n%-22s %llu\n%-22s %llu\n%-22s %llu\n%-22s %llu\n", "jvms_found",
+		    (unsigned long long)d->discovery.counters.jvms_found, "jvms_attached",
+		    (unsigned long long)d->discovery.counters.attached, "attach_failed",
+		    (unsigned long long)d->discovery.counters.attach_failed, "jvms_excluded",
+		    (unsigned long long)d->discovery.counters.excluded, "processes_refused",
+		    (unsigned long long)d->counters.processes_refused_limit);
 	wbuf_printf(out, "%-22s %llu\n", "unknown_pid_samples",
 		    (unsigned long long)d->processes.unknown_pid_samples);
 	stats_fields(&sum, out, false);

@@ -39,6 +39,9 @@ require_environment() {
 
 cleanup() {
 	local rc=$?
+	# Subshells (background jobs) may inherit the trap: only the test's
+	# own shell cleans up.
+	[ "$BASHPID" = "$$" ] || return 0
 	for p in "${JVM_PIDS[@]:-}"; do
 		[ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
 	done
@@ -54,12 +57,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_daemon [jsampled options...]
+# start_daemon [jsampled options...]: tests that do not test attaching
+# keep jsampled away from other JVMs on the machine (ATTACH=auto to allow).
 start_daemon() {
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=24} \
-		"$DAEMON" --socket "$TMP/q.sock" --agent-socket "$TMP/agent.sock" "$@" \
-		>"$TMP/daemon.log" 2>&1 &
+		"$DAEMON" --socket "$TMP/q.sock" --agent-socket "$TMP/agent.sock" \
+		--attach "${ATTACH:-off}" "$@" >>"$TMP/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 200); do
 		[ -S "$TMP/q.sock" ] && return 0
@@ -114,4 +118,47 @@ stats_field() {
 # cpu_ticks PID: utime+stime of the process, in clock ticks.
 cpu_ticks() {
 	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+# A system user for tests that need a second uid (created once, kept).
+TEST_USER=jsmptest
+ensure_test_user() {
+	getent group jsampled >/dev/null || groupadd --system jsampled || fail "cannot create group jsampled"
+	if ! id "$TEST_USER" >/dev/null 2>&1; then
+		useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER" ||
+			fail "cannot create user $TEST_USER"
+	fi
+}
+
+# Copies of the agent and the Java classes any user can read (the checkout
+# may not be readable by the test user).
+public_files() {
+	chmod 755 "$TMP"
+	cp "$AGENT" "$TMP/libjsagent.so"
+	cp -r "$B/java" "$TMP/java"
+	chmod -R a+rX "$TMP/libjsagent.so" "$TMP/java"
+}
+
+# start_plain_jvm NAME [as USER] -- java args: a JVM started without any
+# profiler flag (what zero-config attach must find); sets JVM_PID.
+start_plain_jvm() {
+	local name=$1 user=
+	shift
+	if [ "${1:-}" = as ]; then
+		user=$2
+		shift 2
+	fi
+	if [ -n "$user" ]; then
+		setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups --reset-env \
+			"$JAVA" -cp "$TMP/java" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	else
+		"$JAVA" -cp "$TMP/java" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	fi
+	JVM_PID=$!
+	JVM_PIDS+=("$JVM_PID")
+}
+
+# list_field PID COLUMN: a column of `jsamplectl list` (2 state, 3 samples, 4 resolved).
+list_field() {
+	ctl list | awk -v p="$1" -v c="$2" '$1 == p {v=$c} END {print v}'
 }
