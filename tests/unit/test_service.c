@@ -1,0 +1,267 @@
+/* The service side of jsampled: settings from a config file and the
+ * command line, saved profiles (round trip, damage, limits), process rules,
+ * /proc readers and the CCT's memory cap. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../../daemon/cct.h"
+#include "../../daemon/cct_format.h"
+#include "../../daemon/hotspot_attach.h"
+#include "../../daemon/options.h"
+#include "../../daemon/process_rules.h"
+#include "../../daemon/procfs.h"
+#include "../../daemon/state_file.h"
+#include "check.h"
+#include "model_builder.h"
+
+static char tmpdir[] = "/tmp/jsampled-unit-XXXXXX";
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static int parse(struct options *o, char *err, size_t errlen, int argc, ...)
+{
+	char *argv[16] = {"jsampled"};
+	va_list ap;
+
+	va_start(ap, argc);
+	for (int i = 1; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	return options_parse(o, argc, argv, err, errlen);
+}
+
+static void test_config_file(void)
+{
+	struct options o;
+	char conf[256], err[512];
+
+	snprintf(conf, sizeof(conf), "%s/a.conf", tmpdir);
+	write_file(conf, "# comment\n\nfrequency = 499\nretention-s=30\n include-user = alice \n"
+			 "include-user = bob\nexclude-exe = \"/opt/*/java\"\nverbose = yes\nkeep-caps = false\n"
+			 "attach = off\nmax-cct-mb = 8\n");
+	CHECK(parse(&o, err, sizeof(err), 3, "--config", conf) == 0);
+	CHECK_EQ(o.frequency_hz, 499);
+	CHECK_EQ(o.retention_s, 30);
+	CHECK_EQ(o.rules.include_user.n, 2);
+	CHECK_STR(o.rules.include_user.v[1], "bob");
+	CHECK_STR(o.rules.exclude_exe.v[0], "/opt/*/java");
+	CHECK_EQ(o.verbose, 1);
+	CHECK(!o.keep_caps);
+	CHECK_EQ(o.attach, ATTACH_OFF);
+	CHECK_EQ(o.cct_max_bytes, 8u << 20);
+	/* The command line wins, wherever --config appears. */
+	CHECK(parse(&o, err, sizeof(err), 5, "--frequency", "997", "--config", conf) == 0);
+	CHECK_EQ(o.frequency_hz, 997);
+	CHECK_EQ(o.retention_s, 30);
+
+	write_file(conf, "frequency = 499\nfrequncy = 2\n");
+	CHECK(parse(&o, err, sizeof(err), 3, "--config", conf) == -1);
+	CHECK(strstr(err, ":2: unknown key 'frequncy'") != NULL);
+	write_file(conf, "frequency = lots\n");
+	CHECK(parse(&o, err, sizeof(err), 3, "--config", conf) == -1);
+	CHECK(strstr(err, ":1:") != NULL && strstr(err, "frequency") != NULL);
+	write_file(conf, "just words\n");
+	CHECK(parse(&o, err, sizeof(err), 3, "--config", conf) == -1);
+	CHECK(parse(&o, err, sizeof(err), 3, "--config", "/nonexistent/x.conf") == -1);
+	CHECK(strstr(err, "cannot read config") != NULL);
+	CHECK(parse(&o, err, sizeof(err), 3, "--attach", "sometimes") == -1);
+	CHECK(parse(&o, err, sizeof(err), 3, "--frequency", "-5") == -1);
+}
+
+/* A process table with one profile: main -> work -> leaf, and [GC]. */
+static struct process *one_profile(struct process_table *t, pid_t pid)
+{
+	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct trace_frame a[] = {{1, FRAME_INTERPRETED, 0, -1}, {2, FRAME_COMPILED, 0, -1}, {3, FRAME_INLINED, 0, -1}};
+	struct trace_frame g[] = {{PSEUDO_GC, FRAME_PSEUDO, 0, -1}};
+	struct process *p;
+
+	process_table_init(t, &lim);
+	p = process_create(t, pid, 1234, "TestVM 1");
+	tb_apply_class(&p->jvm, 7, "Lapp/Main;", "Main.java");
+	tb_apply_method(&p->jvm, 1, 7, 0, 0, 0, "main");
+	tb_apply_method(&p->jvm, 2, 7, 0, 0, 0, "work");
+	tb_apply_method(&p->jvm, 3, 7, 0, 0, 0, "leaf");
+	cct_add(&p->cct, a, 3, 5);
+	cct_add(&p->cct, g, 1, 2);
+	p->stats.samples = 7;
+	p->stats.resolved = 5;
+	p->state = PROCESS_EXITED;
+	return p;
+}
+
+static char *render(struct process *p)
+{
+	struct wbuf out;
+
+	wbuf_init(&out);
+	cct_render(&p->cct, &p->jvm.methods, CCT_FORMAT_COLLAPSED, &out);
+	wbuf_u8(&out, 0);
+	return (char *)out.data;
+}
+
+static void test_state_round_trip(void)
+{
+	struct process_table t, back;
+	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct wbuf w;
+	struct process *p, *q;
+	char why[256], *a, *b;
+	/* A pid that surely is not running: restored as exited. */
+	pid_t pid = 4000000;
+
+	p = one_profile(&t, pid);
+	p->exited_ns = 1000;
+	wbuf_init(&w);
+	CHECK(state_encode(&t, 5000, &w) == 0);
+
+	process_table_init(&back, &lim);
+	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, why, sizeof(why)), 1);
+	q = process_lookup(&back, pid);
+	CHECK(q != NULL);
+	if (q) {
+		CHECK(q->restored);
+		CHECK_EQ(q->state, PROCESS_EXITED);
+		CHECK_EQ(q->uid, 1234);
+		CHECK_EQ(q->stats.samples, 7);
+		CHECK_EQ(q->cct.samples, 7);
+		CHECK_EQ(q->cct.nodes.n, p->cct.nodes.n);
+		CHECK_EQ(1000000 - q->exited_ns, 4000); /* how long ago it exited is kept */
+		a = render(p);
+		b = render(q);
+		CHECK_STR(a, b);
+		CHECK(strstr(b, "app.Main.main_[0];app.Main.work_[j];app.Main.leaf_[i] 5") != NULL);
+		free(a);
+		free(b);
+	}
+
+	/* Any flipped byte is caught by the checksum; nothing is applied. */
+	for (size_t i = 0; i < w.len; i += 7) {
+		struct process_table t2;
+		process_table_init(&t2, &lim);
+		w.data[i] ^= 0x5a;
+		CHECK(state_decode(&t2, w.data, w.len, 1000000, why, sizeof(why)) == -1);
+		CHECK_EQ(t2.all.n, 0);
+		w.data[i] ^= 0x5a;
+		process_table_free(&t2);
+	}
+	/* Truncations too. */
+	for (size_t n = 0; n < w.len; n += 5) {
+		struct process_table t2;
+		process_table_init(&t2, &lim);
+		CHECK(state_decode(&t2, w.data, n, 1000000, why, sizeof(why)) == -1);
+		CHECK_EQ(t2.all.n, 0);
+		process_table_free(&t2);
+	}
+	wbuf_free(&w);
+	process_table_free(&t);
+	process_table_free(&back);
+}
+
+static void test_state_files(void)
+{
+	struct process_table t, back;
+	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	char why[256], path[300];
+
+	one_profile(&t, 4000001);
+	process_table_init(&back, &lim);
+	CHECK_EQ(state_restore(&back, tmpdir, 1, why, sizeof(why)), 0); /* no file yet */
+	CHECK(state_save(&t, tmpdir, 10, why, sizeof(why)) == 0);
+	CHECK_EQ(state_restore(&back, tmpdir, 20, why, sizeof(why)), 1);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, STATE_FILE_NAME);
+	write_file(path, "JSMPSTAT but not really");
+	CHECK(state_restore(&back, tmpdir, 30, why, sizeof(why)) == -1);
+	snprintf(path, sizeof(path), "%s/%s.bad", tmpdir, STATE_FILE_NAME);
+	CHECK(access(path, F_OK) == 0);
+	CHECK(state_save(&t, "/nonexistent-dir", 10, why, sizeof(why)) == -1);
+	CHECK(strstr(why, "/nonexistent-dir") != NULL);
+	process_table_free(&t);
+	process_table_free(&back);
+}
+
+static void test_cct_byte_cap(void)
+{
+	struct cct c;
+	uint32_t cap = cct_nodes_for_bytes(64 << 10);
+
+	CHECK(cap > 100 && cap < (64 << 10) / 24);
+	CHECK(cct_init(&c, cap) == 0);
+	for (uint32_t i = 1; i < 10000; i++) {
+		struct trace_frame f[] = {{i, FRAME_COMPILED, 0, -1}, {i + 1, FRAME_INLINED, 0, -1}};
+		CHECK(cct_add(&c, f, 2, 1) == 0);
+	}
+	CHECK(c.nodes.n <= cap + 1); /* plus one [other] under the root */
+	CHECK(cct_bytes(&c) <= 64 << 10);
+	CHECK(c.overflow_samples > 0);
+	CHECK_EQ(c.samples, 9999);
+	cct_free(&c);
+}
+
+static void test_rules_and_procfs(void)
+{
+	struct options o;
+	struct proc_status st;
+	char why[256], err[256], uid[16];
+
+	CHECK(procfs_status(getpid(), &st) == 0);
+	CHECK_EQ(st.euid, geteuid());
+	CHECK_EQ(st.nspid, getpid());
+	CHECK(procfs_start_time(getpid()) > 0);
+	CHECK(procfs_start_time(4000000) == 0);
+	CHECK(procfs_maps_has(getpid(), "/libc.so.6") == 1);
+	CHECK(procfs_maps_has(getpid(), "/libjvm.so") == 0);
+	CHECK(!procfs_java_option(getpid(), "-Djsampled.disable=true"));
+
+	snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
+	CHECK(parse(&o, err, sizeof(err), 1) == 0);
+	CHECK(process_rules_allow(&o.rules, getpid(), geteuid(), why, sizeof(why)));
+	CHECK(parse(&o, err, sizeof(err), 3, "--exclude-user", uid) == 0);
+	CHECK(!process_rules_allow(&o.rules, getpid(), geteuid(), why, sizeof(why)));
+	CHECK(strstr(why, "exclude-user") != NULL);
+	CHECK(parse(&o, err, sizeof(err), 3, "--include-user", "nosuchuser-*") == 0);
+	CHECK(!process_rules_allow(&o.rules, getpid(), geteuid(), why, sizeof(why)));
+	CHECK(parse(&o, err, sizeof(err), 5, "--include-user", "nosuchuser", "--include-user", uid) == 0);
+	CHECK(process_rules_allow(&o.rules, getpid(), geteuid(), why, sizeof(why)));
+	CHECK(parse(&o, err, sizeof(err), 3, "--exclude-exe", "*/test_service") == 0);
+	CHECK(!process_rules_allow(&o.rules, getpid(), geteuid(), why, sizeof(why)));
+	CHECK(parse(&o, err, sizeof(err), 3, "--include-cgroup", "/no/such/cgroup/*") == 0);
+	CHECK(!process_rules_allow(&o.rules, getpid(), geteuid(), why, sizeof(why)));
+}
+
+static void test_attach_outcomes(void)
+{
+	/* Not a JVM: we do not catch SIGQUIT, so no signal is ever sent. */
+	CHECK_EQ(hotspot_attach_run(getpid(), "/x.so", ""), ATTACH_NOT_READY);
+	CHECK_EQ(hotspot_attach_run(4000000, "/x.so", ""), ATTACH_GONE);
+	CHECK_STR(attach_result_name(ATTACH_NO_LISTENER), "no_attach_listener");
+	CHECK_STR(attach_result_name(99), "unknown");
+	CHECK_EQ(hotspot_attach_result(ATTACH_LOAD_FAILED << 8), ATTACH_LOAD_FAILED);
+	CHECK_EQ(hotspot_attach_result(SIGALRM), ATTACH_TIMEOUT);
+	CHECK_EQ(hotspot_attach_result(SIGSEGV), ATTACH_CRASHED);
+}
+
+int main(void)
+{
+	char cmd[64];
+
+	if (!mkdtemp(tmpdir))
+		return 2;
+	test_config_file();
+	test_state_round_trip();
+	test_state_files();
+	test_cct_byte_cap();
+	test_rules_and_procfs();
+	test_attach_outcomes();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	return CHECK_DONE();
+}
