@@ -6,7 +6,16 @@
 #   make demo       profile a bundled Java workload and print its CCT (root)
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
+#   make install     PREFIX=/usr DESTDIR= (binaries, agent, units, config)
+#   make deb         build/jsampled_<version>_amd64.deb
+#   make check-vm    the package under a real systemd, in a KVM virtual machine (root)
 #   make clean
+
+VERSION    := 0.3.0
+PREFIX     ?= /usr
+SYSCONFDIR ?= /etc
+UNITDIR    ?= /lib/systemd/system
+DESTDIR    ?=
 
 CC         ?= gcc
 CLANG      ?= clang
@@ -25,7 +34,7 @@ DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lcap
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
-	libsystemd-dev libcap-dev pkg-config openjdk-17-jdk-headless python3 procps systemd
+	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd
 
 COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c
 DAEMON_SRC := $(wildcard daemon/*.c)
@@ -151,3 +160,32 @@ clean:
 	rm -rf $(B)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# --- Install and package ---
+.PHONY: install deb
+install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
+	install -D -m 0755 $(B)/jsampled $(DESTDIR)$(PREFIX)/sbin/jsampled
+	install -D -m 0755 $(B)/jsamplectl $(DESTDIR)$(PREFIX)/bin/jsamplectl
+	install -D -m 0644 $(B)/libjsagent.so $(DESTDIR)$(PREFIX)/lib/jsampled/libjsagent.so
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/sbin/jsampled|$(PREFIX)/sbin/jsampled|; s|/etc/jsampled|$(SYSCONFDIR)/jsampled|g' \
+		deploy/jsampled.service >$(DESTDIR)$(UNITDIR)/jsampled.service
+	install -m 0644 deploy/jsampled.socket $(DESTDIR)$(UNITDIR)/jsampled.socket
+	install -d $(DESTDIR)$(SYSCONFDIR)/jsampled
+	@# An edited config is never overwritten.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/jsampled/jsampled.conf ] || \
+		install -m 0644 deploy/jsampled.conf $(DESTDIR)$(SYSCONFDIR)/jsampled/jsampled.conf
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/README.md
+
+DEB := $(B)/jsampled_$(VERSION)_amd64.deb
+deb: $(DEB)
+$(DEB): $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
+		deploy/jsampled.conf $(wildcard deploy/debian/*) README.md
+	rm -rf $(B)/deb
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb PREFIX=/usr SYSCONFDIR=/etc UNITDIR=/lib/systemd/system
+	strip --strip-debug $(B)/deb/usr/sbin/jsampled $(B)/deb/usr/bin/jsamplectl $(B)/deb/usr/lib/jsampled/libjsagent.so
+	install -d $(B)/deb/DEBIAN
+	sed 's/@VERSION@/$(VERSION)/' deploy/debian/control.in >$(B)/deb/DEBIAN/control
+	echo /etc/jsampled/jsampled.conf >$(B)/deb/DEBIAN/conffiles
+	install -m 0755 deploy/debian/postinst deploy/debian/prerm deploy/debian/postrm $(B)/deb/DEBIAN/
+	dpkg-deb --root-owner-group --build $(B)/deb $@

@@ -385,12 +385,17 @@ static void default_agent_path(struct options *o)
 		snprintf(o->agent_path, sizeof(o->agent_path), "%s", JSAMPLED_DEFAULT_AGENT);
 		return;
 	}
-	/* A build tree: build/jsampled next to build/libjsagent.so. */
+	/* Installed under another prefix (<prefix>/sbin/jsampled and
+	 * <prefix>/lib/jsampled/), or a build tree (build/jsampled next to
+	 * build/libjsagent.so). */
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = 0;
-		snprintf(o->agent_path, sizeof(o->agent_path), "%.*s/libjsagent.so",
-			 (int)(sizeof(o->agent_path) - 16), dirname(exe));
+		snprintf(o->agent_path, sizeof(o->agent_path), "%.*s/../lib/jsampled/libjsagent.so",
+			 (int)(sizeof(o->agent_path) - 32), dirname(exe));
+		if (access(o->agent_path, R_OK) != 0)
+			snprintf(o->agent_path, sizeof(o->agent_path), "%.*s/libjsagent.so",
+				 (int)(sizeof(o->agent_path) - 16), exe);
 	}
 }
 

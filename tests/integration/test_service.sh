@@ -8,13 +8,39 @@ source "$(dirname "$0")/lib.sh"
 require_environment
 command -v systemd-analyze >/dev/null || fail "systemd-analyze missing (run 'make deps')"
 
-# The unit as installed, with ExecStart pointing at this build (verify
-# checks that the executable exists).
+# The units as `make install` lays them out, with ExecStart pointing at
+# this build's install (verify checks that the executable exists).
+make -s -C "$ROOT" install DESTDIR="$TMP/inst" PREFIX=/usr >/dev/null || fail "make install failed"
+for f in usr/sbin/jsampled usr/bin/jsamplectl usr/lib/jsampled/libjsagent.so lib/systemd/system/jsampled.service \
+	lib/systemd/system/jsampled.socket etc/jsampled/jsampled.conf; do
+	[ -e "$TMP/inst/$f" ] || fail "make install did not install /$f"
+done
 mkdir -p "$TMP/unit"
-sed "s|/usr/sbin/jsampled|$DAEMON|" "$ROOT/deploy/jsampled.service" >"$TMP/unit/jsampled.service"
-out=$(systemd-analyze verify "$TMP/unit/jsampled.service" 2>&1) || fail "systemd-analyze verify: $out"
+sed "s|/usr/sbin/jsampled|$TMP/inst/usr/sbin/jsampled|" "$TMP/inst/lib/systemd/system/jsampled.service" \
+	>"$TMP/unit/jsampled.service"
+cp "$TMP/inst/lib/systemd/system/jsampled.socket" "$TMP/unit/"
+out=$(cd "$TMP/unit" && systemd-analyze verify jsampled.socket jsampled.service 2>&1) ||
+	fail "systemd-analyze verify: $out"
 [ -z "$out" ] || fail "systemd-analyze verify complained: $out"
-note "systemd-analyze verify: deploy/jsampled.service is clean"
+note "systemd-analyze verify: jsampled.service and jsampled.socket are clean"
+# The installed config file is what the installed daemon reads.
+"$TMP/inst/usr/sbin/jsampled" --config "$TMP/inst/etc/jsampled/jsampled.conf" --help >/dev/null ||
+	fail "the installed daemon rejects the installed config"
+out=$("$TMP/inst/usr/sbin/jsampled" --config "$TMP/inst/etc/jsampled/jsampled.conf" --frequency 0 2>&1) &&
+	fail "a bad option was accepted"
+echo "$out" | grep -q "frequency" || fail "a bad option is not explained: $out"
+
+# The Debian package: its files, its maintainer scripts, its conffile.
+make -s -C "$ROOT" deb >/dev/null || fail "make deb failed"
+deb=$(ls "$B"/jsampled_*_amd64.deb | head -1)
+dpkg-deb -c "$deb" >"$TMP/deb.list" || fail "not a Debian package: $deb"
+for f in ./usr/sbin/jsampled ./usr/lib/jsampled/libjsagent.so ./lib/systemd/system/jsampled.socket; do
+	grep -q " $f\$" "$TMP/deb.list" || fail "$deb lacks $f"
+done
+dpkg-deb -I "$deb" postinst | grep -q "addgroup --system jsampled" || fail "postinst does not create the group"
+dpkg-deb -I "$deb" postinst | grep -q "deb-systemd-helper enable jsampled.service" || fail "postinst does not enable the unit"
+[ "$(dpkg-deb -I "$deb" conffiles)" = /etc/jsampled/jsampled.conf ] || fail "the config is not a conffile"
+note "make install and make deb: $(basename "$deb"), $(wc -l <"$TMP/deb.list") entries"
 
 # A notify socket that records every datagram with its arrival time.
 $PY - "$TMP/notify.sock" "$TMP/notify.txt" <<'PYEOF' &
