@@ -8,7 +8,7 @@
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
 #   make install     PREFIX=/usr DESTDIR= (binaries, agent, units, config)
 #   make deb         build/jsampled_<version>_amd64.deb
-#   make check-vm    the package under a real systemd, in a KVM virtual machine (root)
+#   make check-vm    the package under a real systemd, in a QEMU virtual machine (root)
 #   make clean
 
 VERSION    := 0.3.0
@@ -159,9 +159,35 @@ deps:
 clean:
 	rm -rf $(B)
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/asan/obj $(B)/pic -name '*.d' -type f 2>/dev/null)
 
 # --- Install and package ---
+.PHONY: install deb bench-memory check-vm
+# The package under a real systemd (PID 1) in a QEMU guest; not part of `make check`
+# (it builds a Debian system with debootstrap once, ~5 minutes, then boots it: ~5 minutes).
+VM_PACKAGES := qemu-system-x86 debootstrap e2fsprogs
+check-vm: deb java
+	apt-get install -y --no-install-recommends $(VM_PACKAGES) >/dev/null
+	tests/vm/check-vm.sh
+
+# --- The comparison benchmark's peers (tests/bench/peers) ---
+$(B)/bench/null_sampler.bpf.o: tests/bench/peers/null_sampler.bpf.c $(B)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(B) -Wall -Werror -c $< -o $@
+	$(LLVM_STRIP) -g $@
+$(B)/bench/null_sampler.skel.h: $(B)/bench/null_sampler.bpf.o
+	$(BPFTOOL) gen skeleton $< name null_sampler_bpf > $@.tmp && mv $@.tmp $@
+$(B)/bench/null_sampler: tests/bench/peers/null_sampler.c $(B)/bench/null_sampler.skel.h
+	$(CC) $(BASE_CFLAGS) $(OPT) -I$(B)/bench $< -o $@ -lbpf -lelf -lz
+$(B)/bench/libspsampler.so: tests/bench/peers/safepoint_sampler.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(OPT) -fPIC -shared $(JNI_INC) $< -o $@
+BENCH_PEERS := $(B)/bench/null_sampler $(B)/bench/libspsampler.so
+
+# jsampled's memory with 50 JVMs x 200 threads (root).
+bench-memory: all java
+	tests/bench/memory.sh 50 200 90 99
+
 .PHONY: install deb
 install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
 	install -D -m 0755 $(B)/jsampled $(DESTDIR)$(PREFIX)/sbin/jsampled

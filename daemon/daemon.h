@@ -37,6 +37,7 @@ struct daemon {
 	struct daemon_counters counters;
 	uint64_t started_ns;
 	bool stop;
+	bool paused; /* `sampling off`: perf events disabled */
 };
 
 #endif

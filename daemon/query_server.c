@@ -344,8 +344,24 @@ void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *ou
 		} else {
 			error_line(out, "usage: stats [<pid>] [json]");
 		}
+	} else if (strcmp(args[0], "sampling") == 0 && n == 2 &&
+		   (strcmp(args[1], "on") == 0 || strcmp(args[1], "off") == 0)) {
+		/* Host-wide pause: the perf events stop, so the JVMs pay
+		 * nothing, not even the timer interrupt. Root only. */
+		bool on = strcmp(args[1], "on") == 0;
+		if (uid != 0) {
+			error_line(out, "only root may pause or resume sampling");
+			return;
+		}
+		if (d->sampler && sampler_enable(d->sampler, on) != 0) {
+			error_line(out, "cannot switch the perf events");
+			return;
+		}
+		d->paused = !on;
+		wbuf_printf(out, "OK\nsampling %s\n", on ? "on" : "off");
 	} else {
-		error_line(out, "unknown request; try: list | cct <pid> [tree|collapsed|json] | stats [<pid>] [json]");
+		error_line(out, "unknown request; try: list | cct <pid> [tree|collapsed|json] | stats [<pid>] [json]"
+				" | sampling on|off");
 	}
 }
 

@@ -92,8 +92,23 @@ static int open_cpu_clock(int cpu, unsigned frequency_hz)
 
 static const char *privilege_hint(int e)
 {
+	FILE *f;
+	int paranoid = 0;
+
 	if (e == EPERM)
 		return " (jsampled needs CAP_BPF and CAP_PERFMON, or root)";
+	if (e == EACCES) {
+		f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+		if (f) {
+			if (fscanf(f, "%d", &paranoid) != 1)
+				paranoid = 0;
+			fclose(f);
+		}
+		/* Debian's kernels add level 3: no perf events without CAP_SYS_ADMIN. */
+		if (paranoid >= 3)
+			return " (kernel.perf_event_paranoid is 3: perf events need CAP_SYS_ADMIN)";
+		return " (jsampled needs CAP_PERFMON, or root)";
+	}
 	return "";
 }
 
@@ -240,6 +255,15 @@ int sampler_set_frequency(struct sampler *s, unsigned frequency_hz)
 	period = 1000000000ull / frequency_hz;
 	for (int cpu = 0; cpu < s->ncpus; cpu++)
 		if (s->event_fds[cpu] >= 0 && ioctl(s->event_fds[cpu], PERF_EVENT_IOC_PERIOD, &period) != 0)
+			return -errno;
+	return 0;
+}
+
+int sampler_enable(struct sampler *s, int on)
+{
+	for (int cpu = 0; cpu < s->ncpus; cpu++)
+		if (s->event_fds[cpu] >= 0 &&
+		    ioctl(s->event_fds[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) != 0)
 			return -errno;
 	return 0;
 }

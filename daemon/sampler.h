@@ -30,6 +30,8 @@ int sampler_ringbuf_fd(const struct sampler *s);
 int sampler_exec_ringbuf_fd(const struct sampler *s);
 /* A new sampling frequency, without losing the loaded program (SIGHUP). */
 int sampler_set_frequency(struct sampler *s, unsigned frequency_hz);
+/* Enables or disables every perf event (a paused sampler costs nothing). */
+int sampler_enable(struct sampler *s, int on);
 /* Number of CPUs with an attached perf event. */
 unsigned sampler_cpus(const struct sampler *s);
 

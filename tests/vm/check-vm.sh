@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-systemd test: boots Debian 12 with systemd as PID 1 in a KVM
+# The real-systemd test: boots Debian 12 with systemd as PID 1 in a
 # virtual machine of our own (qemu; this machine's PID 1 and cgroups are
 # never touched), installs the jsampled package there, starts the service
 # with `systemctl start jsampled`, starts a JVM with no flags, and reads its
@@ -19,13 +19,24 @@ VM=$B/vm
 ROOTFS=$VM/rootfs
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 GUEST_PACKAGES=systemd,systemd-sysv,dbus,linux-image-amd64,initramfs-tools,openjdk-17-jdk-headless,libbpf1,libelf1,libcap2,zlib1g,adduser,init-system-helpers,procps,util-linux
-TIMEOUT_S=${TIMEOUT_S:-900}
+TIMEOUT_S=${TIMEOUT_S:-1500}
+# On these machines /dev/kvm opens but a guest kernel hangs right after the
+# real-mode setup (the vCPU has no VMX; nested virtualization is not really
+# there), so the guest runs under QEMU's TCG emulation by default: slower
+# (the JVM starts in ~20 s), but a real kernel and a real systemd.
+# ACCEL=kvm where KVM works.
+ACCEL=${ACCEL:-tcg}
 
 fail() { echo "FAIL [check-vm]: $*" >&2; exit 1; }
 note() { echo "[check-vm] $*"; }
 
 [ "$(id -u)" = 0 ] || fail "needs root (debootstrap, mkfs, KVM)"
-[ -w /dev/kvm ] || fail "/dev/kvm is not usable: this test needs hardware virtualization"
+if [ "$ACCEL" = kvm ]; then
+	[ -w /dev/kvm ] || fail "/dev/kvm is not usable (ACCEL=tcg works without it)"
+	ACCEL_ARGS=(-enable-kvm -cpu host)
+else
+	ACCEL_ARGS=(-accel tcg,thread=multi -cpu max)
+fi
 for tool in qemu-system-x86_64 debootstrap mkfs.ext4; do
 	command -v "$tool" >/dev/null || fail "$tool missing (make check-vm installs qemu-system-x86 and debootstrap)"
 done
@@ -75,14 +86,16 @@ ExecStopPost=/bin/systemctl poweroff --no-block
 WantedBy=multi-user.target
 UNIT
 ln -sf /etc/systemd/system/vm-test.service "$STAGE/etc/systemd/system/multi-user.target.wants/vm-test.service"
-mkfs.ext4 -q -L root -d "$STAGE" "$WORK/disk.img" 4G || fail "cannot make the guest disk"
+# No login prompt on the serial console: its vhangup would cut the test's output.
+ln -sf /dev/null "$STAGE/etc/systemd/system/serial-getty@ttyS0.service"
+mkfs.ext4 -q -L root -d "$STAGE" "$WORK/disk.img" 4G >/dev/null || fail "cannot make the guest disk"
 
 # 3. Boot it.
-note "booting $(basename "$KERNEL") with systemd as PID 1 (KVM, 2 vCPUs, 3 GiB)"
+note "booting $(basename "$KERNEL") with systemd as PID 1 ($ACCEL, 2 vCPUs, 3 GiB)"
 start=$(date +%s)
-timeout "$TIMEOUT_S" qemu-system-x86_64 -enable-kvm -cpu host -smp 2 -m 3072 -nographic -no-reboot \
+timeout "$TIMEOUT_S" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -smp 2 -m 3072 -nographic -no-reboot \
 	-kernel "$KERNEL" -initrd "$INITRD" \
-	-append "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=0" \
+	-append "root=/dev/vda rw console=ttyS0 systemd.show_status=0 loglevel=4" \
 	-drive "file=$WORK/disk.img,format=raw,if=virtio" -nic none \
 	-serial "file:$VM/console.log" -monitor none -display none >"$VM/qemu.log" 2>&1 ||
 	note "qemu exited with $? (timeout is $TIMEOUT_S s)"

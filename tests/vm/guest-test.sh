@@ -3,7 +3,13 @@
 # Every line for the host starts with VMTEST.
 set -u
 say() { echo "VMTEST $*"; }
-fail() { say "FAIL $*"; journalctl -u jsampled --no-pager | tail -40 | sed 's/^/VMTEST journal: /'; exit 1; }
+fail() {
+	say "FAIL $*"
+	journalctl -u jsampled --no-pager | tail -40 | sed 's/^/VMTEST journal: /'
+	[ -f /tmp/jvm.out ] && tail -20 /tmp/jvm.out | sed 's/^/VMTEST jvm: /'
+	ls -la /run/jsampled 2>&1 | sed 's/^/VMTEST run: /'
+	exit 1
+}
 
 say "kernel $(uname -r), PID 1 is $(cat /proc/1/comm)"
 [ "$(cat /proc/1/comm)" = systemd ] || fail "PID 1 is not systemd"
@@ -19,17 +25,17 @@ stat -c 'VMTEST socket %n %a %U:%G' /run/jsampled/jsampled.sock
 
 # A JVM with no flags at all.
 cd /root/java
-java -cp /root/java PhasedWorkload 40 - 1 >/tmp/jvm.out 2>&1 &
+java -cp /root/java PhasedWorkload 400 - 1 >/tmp/jvm.out 2>&1 &
 JVM=$!
 ok=
-for _ in $(seq 1 60); do
+for _ in $(seq 1 240); do
 	if jsamplectl list 2>/dev/null | awk -v p="$JVM" '$1 == p && $2 == "live" {f=1} END {exit !f}'; then
 		ok=1
 		break
 	fi
 	sleep 0.5
 done
-[ -n "$ok" ] || fail "the JVM (pid $JVM) was not profiled within 30 s: $(jsamplectl list 2>&1)"
+[ -n "$ok" ] || fail "the JVM (pid $JVM) was not profiled within 120 s: $(jsamplectl list 2>&1)"
 sleep 10
 jsamplectl list | sed 's/^/VMTEST list: /'
 jsamplectl cct "$JVM" --format collapsed >/tmp/cct.txt || fail "jsamplectl cct failed"

@@ -8,12 +8,14 @@
  *   socket:PATH   jsampled's agent socket (default /run/jsampled/agent.sock,
  *                 or $JSAMPLED_AGENT_SOCKET)
  *   verbose       log progress to stderr
+ *   perfmap       also write /tmp/perf-<pid>.map for Linux perf
  *
  * The agent must never crash or stall the JVM: callbacks only copy and append
  * under a short lock, every read of VM internals is fault tolerant, and any
  * failure turns the agent off (fail closed) instead of aborting the JVM.
  */
 #include "agent.h"
+#include "perf_map.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,6 +90,8 @@ static void parse_options(const char *options)
 			snprintf(g_agent.socket_path, sizeof(g_agent.socket_path), "%s", tok + 7);
 		else if (strcmp(tok, "verbose") == 0)
 			g_agent.verbose = 1;
+		else if (strcmp(tok, "perfmap") == 0 && perf_map_open() != 0)
+			agent_log(0, "cannot create /tmp/perf-%d.map", (int)getpid());
 		else
 			agent_log(0, "ignoring unknown option '%s'", tok);
 	}

@@ -7,6 +7,7 @@
 
 #include "../common/agent_protocol.h"
 #include "agent.h"
+#include "perf_map.h"
 #include "code_blobs.h"
 #include "frame_states.h"
 #include "safe_read.h"
@@ -165,6 +166,7 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 	(void)map;
 	if (atomic_load(&g_agent.disabled) || code_size <= 0)
 		return;
+	perf_map_method(jvmti, method, code_addr, code_size);
 	have_blob = code_blob_find(&g_agent.layout, start, &blob) == 0;
 	if (have_blob)
 		code_blob_nmethod(&g_agent.layout, &blob, &nm);
@@ -228,6 +230,7 @@ void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const 
 	(void)jvmti;
 	if (atomic_load(&g_agent.disabled) || length <= 0 || !name)
 		return;
+	perf_map_stub(name, address, length);
 	have_blob = code_blob_find(&g_agent.layout, start, &blob) == 0;
 	agent_log(1, "dynamic code %s at %#lx+%d frame %d", name, (unsigned long)start, length,
 		  have_blob ? blob.frame_size_words : -1);

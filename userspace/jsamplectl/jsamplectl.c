@@ -4,6 +4,7 @@
  *   jsamplectl [--socket PATH] list
  *   jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json]
  *   jsamplectl [--socket PATH] stats [PID] [--json]
+ *   jsamplectl [--socket PATH] sampling on|off      (root: pause/resume all sampling)
  *
  * It sends one request line and prints the body of the answer. Exit status:
  * 0 on OK, 1 when jsampled answered ERROR, 2 on usage errors, 3 when
@@ -24,7 +25,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: jsamplectl [--socket PATH] list\n"
 		   "       jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json]\n"
-		   "       jsamplectl [--socket PATH] stats [PID] [--json]\n");
+		   "       jsamplectl [--socket PATH] stats [PID] [--json]\n"
+		   "       jsamplectl [--socket PATH] sampling on|off   (root: pause or resume all sampling)\n");
 }
 
 static int valid_pid(const char *s)
@@ -88,6 +90,9 @@ int main(int argc, char **argv)
 		   (argc == 1 || valid_pid(argv[1]))) {
 		snprintf(request, sizeof(request), "stats%s%s%s\n", argc == 2 ? " " : "",
 			 argc == 2 ? argv[1] : "", json ? " json" : "");
+	} else if (argc == 2 && strcmp(argv[0], "sampling") == 0 &&
+		   (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "off") == 0)) {
+		snprintf(request, sizeof(request), "sampling %s\n", argv[1]);
 	} else {
 		usage(stderr);
 		return 2;

@@ -1,0 +1,62 @@
+/* Loads the empty BPF program on one cpu-clock perf event per online CPU at
+ * the given frequency, exactly as jsampled opens its own, and waits until
+ * SIGINT/SIGTERM.   null_sampler HZ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "null_sampler.skel.h"
+
+static volatile sig_atomic_t stop;
+static void on_signal(int sig) { (void)sig; stop = 1; }
+
+int main(int argc, char **argv)
+{
+	struct null_sampler_bpf *skel = NULL;
+	struct bpf_link *links[1024] = {0};
+	int ncpu = libbpf_num_possible_cpus(), hz = argc > 1 ? atoi(argv[1]) : 0, rc = 1, attached = 0;
+
+	if (hz <= 0 || ncpu <= 0 || ncpu > 1024) {
+		fprintf(stderr, "usage: null_sampler HZ\n");
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	skel = null_sampler_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "null_sampler: cannot load the BPF program: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_CPU_CLOCK,
+			.size = sizeof(attr),
+			.sample_period = 1000000000ull / (unsigned)hz,
+		};
+		int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			continue; /* offline CPU */
+		links[cpu] = bpf_program__attach_perf_event(skel->progs.on_tick, fd);
+		attached += links[cpu] != NULL;
+	}
+	if (!attached) {
+		fprintf(stderr, "null_sampler: no perf event could be attached\n");
+		goto cleanup;
+	}
+	while (!stop)
+		pause();
+	rc = 0;
+cleanup:
+	for (int cpu = 0; cpu < ncpu; cpu++)
+		bpf_link__destroy(links[cpu]);
+	null_sampler_bpf__destroy(skel);
+	return rc;
+}

@@ -1,0 +1,13 @@
+/* /tmp/perf-<pid>.map for Linux perf (agent option `perfmap`). */
+#ifndef JSAMPLED_AGENT_PERF_MAP_H
+#define JSAMPLED_AGENT_PERF_MAP_H
+
+#include <jvmti.h>
+#include <stdint.h>
+
+/* 0, or -1 (the map stays off). */
+int perf_map_open(void);
+void perf_map_method(jvmtiEnv *jvmti, jmethodID method, const void *start, int size);
+void perf_map_stub(const char *name, const void *start, int size);
+
+#endif
