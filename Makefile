@@ -6,6 +6,8 @@
 #   make demo       profile a bundled Java workload and print its CCT (root)
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
+#   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
+#   make bench-memory     jsampled's memory with 50 JVMs x 200 threads (root)
 #   make install     PREFIX=/usr DESTDIR= (binaries, agent, units, config)
 #   make deb         build/jsampled_<version>_amd64.deb
 #   make check-vm    the package under a real systemd, in a QEMU virtual machine (root)
@@ -162,7 +164,7 @@ clean:
 -include $(shell find $(B)/obj $(B)/asan/obj $(B)/pic -name '*.d' -type f 2>/dev/null)
 
 # --- Install and package ---
-.PHONY: install deb bench-memory check-vm
+.PHONY: install deb bench bench-memory check-vm
 # The package under a real systemd (PID 1) in a QEMU guest; not part of `make check`
 # (it builds a Debian system with debootstrap once, ~5 minutes, then boots it: ~5 minutes).
 VM_PACKAGES := qemu-system-x86 debootstrap e2fsprogs
@@ -184,9 +186,16 @@ $(B)/bench/libspsampler.so: tests/bench/peers/safepoint_sampler.c
 	$(CC) $(BASE_CFLAGS) $(OPT) -fPIC -shared $(JNI_INC) $< -o $@
 BENCH_PEERS := $(B)/bench/null_sampler $(B)/bench/libspsampler.so
 
+# jsampled vs JFR, a safepoint sampler, perf and a null sampler: accuracy and
+# overhead in one run (root; about 25 minutes). Writes tests/bench/results/.
+BENCH_PACKAGES := gnuplot-nox linux-perf
+bench: all $(BENCH_PEERS)
+	apt-get install -y --no-install-recommends $(BENCH_PACKAGES) >/dev/null
+	tests/bench/compare.py
+
 # jsampled's memory with 50 JVMs x 200 threads (root).
 bench-memory: all java
-	tests/bench/memory.sh 50 200 90 99
+	tests/bench/memory.sh 50 200 240 99
 
 .PHONY: install deb
 install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so

@@ -9,7 +9,7 @@ B=$ROOT/build
 JAVA=${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
 N=${1:-50}
 T=${2:-200}
-SECONDS_RUN=${3:-90}
+SECONDS_RUN=${3:-240}
 HZ=${4:-99}
 TMP=$(mktemp -d /tmp/jsampled-memory.XXXXXX)
 trap 'pkill -f "ManyThreads $T $SECONDS_RUN" 2>/dev/null || true; kill -INT $D 2>/dev/null || true; wait $D 2>/dev/null || true; rm -rf "$TMP"' EXIT
@@ -25,16 +25,16 @@ echo "jsampled at start: RSS $(rss_mib) MiB"
 for i in $(seq 1 "$N"); do
 	"$JAVA" -Xmx48m -Xss256k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$B/java" ManyThreads "$T" "$SECONDS_RUN" \
 		>/dev/null 2>&1 &
+	sleep 0.5 # a fleet host does not start 50 JVMs in the same instant
 done
 start=$(date +%s)
-peak=0
 while :; do
 	live=$("$B/jsamplectl" --socket "$TMP/q.sock" list 2>/dev/null | awk '$2 == "live"' | wc -l)
 	threads=$(ps -eLo comm | grep -c '^worker-' || true)
 	r=$(rss_mib)
 	echo "t=$(( $(date +%s) - start ))s  profiled JVMs $live/$N  worker threads $threads  jsampled RSS $r MiB"
 	pgrep -f "ManyThreads $T $SECONDS_RUN" >/dev/null || break
-	sleep 10
+	sleep 15
 done
 "$B/jsamplectl" --socket "$TMP/q.sock" stats --json >"$TMP/stats.json"
 python3 - "$TMP/stats.json" <<'PY'

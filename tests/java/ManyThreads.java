@@ -23,9 +23,9 @@ public class ManyThreads {
                 long x = id;
                 try {
                     while (System.nanoTime() < end) {
-                        x = d(x, 20000, id % 17);
+                        x = d(x, 5000, id % 17);
                         sink = x;
-                        Thread.sleep(20 + id % 30);
+                        Thread.sleep(300 + id % 400); // mostly idle, as server threads are
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
