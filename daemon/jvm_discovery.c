@@ -104,6 +104,8 @@ void discovery_on_exec(struct discovery *d, pid_t pid, uint64_t now)
 	struct candidate *c = find(d, pid);
 
 	d->counters.execs_seen++;
+	if (d->opt->attach != ATTACH_AUTO)
+		return; /* nothing would ever look at (or forget) the candidate */
 	if (c && c->state == C_ATTACHING)
 		return;
 	if (!c && !(c = add(d, pid, true, now)))
