@@ -29,7 +29,7 @@ USER_JVM=$JVM_PID
 MARK="ctr-$$"
 unshare --kill-child --mount --pid --fork --mount-proc --propagation private sh -c "
 	mount -t tmpfs tmpfs /mnt && cp -r '$TMP/java' /mnt/java &&
-	mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs '$B' &&
+	mount -t tmpfs tmpfs '$B' && mount -t tmpfs tmpfs /tmp &&
 	'$JAVA' -cp /mnt/java PhasedWorkload 60 - 1 $MARK & wait" >"$TMP/ctr.out" 2>&1 &
 JVM_PIDS+=("$!")
 # 4. opted out
