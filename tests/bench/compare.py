@@ -542,6 +542,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--quick", action="store_true", help="fewer, shorter runs (a smoke test)")
     ap.add_argument("--only", choices=["accuracy", "overhead"], default=None)
+    ap.add_argument("--pairs", type=int, default=None, help="on/off phase pairs per overhead run")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep the other part's results from DIR/results.json (with --only)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, perf events)")
@@ -557,7 +560,15 @@ def main():
     run([os.path.join(JAVA_HOME, "bin", "javac"), "-d", CLASSES, os.path.join(ROOT, "tests", "bench", "java", "GroundTruth.java")])
     seconds = 3 if a.quick else a.seconds
     pairs, phase_s, settle_s = (2, 2, 0.7) if a.quick else (5, 3, 1.0)
+    pairs = a.pairs or pairs
     acc, causal, ovh = [], [], []
+    if a.reuse and a.only:
+        old = json.load(open(os.path.join(a.out, "results.json")))
+        if a.only == "overhead":
+            acc, causal = old["accuracy"], old["causal"]
+            seconds = old["meta"]["seconds"]
+        else:
+            ovh = old["overhead"]
     if a.only in (None, "accuracy"):
         daemon = Daemon(work, 1000)
         try:
