@@ -509,9 +509,11 @@ plot for [i=2:{len(kinds) + 1}] "overhead-{th}.dat" using 1:i with linespoints t
     md.append("Slowdown in % of the throughput with the profiler off (median of "
               f"{meta['pairs']} on- and {meta['pairs']} off-phases of {meta['phase_s']} s). "
               "`null` is the null sampler: the timer interrupts alone. "
-              "jsampled − null is what jsampled itself costs.\n")
-    md.append("| threads | rate | " + " | ".join(kinds) + " | jsampled − null | jsampled CPU per 1k samples/s | dropped |")
-    md.append("|---|---|" + "---|" * len(kinds) + "---|---|---|")
+              "jsampled − null is what jsampled itself costs. noise = the largest spread "
+              "(max − min) / median of the off-phases among the runs of that row: a "
+              "difference smaller than it is not a measurement.\n")
+    md.append("| threads | rate | " + " | ".join(kinds) + " | jsampled − null | jsampled CPU per 1k samples/s | dropped | noise |")
+    md.append("|---|---|" + "---|" * len(kinds) + "---|---|---|---|")
     for th in ths:
         for rate in sorted(set(r["rate"] for r in ovh)):
             row = []
@@ -522,8 +524,10 @@ plot for [i=2:{len(kinds) + 1}] "overhead-{th}.dat" using 1:i with linespoints t
             js, nu = get("jsampled").get("slowdown_pct"), get("null").get("slowdown_pct")
             diff = "n/a" if js is None or nu is None else f"{js - nu:+.1f} pp"
             cpu = get("jsampled").get("cpu_pct_per_1k")
+            noise = max((get(k).get("noise_pct") or 0) for k in kinds)
             md.append(f"| {th} | {rate} | " + " | ".join(row) + f" | {diff} | "
-                      f"{'n/a' if cpu is None else f'{cpu:.2f}% CPU'} | {get('jsampled').get('dropped', 'n/a')} |")
+                      f"{'n/a' if cpu is None else f'{cpu:.2f}% CPU'} | {get('jsampled').get('dropped', 'n/a')} | "
+                      f"{noise:.0f}% |")
     md.append("\n![overhead](overhead.png)\n")
     rss = [r.get("rss_mib") for r in ovh if r.get("rss_mib")]
     if rss:
@@ -543,9 +547,15 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer, shorter runs (a smoke test)")
     ap.add_argument("--only", choices=["accuracy", "overhead"], default=None)
     ap.add_argument("--pairs", type=int, default=None, help="on/off phase pairs per overhead run")
+    ap.add_argument("--report-only", action="store_true", help="rewrite the report from DIR/results.json")
     ap.add_argument("--reuse", action="store_true",
                     help="keep the other part's results from DIR/results.json (with --only)")
     a = ap.parse_args()
+    if a.report_only:
+        old = json.load(open(os.path.join(a.out, "results.json")))
+        write_reports(a.out, old["accuracy"], old["causal"], old["overhead"], old["meta"])
+        print(open(os.path.join(a.out, "results.md")).read())
+        return
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, perf events)")
     for tool in (JAVA, JFR, JCMD, AGENT, SPSAMPLER, NULL_SAMPLER, os.path.join(B, "jsampled"),
