@@ -16,14 +16,17 @@ largest single-phase error (percentage points), whether the hottest phase
 agrees, and samples attributed per sample expected. A causal check doubles
 one kernel's work and compares the profiles' shift with the measured one.
 
-Overhead: a JVM runs scimark with 1 busy thread and with one per CPU; the
-profiler is switched off and on in interleaved phases while the JVM keeps
-running, and the median throughput of on-phases is compared with that of
-off-phases. Every figure comes from this run; nothing is hard-coded.
+Overhead: a JVM runs tests/bench/java/Throughput.java with 1 busy thread and
+with one per CPU; the profilers are switched on one at a time in shuffled
+rounds of short windows while the JVM keeps running, and each window's
+throughput is compared with the same round's window with all of them off
+(trimmed mean over rounds, with a bootstrap 95 % confidence interval). Every
+figure comes from this run; nothing is hard-coded.
 """
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -53,6 +56,9 @@ WORKLOADS = {  # phase -> method names that identify it on a stack
     "lambdas": {p: [p] for p in ["streams", "handles", "classload"]},
 }
 ACCURACY_PROFILERS = ["jsampled", "jfr-profile", "jfr-1ms", "safepoint", "perf"]
+OVERHEAD_KINDS = ["null", "jsampled", "jfr", "safepoint", "perf"]
+# jsampled's overhead goals: percentage points above the null sampler, per rate.
+GOAL_PP = {100: 0.5, 1000: 1.0, 10000: 5.0}
 
 
 def log(msg):
@@ -269,13 +275,25 @@ def run_accuracy(work, workload, profiler, seconds, daemon, extra=""):
 
 
 # ----------------------------------------------------------------- overhead
+# One JVM per (threads, rate) runs tests/bench/java/Throughput.java: a fixed
+# unit of numeric work per thread, each thread on its own data. Every
+# profiler is loaded but idle; rounds of short windows then switch exactly
+# one of them on at a time (or none: "off"), in a shuffled order per round,
+# and each window's throughput is compared with the same round's "off"
+# window. Pairing within a round cancels the slow drift of these VMs (±5 %
+# between runs, ~1 % between neighbouring seconds), so a difference of a few
+# tenths of a point is measurable. perf runs in its own JVM, because it needs
+# -XX:+PreserveFramePointer, which changes the compiled code of every state.
+OVH_WARM_S = 10.0
+
+
 def ops_series(path):
     pts = []
     with open(path) as f:
         for line in f:
             p = line.split()
             if len(p) == 3 and p[0] == "ops":
-                pts.append((int(p[1]) / 1000.0, int(p[2])))
+                pts.append((int(p[1]) / 1e6, int(p[2])))
     return pts
 
 
@@ -287,38 +305,114 @@ def throughput(pts, t0, t1):
     return (nb - na) / (b - a) if b > a else None
 
 
-class Toggle:
-    """Switches one profiler on and off around a running JVM."""
+def proc_cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def __init__(self, kind, rate, pid, work, daemon=None):
-        self.kind, self.rate, self.pid, self.work, self.daemon = kind, rate, pid, work, daemon
-        self.proc = None
-        self.ctl_file = os.path.join(work, "sp.on")
+
+class NullSwitch:
+    """The null sampler, started with its events disabled; SIGUSR1/2 switch them."""
+    def __init__(self, rate):
+        self.proc = subprocess.Popen([NULL_SAMPLER, str(rate), "off"])
 
     def on(self):
-        if self.kind == "null":
-            self.proc = subprocess.Popen([NULL_SAMPLER, str(self.rate)])
-        elif self.kind == "jsampled":
-            self.daemon.ctl("sampling", "on")
-        elif self.kind == "safepoint":
-            open(self.ctl_file, "w").close()
-        elif self.kind == "perf":
-            self.proc = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(self.rate), "-g",
-                                          "-p", str(self.pid), "-o", f"{self.work}/perf.data"],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc.send_signal(signal.SIGUSR1)
 
     def off(self):
-        if self.kind in ("null", "perf") and self.proc:
-            self.proc.send_signal(signal.SIGINT)
-            self.proc.wait()
-            self.proc = None
-        elif self.kind == "jsampled":
-            self.daemon.ctl("sampling", "off")
-        elif self.kind == "safepoint":
-            if os.path.exists(self.ctl_file):
-                os.unlink(self.ctl_file)
-        elif self.kind == "jfr":
-            subprocess.run([JCMD, str(self.pid), "JFR.stop", "name=bench"], capture_output=True)
+        self.proc.send_signal(signal.SIGUSR2)
+
+    def close(self):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait()
+
+
+class JsampledSwitch:
+    """jsampled's own host-wide switch (root-only query `sampling on|off`)."""
+    def __init__(self, daemon):
+        self.daemon = daemon
+
+    def on(self):
+        self.daemon.ctl("sampling", "on")
+
+    def off(self):
+        self.daemon.ctl("sampling", "off")
+
+    def close(self):
+        pass
+
+
+class FileSwitch:
+    """A control file the in-JVM peer polls: the safepoint sampler's `ctl=`
+    (exists = sample) and Throughput's JFR control (holds the .jfc path)."""
+    def __init__(self, path, content=""):
+        self.path, self.content = path, content
+
+    def on(self):
+        with open(self.path + ".tmp", "w") as f:
+            f.write(self.content)
+        os.rename(self.path + ".tmp", self.path)
+
+    def off(self):
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+    def close(self):
+        self.off()
+
+
+class PerfSwitch:
+    """perf record attached to the JVM with its events disabled (-D -1),
+    switched through its control FIFO."""
+    def __init__(self, rate, pid, d):
+        self.ctl, self.ack = os.path.join(d, "perf.ctl"), os.path.join(d, "perf.ack")
+        for f in (self.ctl, self.ack):
+            os.mkfifo(f)
+        self.proc = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(rate), "-g",
+                                      "-p", str(pid), "-o", os.path.join(d, "perf.data"), "-D", "-1",
+                                      f"--control=fifo:{self.ctl},{self.ack}"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wctl = open(self.ctl, "w")
+        self.rack = open(self.ack)
+
+    def _say(self, what):
+        self.wctl.write(what + "\n")
+        self.wctl.flush()
+        self.rack.readline()
+
+    def on(self):
+        self._say("enable")
+
+    def off(self):
+        self._say("disable")
+
+    def close(self):
+        self.wctl.close()
+        self.rack.close()
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait()
+
+
+def pin_workers(pid, threads, timeout=10):
+    """Pins Throughput's worker-i thread to CPU i, so that every window sees
+    the same placement of the workers and windows differ only in the
+    profiler that is on. (The daemon and the peers' threads stay unpinned:
+    with one worker per CPU they must take their CPU time from a worker,
+    as they would from a busy application.)"""
+    end = time.monotonic() + timeout
+    pinned = set()
+    while len(pinned) < threads and time.monotonic() < end:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                comm = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            except OSError:
+                continue
+            if comm.startswith("worker-") and comm not in pinned:
+                os.sched_setaffinity(int(tid), {int(comm[7:]) % NCPU})
+                pinned.add(comm)
+        time.sleep(0.05)
+    if len(pinned) < threads:
+        raise RuntimeError(f"found {len(pinned)} of {threads} worker threads to pin in pid {pid}")
 
 
 def jfr_settings_for(rate, work):
@@ -333,90 +427,127 @@ def jfr_settings_for(rate, work):
     return dst
 
 
-def windows_done(result):
-    return result.get("_done", False)
+def trimmed_mean(xs, cut=0.2):
+    """Mean of the middle 60 %: robust to a window the host disturbed, and
+    closer to the mean's precision than the median is."""
+    xs = sorted(xs)
+    k = int(len(xs) * cut)
+    return statistics.mean(xs[k:len(xs) - k])
 
 
-def overhead_phases(tg, kind, proc, daemon, d, rate, pairs, phase_s, settle_s, result):
-    """Off and on phases around the running JVM; returns the measurement
-    windows [(state, t0, t1)] in CLOCK_MONOTONIC seconds."""
-    if kind == "jfr":  # jcmd JFR.start with a .jfc of this rate's period
-        settings = jfr_settings_for(rate, d)
-        tg.on = lambda: subprocess.run([JCMD, str(proc.pid), "JFR.start", "name=bench",
-                                        f"settings={settings}", f"filename={d}/t.jfr"], capture_output=True)
-    if kind == "jsampled":
-        daemon.wait_live(proc.pid)
-        daemon.ctl("sampling", "off")
-    time.sleep(3)
-    windows = []
-    s0 = None
-    for i in range(pairs):
-        # Alternate which comes first, so a drift does not favour one side.
-        for state in (("off", "on") if i % 2 == 0 else ("on", "off")):
-            if state == "on":
-                if kind == "jsampled":
-                    c0, n0 = daemon.cpu_s(), daemon.stats()["samples"]
-                tg.on()
-            else:
-                tg.off()
-            t0 = time.monotonic()
-            time.sleep(phase_s)
-            windows.append((state, t0 + settle_s, time.monotonic()))
-            if state == "on" and kind == "jsampled":
-                c1, n1 = daemon.cpu_s(), daemon.stats()["samples"]
-                s0 = (s0 or (0.0, 0))
-                s0 = (s0[0] + c1 - c0, s0[1] + n1 - n0)
-    tg.off()
-    if kind == "jsampled":
-        st = daemon.stats()
-        result["dropped"] = st["dropped"]
-        result["samples"] = st["samples"]
-        result["rss_mib"] = daemon.rss_mib()
-        if s0 and s0[1]:
-            result["cpu_pct_per_1k"] = 100 * s0[0] / (s0[1] / 1000.0) if s0[1] else None
-    result["_done"] = True
-    result["_windows"] = windows
-    return windows
+def estimate_ci(xs, seed=1, n=2000):
+    """Trimmed mean and its 95 % bootstrap (percentile) confidence interval."""
+    rng = random.Random(seed)
+    ests = sorted(trimmed_mean(rng.choices(xs, k=len(xs))) for _ in range(n))
+    return trimmed_mean(xs), ests[int(0.025 * n)], ests[int(0.975 * n) - 1]
 
 
-def run_overhead(work, kind, rate, threads, pairs, phase_s, settle_s):
-    d = os.path.join(work, f"ovh-{kind}-{rate}-{threads}")
+def overhead_figures(kind, per_round):
+    """Slowdown of `kind` against the same round's all-off window, and for
+    jsampled also against the null sampler's window of the round."""
+    full = [v for v in per_round if all(v.get(s) for s in v)]
+    res = {}
+    m, lo, hi = estimate_ci([100 * (1 - v[kind] / v["off"]) for v in full])
+    res.update({"slowdown_pct": m, "ci": [lo, hi]})
+    if kind == "jsampled" and all("null" in v for v in full):
+        res["minus_null_pp"] = list(estimate_ci([100 * (v["null"] - v["jsampled"]) / v["off"] for v in full]))
+    off = [v["off"] for v in full]
+    res["noise_pct"] = 100 * statistics.pstdev(off) / statistics.mean(off)
+    return res
+
+
+def run_overhead(work, kinds, rate, threads, rounds, window_s, settle_s):
+    """One JVM; returns {kind: result} for the kinds switched in it."""
+    d = os.path.join(work, f"ovh-{'-'.join(kinds)}-{rate}-{threads}")
     os.makedirs(d, exist_ok=True)
-    daemon = Daemon(d, rate) if kind == "jsampled" else None
+    perf = "perf" in kinds
+    daemon = Daemon(d, rate) if "jsampled" in kinds else None
     jvm = [JAVA, "-cp", CLASSES]
-    if kind == "jsampled":
+    if daemon:
         jvm += [f"-agentpath:{AGENT}=socket:{daemon.agent_sock}"]
-    elif kind == "safepoint":
+    if "safepoint" in kinds:
         jvm += [f"-agentpath:{SPSAMPLER}=out={d}/stacks.txt,hz={rate},ctl={d}/sp.on"]
-    elif kind == "perf":
+    if perf:
         jvm += ["-XX:+PreserveFramePointer", f"-agentpath:{AGENT}=perfmap,socket:{d}/none.sock"]
-    total = 3 + pairs * 2 * phase_s + 2
-    jvm += ["GroundTruth", "scimark", str(total), str(threads)]
+    states = ["off"] + list(kinds)
+    total = OVH_WARM_S + rounds * len(states) * (window_s + settle_s) + 5
+    jvm += ["Throughput", str(total), str(threads), f"{d}/jfr.on"]
     out_path = os.path.join(d, "out.txt")
-    result = {"kind": kind, "rate": rate, "threads": threads}
+    windows, sw = [], {}
+    js = {"cpu_s": 0.0, "samples": 0, "jvm_cpu_s": 0.0}
     with open(out_path, "w") as out:
         proc = subprocess.Popen(jvm, stdout=out, stderr=subprocess.STDOUT)
-        tg = Toggle(kind, rate, proc.pid, d, daemon)
         try:
-            windows = overhead_phases(tg, kind, proc, daemon, d, rate, pairs, phase_s, settle_s, result)
+            for k in kinds:
+                if k != "perf":
+                    sw[k] = (NullSwitch(rate) if k == "null" else JsampledSwitch(daemon) if k == "jsampled" else
+                             FileSwitch(f"{d}/sp.on") if k == "safepoint" else
+                             FileSwitch(f"{d}/jfr.on", jfr_settings_for(rate, d)))
+            if daemon:
+                daemon.wait_live(proc.pid)
+                daemon.ctl("sampling", "off")
+            warm_end = time.monotonic() + OVH_WARM_S
+            pin_workers(proc.pid, threads)
+            if "jfr" in sw:  # JFR's first start initialises it (a second or more of CPU): not in a window
+                sw["jfr"].on()
+                time.sleep(3)
+                sw["jfr"].off()
+            time.sleep(max(0.0, warm_end - time.monotonic()))
+            if "perf" in kinds:  # now: `perf record -p` follows only the threads that exist when it starts
+                sw["perf"] = PerfSwitch(rate, proc.pid, d)
+                time.sleep(1)
+            rng = random.Random(rate * 10 + threads)
+            for r in range(rounds):
+                order = states[:]
+                rng.shuffle(order)
+                for st in order:
+                    if st != "off":
+                        if st == "jsampled":
+                            c0, n0, j0 = daemon.cpu_s(), daemon.stats()["samples"], proc_cpu_s(proc.pid)
+                        sw[st].on()
+                    t0 = time.monotonic()
+                    time.sleep(settle_s + window_s)
+                    windows.append((r, st, t0 + settle_s, time.monotonic()))
+                    if st != "off":
+                        sw[st].off()
+                        if st == "jsampled":
+                            js["cpu_s"] += daemon.cpu_s() - c0
+                            js["samples"] += daemon.stats()["samples"] - n0
+                            js["jvm_cpu_s"] += proc_cpu_s(proc.pid) - j0
+            if daemon:
+                st = daemon.stats()
+                js["dropped"] = st["dropped"]
+                js["rss_mib"] = daemon.rss_mib()
         finally:
-            tg.off()
-            if proc.poll() is None and not windows_done(result):
-                proc.kill()
+            for s in sw.values():
+                s.close()
+            proc.kill()
             proc.wait()
             if daemon:
                 daemon.stop()
-    windows = result.pop("_windows")
-    result.pop("_done", None)
     pts = ops_series(out_path)
-    on = [throughput(pts, a, b) for s, a, b in windows if s == "on"]
-    off = [throughput(pts, a, b) for s, a, b in windows if s == "off"]
-    on, off = [x for x in on if x], [x for x in off if x]
-    if on and off:
-        result["slowdown_pct"] = 100 * (1 - statistics.median(on) / statistics.median(off))
-        result["noise_pct"] = 100 * (max(off) - min(off)) / statistics.median(off)
+    tp = {}
+    for r, st, a, b in windows:
+        tp.setdefault(r, {})[st] = throughput(pts, a, b)
+    full = [v for v in tp.values() if all(v.get(s) for s in states)]
+    if len(full) < max(3, rounds // 2):
+        log(f"overhead: too few complete rounds ({len(full)} of {rounds}) in {out_path}")
+        return {k: {"kind": k, "rate": rate, "threads": threads} for k in kinds}
+    results = {}
+    for k in kinds:
+        res = {"kind": k, "rate": rate, "threads": threads, "rounds": len(full),
+               # ops/s of each round's windows: the report's figures are recomputed from these
+               "per_round": [{s: round(v[s], 2) for s in ("off", k, "null") if s in v} for v in full],
+               **overhead_figures(k, [{s: v[s] for s in ("off", k, "null") if s in v} for v in full])}
+        if k == "jsampled":
+            if js["samples"]:
+                res["cpu_pct_per_1k"] = 100 * js["cpu_s"] / (js["samples"] / 1000.0)
+            if js["jvm_cpu_s"]:
+                res["delivered"] = js["samples"] / (js["jvm_cpu_s"] * rate)
+            res.update({k2: js[k2] for k2 in ("dropped", "rss_mib", "samples") if k2 in js})
+        results[k] = res
     shutil.rmtree(d, ignore_errors=True)
-    return result
+    return results
 
 
 # ------------------------------------------------------------------ reports
@@ -439,14 +570,21 @@ def write_reports(out, acc, causal, ovh, meta):
                 row.append(f"{m['tvd']:.4f}" if m and m.get("tvd") is not None else "NaN")
             f.write(" ".join(row) + "\n")
     kinds = list(dict.fromkeys(r["kind"] for r in ovh))
-    for th in sorted(set(r["threads"] for r in ovh)):
+    ths = sorted(set(r["threads"] for r in ovh))
+    rates = sorted(set(r["rate"] for r in ovh))
+    ovh_get = lambda k, rate, th: next((r for r in ovh if r["kind"] == k and r["rate"] == rate and r["threads"] == th), {})
+    for th in ths:  # per rate: estimate, CI low, CI high of each kind; then jsampled − null and its goal
         with open(os.path.join(out, f"overhead-{th}.dat"), "w") as f:
-            f.write("rate " + " ".join(kinds) + "\n")
-            for rate in sorted(set(r["rate"] for r in ovh)):
+            f.write("rate " + " ".join(f"{k} {k}_lo {k}_hi" for k in kinds) + " js_null js_null_lo js_null_hi goal\n")
+            for rate in rates:
                 row = [str(rate)]
                 for k in kinds:
-                    m = next((r for r in ovh if r["kind"] == k and r["rate"] == rate and r["threads"] == th), None)
-                    row.append(f"{m['slowdown_pct']:.2f}" if m and "slowdown_pct" in m else "NaN")
+                    m = ovh_get(k, rate, th)
+                    row += ([f"{m['slowdown_pct']:.3f}", f"{m['ci'][0]:.3f}", f"{m['ci'][1]:.3f}"]
+                            if "slowdown_pct" in m else ["NaN"] * 3)
+                mn = ovh_get("jsampled", rate, th).get("minus_null_pp")
+                row += [f"{x:.3f}" for x in mn] if mn else ["NaN"] * 3
+                row.append(str(GOAL_PP.get(rate, "NaN")))
                 f.write(" ".join(row) + "\n")
     gnuplot(f"""set terminal pngcairo size 1000,500 font ",10"
 set output "accuracy.png"
@@ -460,18 +598,28 @@ set ylabel "TVD (log scale)"
 set key top left
 plot for [i=2:{len(profs) + 1}] "accuracy.dat" using i:xtic(1) title columnheader(i)
 """, out)
-    ths = sorted(set(r["threads"] for r in ovh))
-    gnuplot(f"""set terminal pngcairo size 1000,450 font ",10"
-set output "overhead.png"
-set multiplot layout 1,{len(ths)} title "Slowdown of the workload's throughput, profiler on vs off in the same run"
-set logscale x
-set xlabel "samples/s per CPU"
-set ylabel "slowdown %"
-set key top left
-set grid
-""" + "\n".join(f"""set title "{th} busy thread{'s' if th > 1 else ''}"
-plot for [i=2:{len(kinds) + 1}] "overhead-{th}.dat" using 1:i with linespoints title columnheader(i)"""
-                  for th in ths) + "\nunset multiplot\n", out)
+    ymax = 40  # the safepoint sampler's 10 kHz cost would flatten everything else: clipped, labelled
+    n = len(kinds)
+    panels = []
+    for th in ths:
+        labels = [f'set label "{k} {r["slowdown_pct"]:.0f}%" at {r["rate"]},{ymax - 3} right offset -0.5,0 front'
+                  for k in kinds for r in [ovh_get(k, rate, th) for rate in rates] if r.get("slowdown_pct", 0) > ymax]
+        panels += ["unset label", *labels,
+                   f'set title "{th} busy thread{"s" if th > 1 else ""}: slowdown % (95 % CI)"',
+                   f"set yrange [-3:{ymax}]",
+                   f'plot for [i=0:{n - 1}] "overhead-{th}.dat" using 1:(column(2+3*i)):(column(3+3*i)):(column(4+3*i)) '
+                   f'with yerrorlines title word("{" ".join(kinds)}", i+1)']
+    js = ", ".join(f'"overhead-{th}.dat" using 1:{3 * n + 2}:{3 * n + 3}:{3 * n + 4} with yerrorlines '
+                   f'title "{th} thread{"s" if th > 1 else ""}"' for th in ths)
+    panels += ["unset label", 'set title "jsampled − null sampler, pp (95 % CI), and the goal"',
+               "set yrange [*:*]",
+               f'plot {js}, "overhead-{ths[0]}.dat" using 1:{3 * n + 5} with linespoints dt 2 lw 2 lc "red" title "goal"']
+    gnuplot("\n".join([
+        'set terminal pngcairo size 1500,480 font ",10"',
+        'set output "overhead.png"',
+        f'set multiplot layout 1,{len(ths) + 1} title "Overhead: the workload\'s throughput with one profiler on vs all off, in the same run"',
+        "set logscale x", "set xrange [70:14000]", 'set xlabel "samples/s per CPU"', "set key top left", "set grid",
+        *panels, "unset multiplot", ""]), out)
 
     md = []
     md.append(f"# jsampled vs JFR, a safepoint sampler and perf — {meta['date']}\n")
@@ -505,15 +653,17 @@ plot for [i=2:{len(kinds) + 1}] "overhead-{th}.dat" using 1:i with linespoints t
             md.append(f"| {c['profiler']} | {c['before']:.1f}% | {c['after']:.1f}% | {c['moved']:+.1f} pp | "
                       f"{c['truth_moved']:+.1f} pp | {c['moved'] - c['truth_moved']:+.1f} pp |")
         md.append("")
-    md.append("## Overhead (scimark throughput; profiler on vs off, interleaved in one run)\n")
-    md.append("Slowdown in % of the throughput with the profiler off (median of "
-              f"{meta['pairs']} on- and {meta['pairs']} off-phases of {meta['phase_s']} s). "
-              "`null` is the null sampler: the timer interrupts alone. "
-              "jsampled − null is what jsampled itself costs. noise = the largest spread "
-              "(max − min) / median of the off-phases among the runs of that row: a "
-              "difference smaller than it is not a measurement.\n")
-    md.append("| threads | rate | " + " | ".join(kinds) + " | jsampled − null | jsampled CPU per 1k samples/s | dropped | noise |")
-    md.append("|---|---|" + "---|" * len(kinds) + "---|---|---|---|")
+    md.append("## Overhead (Throughput.java; profilers switched on one at a time in shuffled rounds)\n")
+    md.append(f"Slowdown of the workload's throughput in % of the same round's window with every profiler off: "
+              f"trimmed mean (middle 60 %) over {meta['rounds']} rounds of {meta['window_s']} s windows (after {meta['settle_s']} s "
+              "to settle), [95 % bootstrap confidence interval]. `null` is the null sampler: the timer "
+              "interrupts alone. jsampled − null, paired per round, is what jsampled itself costs; goal = "
+              "jsampled's goal for it; met when the whole interval is at or below the goal. noise = the "
+              "coefficient of variation of the all-off windows of the run. delivered = samples received "
+              "per sample expected from the JVM's CPU time at that rate.\n")
+    md.append("| threads | rate | " + " | ".join(kinds) + " | jsampled − null | goal | met | "
+              "jsampled CPU per 1k samples/s | delivered | dropped | noise |")
+    md.append("|---|---|" + "---|" * len(kinds) + "---|---|---|---|---|---|---|")
     for th in ths:
         for rate in sorted(set(r["rate"] for r in ovh)):
             row = []
@@ -521,13 +671,16 @@ plot for [i=2:{len(kinds) + 1}] "overhead-{th}.dat" using 1:i with linespoints t
             for k in kinds:
                 v = get(k).get("slowdown_pct")
                 row.append("n/a" if v is None else f"{v:.1f}%")
-            js, nu = get("jsampled").get("slowdown_pct"), get("null").get("slowdown_pct")
-            diff = "n/a" if js is None or nu is None else f"{js - nu:+.1f} pp"
-            cpu = get("jsampled").get("cpu_pct_per_1k")
-            noise = max((get(k).get("noise_pct") or 0) for k in kinds)
-            md.append(f"| {th} | {rate} | " + " | ".join(row) + f" | {diff} | "
-                      f"{'n/a' if cpu is None else f'{cpu:.2f}% CPU'} | {get('jsampled').get('dropped', 'n/a')} | "
-                      f"{noise:.0f}% |")
+            js = get("jsampled")
+            mn, goal = js.get("minus_null_pp"), GOAL_PP.get(rate)
+            diff = "n/a" if not mn else f"{mn[0]:+.2f} pp [{mn[1]:+.2f}, {mn[2]:+.2f}]"
+            met = ("n/a" if not mn or goal is None else "yes" if mn[2] <= goal else
+                   "**no**" if mn[1] > goal else "unclear")
+            cpu, dl = js.get("cpu_pct_per_1k"), js.get("delivered")
+            md.append(f"| {th} | {rate} | " + " | ".join(row) + f" | {diff} | ≤ {goal} pp | {met} | "
+                      f"{'n/a' if cpu is None else f'{cpu:.2f}% CPU'} | "
+                      f"{'n/a' if dl is None else f'{100 * dl:.0f}%'} | {js.get('dropped', 'n/a')} | "
+                      f"{js.get('noise_pct', float('nan')):.1f}% |")
     md.append("\n![overhead](overhead.png)\n")
     rss = [r.get("rss_mib") for r in ovh if r.get("rss_mib")]
     if rss:
@@ -546,13 +699,18 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--quick", action="store_true", help="fewer, shorter runs (a smoke test)")
     ap.add_argument("--only", choices=["accuracy", "overhead"], default=None)
-    ap.add_argument("--pairs", type=int, default=None, help="on/off phase pairs per overhead run")
+    ap.add_argument("--rounds", type=int, default=None, help="rounds of overhead windows per run")
+    ap.add_argument("--threads", type=int, nargs="+", default=None, help="overhead: busy threads (default 1 and one per CPU)")
+    ap.add_argument("--rates", type=int, nargs="+", default=None, help="overhead: samples/s (default 100 1000 10000)")
     ap.add_argument("--report-only", action="store_true", help="rewrite the report from DIR/results.json")
     ap.add_argument("--reuse", action="store_true",
                     help="keep the other part's results from DIR/results.json (with --only)")
     a = ap.parse_args()
     if a.report_only:
         old = json.load(open(os.path.join(a.out, "results.json")))
+        for r in old["overhead"]:  # recomputed, so a change of statistic applies to recorded runs
+            if r.get("per_round"):
+                r.update(overhead_figures(r["kind"], r["per_round"]))
         write_reports(a.out, old["accuracy"], old["causal"], old["overhead"], old["meta"])
         print(open(os.path.join(a.out, "results.md")).read())
         return
@@ -567,10 +725,11 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     os.makedirs(CLASSES, exist_ok=True)
-    run([os.path.join(JAVA_HOME, "bin", "javac"), "-d", CLASSES, os.path.join(ROOT, "tests", "bench", "java", "GroundTruth.java")])
+    run([os.path.join(JAVA_HOME, "bin", "javac"), "-d", CLASSES,
+         *(os.path.join(ROOT, "tests", "bench", "java", j) for j in ("GroundTruth.java", "Throughput.java"))])
     seconds = 3 if a.quick else a.seconds
-    pairs, phase_s, settle_s = (2, 2, 0.7) if a.quick else (5, 3, 1.0)
-    pairs = a.pairs or pairs
+    rounds, window_s, settle_s = (4, 0.75, 0.2) if a.quick else (20, 0.75, 0.2)
+    rounds = a.rounds or rounds
     acc, causal, ovh = [], [], []
     if a.reuse and a.only:
         old = json.load(open(os.path.join(a.out, "results.json")))
@@ -604,18 +763,24 @@ def main():
         finally:
             daemon.stop()
     if a.only in (None, "overhead"):
-        rates = [1000, 10000] if a.quick else [100, 1000, 10000]
-        for th in ([1] if a.quick else [1, NCPU]):
+        rates = a.rates or ([1000, 10000] if a.quick else [100, 1000, 10000])
+        for th in a.threads or ([1] if a.quick else [1, NCPU]):
             for rate in rates:
-                for kind in ["null", "jsampled", "jfr", "safepoint", "perf"]:
-                    if kind == "jfr" and rate > 1000:
+                res = run_overhead(work, ["null", "jsampled", "safepoint"] + (["jfr"] if rate <= 1000 else []),
+                                   rate, th, rounds, window_s, settle_s)
+                res.update(run_overhead(work, ["perf"], rate, th, rounds, window_s, settle_s))
+                for kind in OVERHEAD_KINDS:
+                    if kind not in res:
                         continue  # JFR's shortest sampling period is 1 ms
-                    r = run_overhead(work, kind, rate, th, pairs, phase_s, settle_s)
+                    r = res[kind]
                     ovh.append(r)
+                    ci = r.get("ci", [float("nan")] * 2)
                     log(f"overhead {th} thr {rate:>5} Hz {kind:<9} slowdown "
-                        f"{r.get('slowdown_pct', float('nan')):6.2f}%  (off-phase spread "
-                        f"{r.get('noise_pct', float('nan')):.1f}%)")
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "seconds": seconds, "pairs": pairs, "phase_s": phase_s,
+                        f"{r.get('slowdown_pct', float('nan')):6.2f}% [{ci[0]:.2f}, {ci[1]:.2f}]"
+                        + (f"  minus null {r['minus_null_pp'][0]:+.2f} pp [{r['minus_null_pp'][1]:+.2f}, "
+                           f"{r['minus_null_pp'][2]:+.2f}]" if "minus_null_pp" in r else ""))
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "seconds": seconds, "rounds": rounds,
+            "window_s": window_s, "settle_s": settle_s,
             "machine": f"{NCPU} CPUs, {os.uname().release}",
             "jdk": subprocess.run([JAVA, "-version"], capture_output=True, text=True).stderr.splitlines()[0],
             "minutes": (time.time() - started) / 60}

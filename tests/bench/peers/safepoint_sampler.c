@@ -82,8 +82,13 @@ static void JNICALL sampler_thread(jvmtiEnv *env, JNIEnv *jni, void *arg)
 			next.tv_sec++;
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		if (ctl_path[0] && access(ctl_path, F_OK) != 0)
+		if (ctl_path[0] && access(ctl_path, F_OK) != 0) {
+			/* Switched off: look again in 10 ms, not at the sampling rate
+			 * (10,000 idle wake-ups a second would be a sampler of their own
+			 * and cost the "off" state of the overhead benchmark). */
+			next.tv_nsec += 10000000L;
 			continue;
+		}
 		if ((*env)->GetAllStackTraces(env, MAX_FRAMES, &infos, &n) != JVMTI_ERROR_NONE)
 			continue;
 		for (jint t = 0; t < n; t++) {
