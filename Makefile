@@ -38,7 +38,7 @@ DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lcap
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd
 
-COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c
+COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/common/fd_io.c
 DAEMON_SRC := $(wildcard daemon/*.c)
 # Everything of the daemon but main(), for unit tests and tools.
 DAEMON_LIB_SRC := $(filter-out daemon/main.c,$(DAEMON_SRC)) $(COMMON_SRC)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "../userspace/common/fd_io.h"
 
 #define ATTACH_TIMEOUT_S 20      /* the whole exchange, enforced by alarm() */
 #define LISTENER_WAIT_MS 10000   /* for the JVM to create its socket */
@@ -65,20 +66,6 @@ static int connect_listener(int tmpfd, pid_t nspid)
 		return -1;
 	}
 	return fd;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* Reads the reply to EOF and interprets it: "<status>\n" then, for load,
@@ -171,7 +158,7 @@ enum attach_result hotspot_attach_run(pid_t pid, const char *agent_path, const c
 	}
 	/* "<protocol>\0<command>\0<arg0>\0<arg1>\0<arg2>\0" */
 	n = snprintf(req, sizeof(req), "1%cload%c%s%ctrue%c%s%c", 0, 0, agent_path, 0, 0, options ? options : "", 0);
-	if (n <= 0 || (size_t)n >= sizeof(req) || write_all(fd, req, (size_t)n) != 0) {
+	if (n <= 0 || (size_t)n >= sizeof(req) || sock_send_all(fd, req, (size_t)n) != 0) {
 		r = ATTACH_CONNECT;
 		goto cleanup;
 	}

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,11 +171,59 @@ static void set_defaults(struct options *o)
 	o->nice = -10;
 }
 
+/* The numeric options: accepted range, unit (the value is stored shifted
+ * left by `shift`: MiB and KiB to bytes) and the field that holds it. */
+struct numeric_option {
+	int c;
+	uint64_t lo, hi;
+	unsigned shift;
+	size_t offset, size;
+};
+#define NUMERIC(c, lo, hi, shift, field) \
+	{c, lo, hi, shift, offsetof(struct options, field), sizeof(((struct options *)0)->field)}
+static const struct numeric_option numerics[] = {
+	NUMERIC('S', 1, 86400, 0, rescan_s),
+	NUMERIC('f', 1, 100000, 0, frequency_hz),
+	NUMERIC('b', 256, JS_MAX_FRAGMENT_BYTES, 0, fragment_bytes),
+	NUMERIC('B', 256, JS_MAX_FRAGMENT_BYTES, 0, max_fragment_bytes),
+	NUMERIC('r', 1, 4096, 20, ringbuf_bytes),
+	NUMERIC('d', 1, 1000, 0, drain_ms),
+	NUMERIC('w', 4, 4u << 20, 10, wakeup_bytes),
+	NUMERIC('t', 0, 365ull * 86400, 0, retention_s),
+	NUMERIC('H', 0, 600000, 0, hold_ms),
+	NUMERIC('n', 16, 1u << 30, 0, cct_max_nodes),
+	NUMERIC('m', 1, 65536, 20, cct_max_bytes),
+	NUMERIC('P', 1, 1u << 20, 0, max_processes),
+	NUMERIC('I', 1, 86400, 0, save_interval_s),
+};
+
+static int apply_numeric(struct options *o, const struct numeric_option *n, const char *name, const char *arg)
+{
+	uint64_t v = 0;
+	char *field = (char *)o + n->offset;
+
+	if (parse_u64(arg, n->lo, n->hi, &v, name))
+		return -1;
+	if (n->c == 'r' && (v & (v - 1)))
+		return fail("--ringbuf-mb must be a power of two");
+	v <<= n->shift;
+	if (n->size == sizeof(uint32_t)) {
+		uint32_t x = (uint32_t)v;
+		memcpy(field, &x, sizeof(x));
+	} else {
+		memcpy(field, &v, sizeof(v));
+	}
+	return 0;
+}
+/* Every field above is 32 or 64 bits wide (apply_numeric stores those two). */
+_Static_assert(sizeof(unsigned) == 4 && sizeof(size_t) == 8, "numeric option widths");
+
 /* One option; name is the long option's name, for messages. */
 static int apply(struct options *o, int c, const char *name, const char *arg, int *have_agent_socket)
 {
-	uint64_t v;
-
+	for (size_t i = 0; i < sizeof(numerics) / sizeof(numerics[0]); i++)
+		if (numerics[i].c == c)
+			return apply_numeric(o, &numerics[i], name, arg);
 	switch (c) {
 	case 'C':
 		return 0; /* read before everything else */
@@ -211,73 +260,6 @@ static int apply(struct options *o, int c, const char *name, const char *arg, in
 		return add_rule(&o->rules.include_cgroup, arg, name);
 	case 6:
 		return add_rule(&o->rules.exclude_cgroup, arg, name);
-	case 'S':
-		if (parse_u64(arg, 1, 86400, &v, name))
-			return -1;
-		o->rescan_s = (unsigned)v;
-		return 0;
-	case 'f':
-		if (parse_u64(arg, 1, 100000, &v, name))
-			return -1;
-		o->frequency_hz = (unsigned)v;
-		return 0;
-	case 'b':
-		if (parse_u64(arg, 256, JS_MAX_FRAGMENT_BYTES, &v, name))
-			return -1;
-		o->fragment_bytes = (unsigned)v;
-		return 0;
-	case 'B':
-		if (parse_u64(arg, 256, JS_MAX_FRAGMENT_BYTES, &v, name))
-			return -1;
-		o->max_fragment_bytes = (unsigned)v;
-		return 0;
-	case 'r':
-		if (parse_u64(arg, 1, 4096, &v, name))
-			return -1;
-		if (v & (v - 1))
-			return fail("--ringbuf-mb must be a power of two");
-		o->ringbuf_bytes = (size_t)v << 20;
-		return 0;
-	case 'd':
-		if (parse_u64(arg, 1, 1000, &v, name))
-			return -1;
-		o->drain_ms = (unsigned)v;
-		return 0;
-	case 'w':
-		if (parse_u64(arg, 4, 4u << 20, &v, name))
-			return -1;
-		o->wakeup_bytes = (size_t)v << 10;
-		return 0;
-	case 't':
-		if (parse_u64(arg, 0, 365ull * 86400, &v, name))
-			return -1;
-		o->retention_s = v;
-		return 0;
-	case 'H':
-		if (parse_u64(arg, 0, 600000, &v, name))
-			return -1;
-		o->hold_ms = v;
-		return 0;
-	case 'n':
-		if (parse_u64(arg, 16, 1u << 30, &v, name))
-			return -1;
-		o->cct_max_nodes = (uint32_t)v;
-		return 0;
-	case 'm':
-		if (parse_u64(arg, 1, 65536, &v, name))
-			return -1;
-		o->cct_max_bytes = (size_t)v << 20;
-		return 0;
-	case 'P':
-		if (parse_u64(arg, 1, 1u << 20, &v, name))
-			return -1;
-		o->max_processes = (unsigned)v;
-		return 0;
-	case 'I':
-		if (parse_u64(arg, 1, 86400, &v, name))
-			return -1;
-		o->save_interval_s = (unsigned)v;
-		return 0;
 	case 'K':
 		o->keep_caps = true;
 		return 0;

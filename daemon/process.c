@@ -21,15 +21,33 @@ void process_table_init(struct process_table *t, const struct process_limits *li
 	t->limits = *limits;
 }
 
-static void process_free(struct process *p)
+/* What a process knows from one agent connection (thread ids, copy sizes,
+ * contexts, held samples): set up at creation and again when a restarted
+ * jsampled's agent reconnects; the CCT outlives it. */
+static void session_state_init(struct process *p, const struct process_table *t)
+{
+	pidns_map_init(&p->tids);
+	u64_map_init(&p->copy_ends);
+	u64_map_init(&p->max_copies);
+	context_table_init(&p->contexts);
+	u64_map_init(&p->internal_threads);
+	sample_queue_init(&p->held, t->limits.held_max_bytes);
+}
+
+static void session_state_free(struct process *p)
 {
 	pidns_map_free(&p->tids);
 	u64_map_free(&p->copy_ends);
 	u64_map_free(&p->max_copies);
 	context_table_free(&p->contexts);
 	u64_map_free(&p->internal_threads);
-	jvm_model_free(&p->jvm);
 	sample_queue_free(&p->held);
+}
+
+static void process_free(struct process *p)
+{
+	session_state_free(p);
+	jvm_model_free(&p->jvm);
 	cct_free(&p->cct);
 	free(p);
 }
@@ -79,12 +97,7 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 	read_comm(pid, p->comm);
 	p->start_time = procfs_start_time(pid);
 	jvm_model_init(&p->jvm);
-	pidns_map_init(&p->tids);
-	u64_map_init(&p->copy_ends);
-	u64_map_init(&p->max_copies);
-	context_table_init(&p->contexts);
-	u64_map_init(&p->internal_threads);
-	sample_queue_init(&p->held, t->limits.held_max_bytes);
+	session_state_init(p, t);
 	if (cct_init(&p->cct, t->limits.cct_max_nodes) != 0 || vec_push(&t->all, p) != 0 ||
 	    u64_map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p) != 0) {
 		if (t->all.n && t->all.v[t->all.n - 1] == p)
@@ -144,18 +157,8 @@ void process_revive(struct process_table *t, struct process *p)
 	}
 	jvm_model_free(&p->jvm);
 	p->jvm = fresh;
-	pidns_map_free(&p->tids);
-	pidns_map_init(&p->tids);
-	u64_map_free(&p->copy_ends);
-	u64_map_init(&p->copy_ends);
-	u64_map_free(&p->max_copies);
-	u64_map_init(&p->max_copies);
-	u64_map_free(&p->internal_threads);
-	u64_map_init(&p->internal_threads);
-	context_table_free(&p->contexts);
-	context_table_init(&p->contexts);
-	sample_queue_free(&p->held);
-	sample_queue_init(&p->held, t->limits.held_max_bytes);
+	session_state_free(p);
+	session_state_init(p, t);
 	p->state = PROCESS_LIVE;
 	p->exited_ns = 0;
 	p->agent_cut_ns = 0;

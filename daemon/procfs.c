@@ -8,10 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../userspace/common/fd_io.h"
+
 ssize_t procfs_read(pid_t pid, const char *name, char *buf, size_t cap)
 {
 	char path[64];
-	size_t len = 0;
+	ssize_t len;
 	int fd;
 
 	if (cap == 0)
@@ -20,17 +22,10 @@ ssize_t procfs_read(pid_t pid, const char *name, char *buf, size_t cap)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	while (len < cap - 1) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
+	len = fd_read_upto(fd, buf, cap - 1);
 	close(fd);
-	buf[len] = 0;
-	return (ssize_t)len;
+	buf[len > 0 ? len : 0] = 0;
+	return len;
 }
 
 int procfs_status(pid_t pid, struct proc_status *st)

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "procfs.h"
+#include "../userspace/common/fd_io.h"
 
 static const char MAGIC[8] = {'J', 'S', 'M', 'P', 'S', 'T', 'A', 'T'};
 #define STATE_MAX_BYTES (1ull << 32) /* refuse anything larger on restore */
@@ -282,7 +283,7 @@ int state_restore(struct process_table *t, const char *dir, uint64_t now, char *
 	char path[512], bad[520];
 	struct stat st;
 	uint8_t *data = NULL;
-	size_t off = 0;
+	ssize_t got;
 	int fd, r;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE_NAME);
@@ -299,17 +300,10 @@ int state_restore(struct process_table *t, const char *dir, uint64_t now, char *
 		close(fd);
 		return -1;
 	}
-	while (off < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + off, (size_t)st.st_size - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
+	got = fd_read_upto(fd, data, (size_t)st.st_size);
 	close(fd);
-	r = off == (size_t)st.st_size ? state_decode(t, data, off, now, why, whylen) : -1;
-	if (off != (size_t)st.st_size)
+	r = got == (ssize_t)st.st_size ? state_decode(t, data, (size_t)got, now, why, whylen) : -1;
+	if (got != (ssize_t)st.st_size)
 		snprintf(why, whylen, "short read of %s", path);
 	free(data);
 	if (r < 0) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../common/agent_protocol.h"
+#include "../common/fd_io.h"
 #include "agent.h"
 
 #define IDLE_POLL_MS 100
@@ -51,38 +52,6 @@ static int connect_daemon(const char *path)
 	return fd;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	while (n > 0) {
-		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-	uint8_t *b = p;
-
-	while (n > 0) {
-		ssize_t r = recv(fd, b, n, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* Frames w (whose first JS_FRAME_HEADER_BYTES were reserved) and sends it. */
 static int send_frame(int fd, struct wbuf *w, uint16_t type)
 {
@@ -92,7 +61,7 @@ static int send_frame(int fd, struct wbuf *w, uint16_t type)
 	w->data[4] = (uint8_t)type;
 	w->data[5] = (uint8_t)(type >> 8);
 	w->data[6] = w->data[7] = 0;
-	return write_all(fd, w->data, w->len);
+	return sock_send_all(fd, w->data, w->len);
 }
 
 static void begin_frame(struct wbuf *w)
@@ -150,7 +119,7 @@ static int serve_request(int fd, struct wbuf *w, uint64_t *acked)
 	uint16_t type;
 	struct rbuf r;
 
-	if (read_all(fd, hdr, sizeof(hdr)) != 0)
+	if (fd_read_upto(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr))
 		return -1;
 	len = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 24;
 	type = (uint16_t)(hdr[4] | hdr[5] << 8);
@@ -158,7 +127,7 @@ static int serve_request(int fd, struct wbuf *w, uint64_t *acked)
 		agent_log(0, "jsampled sent a malformed frame (length %u); disconnecting", len);
 		return -1;
 	}
-	if (read_all(fd, body, len - 4) != 0)
+	if (fd_read_upto(fd, body, len - 4) != (ssize_t)(len - 4))
 		return -1;
 	rbuf_init(&r, body, len - 4);
 	switch (type) {
