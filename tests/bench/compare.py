@@ -3,6 +3,10 @@
 otherwise run, measured in one run on this machine.
 
   tests/bench/compare.py [--out DIR] [--quick]          (root; `make bench`)
+      [--only accuracy|overhead [--reuse]]   one part; --reuse keeps the other's results
+      [--workloads W..] [--profilers P..]    accuracy: a subset
+      [--threads N..] [--rates HZ..] [--rounds N]   overhead: a subset, more rounds
+  tests/bench/compare.py --report-only      the report again from DIR/results.json
 
 Peers: JFR of the same JDK (`profile` settings, and 1 ms periods), a
 safepoint-biased GetAllStackTraces sampler (tests/bench/peers), Linux perf
@@ -24,6 +28,7 @@ throughput is compared with the same round's window with all of them off
 figure comes from this run; nothing is hard-coded.
 """
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -51,7 +56,7 @@ WORKLOADS = {  # phase -> method names that identify it on a stack
     "scimark": {p: [p] for p in ["fft", "sor", "montecarlo", "sparse", "lu"]},
     "md5": {p: [p] for p in ["randomString", "md5", "hex"]},
     "jni": {"inflate": ["inflate"], "postprocess": ["postprocess"]},
-    "recursion": {"recurseA": ["recurseA", "leafA"], "recurseB": ["recurseB", "leafB"]},
+    "recursion": {"recurseA": ["recurseA"], "recurseB": ["recurseB"]},  # told apart 2000 frames below the work
     "threads": {p: [p] for p in ["t0", "t1", "t2", "t3", "t4", "t5"]},
     "lambdas": {p: [p] for p in ["streams", "handles", "classload"]},
 }
@@ -159,25 +164,15 @@ def shares_from_collapsed(lines, aliases):
     return counts
 
 
-def jfr_collapsed(path, work):
-    out = os.path.join(work, "jfr.json")
-    with open(out, "w") as f:
-        run([JFR, "print", "--json", "--stack-depth", "4096", "--events",
-             "jdk.ExecutionSample,jdk.NativeMethodSample", path], stdout=f)
-    with open(out) as f:
-        data = json.load(f)
-    lines = []
-    for ev in data["recording"]["events"]:
-        st = ev["values"].get("stackTrace") or {}
-        frames = [f"{fr['method']['type']['name']}.{fr['method']['name']}" for fr in st.get("frames", [])]
-        if frames:
-            lines.append(";".join(reversed(frames)) + " 1")
-    os.unlink(out)
-    return lines
+def jfr_collapsed(path):
+    """The recording's samples as collapsed stacks (tests/bench/java/JfrCollapsed.java)."""
+    p = run([JAVA, "-cp", CLASSES, "JfrCollapsed", path], capture_output=True, text=True)
+    return p.stdout.splitlines()
 
 
 def perf_collapsed(path):
-    p = subprocess.run(["perf", "script", "-i", path, "-F", "ip,sym"], capture_output=True, text=True)
+    p = subprocess.run(["perf", "script", "-i", path, "-F", "ip,sym", "--max-stack", str(PERF_MAX_STACK)],
+                       capture_output=True, text=True)
     lines, frames = [], []
     for line in p.stdout.splitlines() + [""]:
         if not line.strip():
@@ -231,6 +226,24 @@ def jfc_1ms(work):
     return dst
 
 
+PERF_MAX_STACK = 4096
+
+
+@contextlib.contextmanager
+def perf_max_stack(on):
+    """Lets perf record stacks of PERF_MAX_STACK frames (the kernel's default
+    is 127), so it too can see the recursion's bottom frame; restored after."""
+    path = "/proc/sys/kernel/perf_event_max_stack"
+    old = open(path).read().strip() if on else None
+    if on:
+        open(path, "w").write(str(PERF_MAX_STACK))
+    try:
+        yield
+    finally:
+        if on:
+            open(path, "w").write(old)
+
+
 def run_accuracy(work, workload, profiler, seconds, daemon, extra=""):
     tag = f"{workload}{'-' + extra if extra else ''}-{profiler}"
     d = os.path.join(work, tag)
@@ -242,7 +255,9 @@ def run_accuracy(work, workload, profiler, seconds, daemon, extra=""):
         jvm += [f"-agentpath:{AGENT}=socket:{daemon.agent_sock}"]
     elif profiler.startswith("jfr"):
         settings = "profile" if profiler == "jfr-profile" else jfc_1ms(work)
-        jvm += [f"-XX:StartFlightRecording=filename={d}/rec.jfr,settings={settings}"]
+        # JFR's deepest stacks (default 64 frames), so it can see the recursion's bottom frame
+        jvm += ["-XX:FlightRecorderOptions:stackdepth=2048",
+                f"-XX:StartFlightRecording=filename={d}/rec.jfr,settings={settings}"]
     elif profiler == "safepoint":
         jvm += [f"-agentpath:{SPSAMPLER}=out={d}/stacks.txt,hz=1000"]
     elif profiler == "perf":
@@ -250,7 +265,7 @@ def run_accuracy(work, workload, profiler, seconds, daemon, extra=""):
     jvm += ["GroundTruth", workload, str(seconds)] + (["1", extra] if extra else [])
     if profiler == "perf":  # the JVM runs under perf, which follows every thread
         jvm = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "1000", "-g", "-o", f"{d}/perf.data", "--"] + jvm
-    with open(stdout, "w") as out:
+    with open(stdout, "w") as out, perf_max_stack(profiler == "perf"):
         proc = subprocess.Popen(jvm, stdout=out, stderr=subprocess.STDOUT)
         proc.wait()
     truth = measured_truth(stdout)
@@ -260,7 +275,7 @@ def run_accuracy(work, workload, profiler, seconds, daemon, extra=""):
     elif profiler == "perf":
         lines = perf_collapsed(f"{d}/perf.data")
     elif profiler.startswith("jfr"):
-        lines = jfr_collapsed(f"{d}/rec.jfr", d)
+        lines = jfr_collapsed(f"{d}/rec.jfr")
     else:
         lines = open(f"{d}/stacks.txt").read().splitlines()
     m = metrics(truth, shares_from_collapsed(lines, aliases))
@@ -700,6 +715,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer, shorter runs (a smoke test)")
     ap.add_argument("--only", choices=["accuracy", "overhead"], default=None)
     ap.add_argument("--rounds", type=int, default=None, help="rounds of overhead windows per run")
+    ap.add_argument("--workloads", nargs="+", choices=list(WORKLOADS), default=None, help="accuracy: these workloads only")
+    ap.add_argument("--profilers", nargs="+", choices=ACCURACY_PROFILERS, default=None, help="accuracy: these profilers only")
     ap.add_argument("--threads", type=int, nargs="+", default=None, help="overhead: busy threads (default 1 and one per CPU)")
     ap.add_argument("--rates", type=int, nargs="+", default=None, help="overhead: samples/s (default 100 1000 10000)")
     ap.add_argument("--report-only", action="store_true", help="rewrite the report from DIR/results.json")
@@ -726,7 +743,8 @@ def main():
     os.makedirs(work)
     os.makedirs(CLASSES, exist_ok=True)
     run([os.path.join(JAVA_HOME, "bin", "javac"), "-d", CLASSES,
-         *(os.path.join(ROOT, "tests", "bench", "java", j) for j in ("GroundTruth.java", "Throughput.java"))])
+         *(os.path.join(ROOT, "tests", "bench", "java", j)
+           for j in ("GroundTruth.java", "Throughput.java", "JfrCollapsed.java"))])
     seconds = 3 if a.quick else a.seconds
     rounds, window_s, settle_s = (4, 0.75, 0.2) if a.quick else (20, 0.75, 0.2)
     rounds = a.rounds or rounds
@@ -741,15 +759,15 @@ def main():
     if a.only in (None, "accuracy"):
         daemon = Daemon(work, 1000)
         try:
-            wls = ["scimark", "jni"] if a.quick else list(WORKLOADS)
+            wls = a.workloads or (["scimark", "jni"] if a.quick else list(WORKLOADS))
             for w in wls:
-                for p in ACCURACY_PROFILERS:
+                for p in a.profilers or ACCURACY_PROFILERS:
                     m = run_accuracy(work, w, p, seconds, daemon)
                     acc.append({"workload": w, "profiler": p, **(m or {"tvd": None})})
                     log(f"accuracy {w:<10} {p:<12} " + (f"TVD {m['tvd']:.4f}  max {m['max_pp']:.2f} pp  "
                         f"hottest {'tie' if m['hottest_ok'] is None else 'ok' if m['hottest_ok'] else 'WRONG'}  delivered {100 * m['delivered']:.0f}%"
                         if m else "no samples"))
-            if not a.quick:
+            if not a.quick and not a.workloads and not a.profilers:
                 for p in ["jsampled", "jfr-1ms", "safepoint"]:
                     base = next(r for r in acc if r["workload"] == "scimark" and r["profiler"] == p)
                     m = run_accuracy(work, "scimark", p, seconds, daemon, extra="sor")

@@ -9,8 +9,8 @@
 // Workloads: scimark (five equal-time numeric kernels, the case where a
 // safepoint sampler put >40% on one), md5 (random strings, MD5, hex), jni
 // (zlib inflate in native code + a Java post-processing step), recursion
-// (work 3000 frames deep), threads (more threads than cores, unequal loads),
-// lambdas (streams, method handles, hidden classes). `extra` = a phase name
+// (work 2000 frames deep; the phases differ only in the bottom frame),
+// threads (more threads than cores, unequal loads), lambdas (streams, method handles, hidden classes). `extra` = a phase name
 // that gets twice the CPU time of the others: the causal check.
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -164,15 +164,18 @@ public class GroundTruth {
         sink += h;
     }
 
-    // ---- recursion: the work happens 3000 frames deep ----
-    static long deep(int depth, int which, int scale) {
-        if (depth == 0) return which == 0 ? leafA(scale) : leafB(scale);
-        return deep(depth - 1, which, scale) + 1;
+    // ---- recursion: the work happens DEPTH frames deep, in code both phases
+    // share; only the bottom frame (recurseA or recurseB) tells them apart,
+    // so a profiler must walk the whole stack to attribute a sample. DEPTH
+    // stays under JFR's largest stackdepth (2048) so that JFR can, too.
+    static final int DEPTH = 2000;
+    static long deep(int depth, int scale) {
+        if (depth == 0) return leaf(scale);
+        return deep(depth - 1, scale) + 1;
     }
-    static long leafA(int scale) { long x = 1; for (int i = 0; i < 30000 * scale; i++) x = x * 3 + i; return x; }
-    static long leafB(int scale) { long x = 1; for (int i = 0; i < 30000 * scale; i++) x = x * 5 ^ i; return x; }
-    static void recurseA(int scale) { sink += deep(3000, 0, scale); }
-    static void recurseB(int scale) { sink += deep(3000, 1, scale); }
+    static long leaf(int scale) { long x = 1; for (int i = 0; i < 30000 * scale; i++) x = x * 3 + i; return x; }
+    static void recurseA(int scale) { sink += deep(DEPTH, scale); }
+    static void recurseB(int scale) { sink += deep(DEPTH, scale); }
 
     // ---- threads: more threads than cores, each its own method and load ----
     static long spin(int n) { long x = 0; for (int i = 0; i < n; i++) x += i * (long) i ^ x; return x; }

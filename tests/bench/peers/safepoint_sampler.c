@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_FRAMES 256
+#define MAX_FRAMES 4096 /* the recursion workload is 2000 frames deep */
 #define NAME_SLOTS (1u << 16)
 
 static jvmtiEnv *jvmti;
