@@ -639,7 +639,8 @@ plot for [i=2:{len(profs) + 1}] "accuracy.dat" using i:xtic(1) title columnheade
     md = []
     md.append(f"# jsampled vs JFR, a safepoint sampler and perf — {meta['date']}\n")
     md.append(f"Machine: {meta['machine']}. JDK: {meta['jdk']}. Reproduce: `make bench` "
-              f"({meta['minutes']:.1f} min for this run).\n")
+              f"({meta['minutes']:.1f} min: "
+              + ", ".join(f"{k} {v:.1f}" for k, v in meta.get("part_minutes", {}).items()) + ").\n")
     md.append("## Accuracy (1 kHz; JFR `profile` = 10 ms Java / 20 ms native periods)\n")
     md.append("TVD = total-variation distance between the profile's phase shares and the phase CPU "
               "times the workload measured itself; max = largest single-phase error (pp); hot = hottest "
@@ -756,7 +757,11 @@ def main():
             seconds = old["meta"]["seconds"]
         else:
             ovh = old["overhead"]
+    part_min = {}
+    if a.reuse and a.only:  # the kept part's duration, for the report's total
+        part_min = dict(old["meta"].get("part_minutes", {}))
     if a.only in (None, "accuracy"):
+        t_part = time.time()
         daemon = Daemon(work, 1000)
         try:
             wls = a.workloads or (["scimark", "jni"] if a.quick else list(WORKLOADS))
@@ -780,7 +785,9 @@ def main():
                             f"(truth moved {c['truth_moved']:+.1f} pp)")
         finally:
             daemon.stop()
+        part_min["accuracy"] = (time.time() - t_part) / 60
     if a.only in (None, "overhead"):
+        t_part = time.time()
         rates = a.rates or ([1000, 10000] if a.quick else [100, 1000, 10000])
         for th in a.threads or ([1] if a.quick else [1, NCPU]):
             for rate in rates:
@@ -797,11 +804,12 @@ def main():
                         f"{r.get('slowdown_pct', float('nan')):6.2f}% [{ci[0]:.2f}, {ci[1]:.2f}]"
                         + (f"  minus null {r['minus_null_pp'][0]:+.2f} pp [{r['minus_null_pp'][1]:+.2f}, "
                            f"{r['minus_null_pp'][2]:+.2f}]" if "minus_null_pp" in r else ""))
+        part_min["overhead"] = (time.time() - t_part) / 60
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "seconds": seconds, "rounds": rounds,
             "window_s": window_s, "settle_s": settle_s,
             "machine": f"{NCPU} CPUs, {os.uname().release}",
             "jdk": subprocess.run([JAVA, "-version"], capture_output=True, text=True).stderr.splitlines()[0],
-            "minutes": (time.time() - started) / 60}
+            "part_minutes": part_min, "minutes": sum(part_min.values()) or (time.time() - started) / 60}
     write_reports(a.out, acc, causal, ovh, meta)
     log(f"results in {a.out}/results.md ({meta['minutes']:.1f} min)")
     print(open(os.path.join(a.out, "results.md")).read())
