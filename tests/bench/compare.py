@@ -300,6 +300,7 @@ def run_accuracy(work, workload, profiler, seconds, daemon, extra=""):
 # tenths of a point is measurable. perf runs in its own JVM, because it needs
 # -XX:+PreserveFramePointer, which changes the compiled code of every state.
 OVH_WARM_S = 10.0
+OVH_EXTRA_ROUNDS = 8
 
 
 def ops_series(path):
@@ -471,6 +472,28 @@ def overhead_figures(kind, per_round):
     return res
 
 
+def complete_rounds(out_path, windows, states):
+    """Each round's throughput per state, for the rounds that have them all."""
+    pts = ops_series(out_path)
+    tp = {}
+    for r, st, a, b in windows:
+        tp.setdefault(r, {})[st] = throughput(pts, a, b)
+    return [v for v in tp.values() if all(v.get(s) for s in states)]
+
+
+def undecided(out_path, windows, states, rate):
+    """Whether jsampled − null's interval still straddles the goal. Then the
+    run gets more rounds (at most 2 × OVH_EXTRA_ROUNDS): on a noisy day the
+    question is answered at the price of a minute, instead of "unclear"."""
+    if "jsampled" not in states or "null" not in states or rate not in GOAL_PP:
+        return False
+    full = complete_rounds(out_path, windows, states)
+    if len(full) < 3:
+        return False
+    _, lo, hi = estimate_ci([100 * (v["null"] - v["jsampled"]) / v["off"] for v in full])
+    return lo <= GOAL_PP[rate] < hi
+
+
 def run_overhead(work, kinds, rate, threads, rounds, window_s, settle_s):
     """One JVM; returns {kind: result} for the kinds switched in it."""
     d = os.path.join(work, f"ovh-{'-'.join(kinds)}-{rate}-{threads}")
@@ -485,7 +508,8 @@ def run_overhead(work, kinds, rate, threads, rounds, window_s, settle_s):
     if perf:
         jvm += ["-XX:+PreserveFramePointer", f"-agentpath:{AGENT}=perfmap,socket:{d}/none.sock"]
     states = ["off"] + list(kinds)
-    total = OVH_WARM_S + rounds * len(states) * (window_s + settle_s) + 5
+    max_rounds = rounds + 2 * OVH_EXTRA_ROUNDS if "jsampled" in kinds and "null" in kinds else rounds
+    total = OVH_WARM_S + max_rounds * len(states) * (window_s + settle_s) + 30  # killed when done
     jvm += ["Throughput", str(total), str(threads), f"{d}/jfr.on"]
     out_path = os.path.join(d, "out.txt")
     windows, sw = [], {}
@@ -512,7 +536,10 @@ def run_overhead(work, kinds, rate, threads, rounds, window_s, settle_s):
                 sw["perf"] = PerfSwitch(rate, proc.pid, d)
                 time.sleep(1)
             rng = random.Random(rate * 10 + threads)
-            for r in range(rounds):
+            r, target = 0, rounds
+            while r < target:
+                if r == target - 1 and target < max_rounds and undecided(out_path, windows, states, rate):
+                    target = min(max_rounds, target + OVH_EXTRA_ROUNDS)
                 order = states[:]
                 rng.shuffle(order)
                 for st in order:
@@ -529,6 +556,7 @@ def run_overhead(work, kinds, rate, threads, rounds, window_s, settle_s):
                             js["cpu_s"] += daemon.cpu_s() - c0
                             js["samples"] += daemon.stats()["samples"] - n0
                             js["jvm_cpu_s"] += proc_cpu_s(proc.pid) - j0
+                r += 1
             if daemon:
                 st = daemon.stats()
                 js["dropped"] = st["dropped"]
@@ -540,11 +568,7 @@ def run_overhead(work, kinds, rate, threads, rounds, window_s, settle_s):
             proc.wait()
             if daemon:
                 daemon.stop()
-    pts = ops_series(out_path)
-    tp = {}
-    for r, st, a, b in windows:
-        tp.setdefault(r, {})[st] = throughput(pts, a, b)
-    full = [v for v in tp.values() if all(v.get(s) for s in states)]
+    full = complete_rounds(out_path, windows, states)
     if len(full) < max(3, rounds // 2):
         log(f"overhead: too few complete rounds ({len(full)} of {rounds}) in {out_path}")
         return {k: {"kind": k, "rate": rate, "threads": threads} for k in kinds}
@@ -671,15 +695,17 @@ plot for [i=2:{len(profs) + 1}] "accuracy.dat" using i:xtic(1) title columnheade
         md.append("")
     md.append("## Overhead (Throughput.java; profilers switched on one at a time in shuffled rounds)\n")
     md.append(f"Slowdown of the workload's throughput in % of the same round's window with every profiler off: "
-              f"trimmed mean (middle 60 %) over {meta['rounds']} rounds of {meta['window_s']} s windows (after {meta['settle_s']} s "
+              f"trimmed mean (middle 60 %) over {meta['rounds']} rounds (column rounds: up to "
+              f"{meta['rounds'] + 2 * OVH_EXTRA_ROUNDS} where jsampled − null's interval still straddled its goal; "
+              f"perf's own run {max(4, meta['rounds'] * 3 // 5)}) of {meta['window_s']} s windows (after {meta['settle_s']} s "
               "to settle), [95 % bootstrap confidence interval]. `null` is the null sampler: the timer "
               "interrupts alone. jsampled − null, paired per round, is what jsampled itself costs; goal = "
               "jsampled's goal for it; met when the whole interval is at or below the goal. noise = the "
               "coefficient of variation of the all-off windows of the run. delivered = samples received "
               "per sample expected from the JVM's CPU time at that rate.\n")
     md.append("| threads | rate | " + " | ".join(kinds) + " | jsampled − null | goal | met | "
-              "jsampled CPU per 1k samples/s | delivered | dropped | noise |")
-    md.append("|---|---|" + "---|" * len(kinds) + "---|---|---|---|---|---|---|")
+              "jsampled CPU per 1k samples/s | delivered | dropped | noise | rounds |")
+    md.append("|---|---|" + "---|" * len(kinds) + "---|---|---|---|---|---|---|---|")
     for th in ths:
         for rate in sorted(set(r["rate"] for r in ovh)):
             row = []
@@ -696,7 +722,7 @@ plot for [i=2:{len(profs) + 1}] "accuracy.dat" using i:xtic(1) title columnheade
             md.append(f"| {th} | {rate} | " + " | ".join(row) + f" | {diff} | ≤ {goal} pp | {met} | "
                       f"{'n/a' if cpu is None else f'{cpu:.2f}% CPU'} | "
                       f"{'n/a' if dl is None else f'{100 * dl:.0f}%'} | {js.get('dropped', 'n/a')} | "
-                      f"{js.get('noise_pct', float('nan')):.1f}% |")
+                      f"{js.get('noise_pct', float('nan')):.1f}% | {js.get('rounds', 'n/a')} |")
     md.append("\n![overhead](overhead.png)\n")
     rss = [r.get("rss_mib") for r in ovh if r.get("rss_mib")]
     if rss:
@@ -793,7 +819,8 @@ def main():
             for rate in rates:
                 res = run_overhead(work, ["null", "jsampled", "safepoint"] + (["jfr"] if rate <= 1000 else []),
                                    rate, th, rounds, window_s, settle_s)
-                res.update(run_overhead(work, ["perf"], rate, th, rounds, window_s, settle_s))
+                # perf's own run: fewer rounds (its interval is narrow; it is a peer)
+                res.update(run_overhead(work, ["perf"], rate, th, max(4, rounds * 3 // 5), window_s, settle_s))
                 for kind in OVERHEAD_KINDS:
                     if kind not in res:
                         continue  # JFR's shortest sampling period is 1 ms
