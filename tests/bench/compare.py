@@ -44,8 +44,6 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 B = os.path.join(ROOT, "build")
 JAVA_HOME = os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64")
 JAVA = os.path.join(JAVA_HOME, "bin", "java")
-JFR = os.path.join(JAVA_HOME, "bin", "jfr")
-JCMD = os.path.join(JAVA_HOME, "bin", "jcmd")
 CLASSES = os.path.join(B, "bench", "classes")
 AGENT = os.path.join(B, "libjsagent.so")
 SPSAMPLER = os.path.join(B, "bench", "libspsampler.so")
@@ -760,7 +758,7 @@ def main():
         return
     if os.geteuid() != 0:
         sys.exit("needs root (BPF, perf events)")
-    for tool in (JAVA, JFR, JCMD, AGENT, SPSAMPLER, NULL_SAMPLER, os.path.join(B, "jsampled"),
+    for tool in (JAVA, AGENT, SPSAMPLER, NULL_SAMPLER, os.path.join(B, "jsampled"),
                  shutil.which("perf") or "perf", shutil.which("gnuplot") or "gnuplot"):
         if not os.path.exists(tool):
             sys.exit(f"missing {tool} (run `make bench`, which builds and installs what it needs)")
