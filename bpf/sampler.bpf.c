@@ -88,13 +88,15 @@ static long vma_bounds_cb(struct task_struct *task, struct vm_area_struct *vma, 
  * cached range, else from the VMA holding sp (bpf_find_vma takes the mmap
  * lock with a trylock and defers the unlock to irq_work in this context, so
  * it runs once per thread, not per sample). */
-static __always_inline struct js_thread_info *thread_info(struct task_struct *task, __u32 tid,
+static __always_inline struct js_thread_info *thread_info(struct task_struct *task, __u32 tgid, __u32 tid,
 							  __u64 sp, struct js_counters *cnt)
 {
 	struct js_thread_info *ti = bpf_map_lookup_elem(&threads, &tid);
 	struct vma_bounds b = {};
 
-	if (ti && sp >= ti->stack_low && sp < ti->stack_end)
+	/* An entry is trusted only for the process that owns it: tids are
+	 * reused, and jsampled writes entries on an agent's word. */
+	if (ti && ti->tgid == tgid && sp >= ti->stack_low && sp < ti->stack_end)
 		return ti;
 	if (cnt)
 		cnt->vma_lookups++;
@@ -106,6 +108,7 @@ static __always_inline struct js_thread_info *thread_info(struct task_struct *ta
 	struct js_thread_info fresh = {
 		.stack_end = b.end,
 		.stack_low = b.start,
+		.tgid = tgid,
 	};
 	bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
 	return bpf_map_lookup_elem(&threads, &tid);
@@ -113,17 +116,20 @@ static __always_inline struct js_thread_info *thread_info(struct task_struct *ta
 
 /* JavaFrameAnchor is three words (last_Java_sp, _pc, _fp in some order,
  * offsets from vmStructs): one read of all of it, each user-memory read
- * being the main cost of a sample after the stack copy. */
+ * being the main cost of a sample after the stack copy. Only the offsets
+ * 0, 8 and 16 exist (jsampled checks the layout too). */
 static __always_inline int read_anchor_words(struct js_sample *s, __u64 anchor, __u16 sp_off, __u16 fp_off,
 					     __u16 pc_off)
 {
-	__u64 v[4];
+	__u64 v[3] = {};
 
-	if (bpf_probe_read_user(v, 24, (void *)anchor))
+	if ((sp_off | fp_off | pc_off) & 7 || sp_off > 16 || fp_off > 16 || pc_off > 16)
 		return -1;
-	s->anchor_sp = v[(sp_off >> 3) & 3];
-	s->anchor_fp = v[(fp_off >> 3) & 3];
-	s->anchor_pc = v[(pc_off >> 3) & 3];
+	if (bpf_probe_read_user(v, sizeof(v), (void *)anchor))
+		return -1;
+	s->anchor_sp = v[sp_off >> 3];
+	s->anchor_fp = v[fp_off >> 3];
+	s->anchor_pc = v[pc_off >> 3];
 	s->flags |= JS_SAMPLE_HAS_ANCHOR;
 	return 0;
 }
@@ -284,7 +290,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	__u64 sp = regs.sp;
 	__u64 from = sp;
 	__u64 want = fragment_bytes;
-	struct js_thread_info *ti = thread_info(task, tid, sp, cnt);
+	struct js_thread_info *ti = thread_info(task, tgid, tid, sp, cnt);
 	s->stack_end = ti ? ti->stack_end : 0;
 	s->flags = flags;
 	if (ti && ti->anchor_addr)
@@ -344,28 +350,47 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 }
 
 /* A thread exits: forget its cached stack bounds and anchor, since the tid
- * (and often the stack memory) is reused by the next thread. */
+ * (and often the stack memory) is reused by the next thread. When the last
+ * thread of a target process exits, the process stops being a target here,
+ * at once: its pid may be reused by another program before jsampled hears
+ * of the exit. (signal->live has already been decremented for this thread
+ * when the tracepoint fires: do_exit in kernel/exit.c.) */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(forget_thread, struct task_struct *task)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
+	struct task_struct *cur = bpf_get_current_task_btf();
 
-	if (bpf_map_lookup_elem(&targets, &tgid))
-		bpf_map_delete_elem(&threads, &tid);
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	bpf_map_delete_elem(&threads, &tid);
+	if (BPF_CORE_READ(cur, signal, live.counter) == 0)
+		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }
 
-/* A new program image: maybe a JVM to attach to (jsampled decides). */
+/* A new program image: maybe a JVM to attach to (jsampled decides). A target
+ * that execs is no longer the program its agent described (a setuid binary,
+ * say): it stops being sampled here, before anything of the new image runs,
+ * and jsampled ends its agent's authority. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(note_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct js_exec_event *e = bpf_ringbuf_reserve(&execs, sizeof(*e), 0);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 flags = 0;
+	struct js_exec_event *e;
 
+	if (bpf_map_lookup_elem(&targets, &tgid)) {
+		bpf_map_delete_elem(&targets, &tgid);
+		flags |= JS_EXEC_WAS_TARGET;
+	}
+	e = bpf_ringbuf_reserve(&execs, sizeof(*e), 0);
 	if (!e)
-		return 0; /* a full buffer: the periodic /proc scan finds it */
-	e->pid = bpf_get_current_pid_tgid() >> 32;
+		return 0; /* a full buffer: the periodic checks and /proc scan find it */
+	e->pid = tgid;
+	e->flags = flags;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -134,6 +134,10 @@ struct js_thread_info {
 	 * the fragment, up to JS_MAX_FRAGMENT_BYTES. */
 	__u32 max_copy;
 	__u32 thread_flags; /* enum js_thread_flags */
+	/* The process the thread belongs to: the BPF program ignores an entry
+	 * of another process (tids are reused; entries come from agents). */
+	__u32 tgid;
+	__u32 reserved;
 };
 
 enum js_thread_flags {
@@ -142,14 +146,20 @@ enum js_thread_flags {
 	JS_THREAD_NO_STACK = 1u << 0,
 };
 
-/* Per-CPU counters, one array slot. */
 /* A process image was replaced (exec): jsampled checks it for a JVM to
  * attach to. Sent on its own small ring buffer, with a wake-up: execs are
  * rare next to samples. */
 struct js_exec_event {
-	__u32 pid; /* tgid */
+	__u32 pid;   /* tgid */
+	__u32 flags; /* enum js_exec_flags */
 };
 
+enum js_exec_flags {
+	/* The process was a target: the BPF program removed it at the exec. */
+	JS_EXEC_WAS_TARGET = 1u << 0,
+};
+
+/* Per-CPU counters, one array slot. */
 struct js_counters {
 	__u64 events;        /* every invocation of the program */
 	__u64 target;        /* invocations that hit a target process */

@@ -1,6 +1,7 @@
 #include "agent_link.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,23 +13,20 @@
 #include "clock.h"
 #include "log.h"
 #include "process.h"
+#include "safe_text.h"
 #include "sock_io.h"
 
 struct agent_link *agent_link_new(int fd, uint64_t now_ns)
 {
 	struct agent_link *l = calloc(1, sizeof(*l));
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
 
 	if (!l)
 		return NULL;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) {
+	if (peer_identity_from_socket(fd, &l->peer) != 0) {
 		free(l);
 		return NULL;
 	}
 	l->fd = fd;
-	l->pid = cred.pid;
-	l->uid = cred.uid;
 	l->connected_ns = now_ns;
 	wbuf_init(&l->out);
 	return l;
@@ -40,14 +38,24 @@ void agent_link_free(struct agent_link *l)
 		return;
 	if (l->fd >= 0)
 		close(l->fd);
+	peer_identity_close(&l->peer);
 	free(l->in);
 	wbuf_free(&l->out);
 	free(l);
 }
 
+void agent_link_close_reason(struct agent_link *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(l->why_closed, sizeof(l->why_closed), fmt, ap);
+	va_end(ap);
+}
+
 static int fail(struct agent_link *l, const char *why)
 {
-	snprintf(l->why_closed, sizeof(l->why_closed), "%s", why);
+	agent_link_close_reason(l, "%s", why);
 	return -1;
 }
 
@@ -92,7 +100,7 @@ int agent_link_fetch(struct agent_link *l, uint64_t now_ns)
 static int handle_hello(struct agent_link *l, struct rbuf *r, const struct agent_link_hooks *h)
 {
 	uint32_t magic = rbuf_u32(r), version = rbuf_u32(r);
-	char vm_name[64], vm_version[64];
+	char vm_name[64], vm_version[64], why[128];
 
 	rbuf_u32(r); /* the agent's idea of its pid: differs inside a pid namespace */
 	rbuf_u8(r);
@@ -104,7 +112,6 @@ static int handle_hello(struct agent_link *l, struct rbuf *r, const struct agent
 		return fail(l, "malformed HELLO");
 	}
 	if (version != JS_AGENT_PROTOCOL_VERSION) {
-		char why[96];
 		snprintf(why, sizeof(why), "protocol version %u not supported (want %u)", version,
 			 JS_AGENT_PROTOCOL_VERSION);
 		queue_error(l, why);
@@ -112,27 +119,30 @@ static int handle_hello(struct agent_link *l, struct rbuf *r, const struct agent
 	}
 	if (l->proc)
 		return fail(l, "second HELLO");
-	l->proc = h->on_hello(h->ctx, l, vm_name, vm_version);
+	safe_text_inplace(vm_name, sizeof(vm_name));
+	safe_text_inplace(vm_version, sizeof(vm_version));
+	if (peer_identity_pin(&l->peer, why, sizeof(why)) != 0)
+		return fail(l, why);
+	why[0] = 0;
+	l->proc = h->on_hello(h->ctx, l, vm_name, vm_version, why, sizeof(why));
 	if (!l->proc) {
 		queue_error(l, "refused");
-		return fail(l, "refused by jsampled");
+		return fail(l, why[0] ? why : "refused by jsampled");
 	}
 	return agent_link_fetch(l, monotonic_ns());
 }
 
-static int handle_batch(struct agent_link *l, const uint8_t *body, size_t len,
-			const struct agent_link_hooks *h)
+static int handle_batch(struct agent_link *l, const uint8_t *body, size_t len, const struct agent_link_hooks *h)
 {
 	struct batch_info info;
+	char why[128] = "";
 
-	if (!l->proc)
-		return fail(l, "BATCH before HELLO");
-	if (h->on_batch(h->ctx, l, body, len, &info) != 0)
-		return fail(l, "malformed BATCH");
+	if (h->on_batch(h->ctx, l, body, len, &info, why, sizeof(why)) != 0)
+		return fail(l, why[0] ? why : "malformed BATCH");
 	l->batches++;
 	l->batch_bytes += len;
 	log_debug("pid %d: batch of %u records (%zu bytes) up to version %llu%s, %llu ms after the fetch",
-		  (int)l->pid, info.count, len, (unsigned long long)info.upto, info.more ? ", more" : "",
+		  (int)l->peer.pid, info.count, len, (unsigned long long)info.upto, info.more ? ", more" : "",
 		  (unsigned long long)((monotonic_ns() - l->fetch_sent_ns) / 1000000));
 	if (info.upto > l->since)
 		l->since = info.upto;
@@ -159,10 +169,11 @@ static int handle_message(struct agent_link *l, uint16_t type, const uint8_t *bo
 		l->said_bye = true;
 		return fail(l, "the JVM is exiting");
 	case JS_MSG_ERROR: {
-		char why[96], msg[128];
+		char why[96];
 		rbuf_str_copy(&r, why, sizeof(why));
-		snprintf(msg, sizeof(msg), "agent error: %s", why);
-		return fail(l, msg);
+		safe_text_inplace(why, sizeof(why));
+		agent_link_close_reason(l, "agent error: %s", why);
+		return -1;
 	}
 	default:
 		queue_error(l, "unknown message type");
@@ -170,23 +181,70 @@ static int handle_message(struct agent_link *l, uint16_t type, const uint8_t *bo
 	}
 }
 
+/* The largest frame the link accepts now. */
+static size_t frame_limit(const struct agent_link *l)
+{
+	return l->proc ? JS_AGENT_MAX_MESSAGE : AGENT_LINK_HELLO_MAX;
+}
+
+int agent_link_take_frames(struct agent_link *l, const struct agent_link_hooks *h)
+{
+	size_t off = 0;
+	int r = 0;
+
+	while (l->in_len - off >= JS_FRAME_HEADER_BYTES) {
+		const uint8_t *f = l->in + off;
+		uint32_t len = (uint32_t)f[0] | (uint32_t)f[1] << 8 | (uint32_t)f[2] << 16 | (uint32_t)f[3] << 24;
+		uint16_t type = (uint16_t)(f[4] | f[5] << 8);
+
+		if (len < 4 || len > frame_limit(l)) {
+			queue_error(l, "bad frame length");
+			r = fail(l, len >= 4 && !l->proc ? "frame too long before HELLO" : "bad frame length");
+			break;
+		}
+		if (l->in_len - off < 4 + (size_t)len)
+			break;
+		if (handle_message(l, type, f + JS_FRAME_HEADER_BYTES, len - 4, h) != 0) {
+			r = -1;
+			break;
+		}
+		off += 4 + (size_t)len;
+	}
+	memmove(l->in, l->in + off, l->in_len - off);
+	l->in_len -= off;
+	return r;
+}
+
+/* Room to read into: the buffer grows towards what the next frame may
+ * need, never past the frame limit (small until HELLO). */
+static int make_room(struct agent_link *l)
+{
+	size_t limit = frame_limit(l) + JS_FRAME_HEADER_BYTES, cap;
+	uint8_t *p;
+
+	if (l->in_cap - l->in_len >= 4096 || (l->in_cap >= limit && l->in_len < l->in_cap))
+		return 0;
+	cap = l->in_cap ? l->in_cap * 2 : 8192;
+	if (cap > limit)
+		cap = limit;
+	if (cap <= l->in_cap)
+		return l->in_len < l->in_cap ? 0 : fail(l, "input buffer full");
+	p = realloc(l->in, cap);
+	if (!p)
+		return fail(l, "out of memory");
+	l->in = p;
+	l->in_cap = cap;
+	return 0;
+}
+
 int agent_link_on_readable(struct agent_link *l, const struct agent_link_hooks *h)
 {
 	for (;;) {
-		if (l->in_cap - l->in_len < 65536) {
-			size_t cap = l->in_cap ? l->in_cap * 2 : 131072;
-			uint8_t *p;
-			if (cap > JS_AGENT_MAX_MESSAGE + 65536)
-				cap = JS_AGENT_MAX_MESSAGE + 65536;
-			if (cap <= l->in_cap)
-				return fail(l, "input buffer full");
-			p = realloc(l->in, cap);
-			if (!p)
-				return fail(l, "out of memory");
-			l->in = p;
-			l->in_cap = cap;
-		}
-		ssize_t n = recv(l->fd, l->in + l->in_len, l->in_cap - l->in_len, 0);
+		ssize_t n;
+
+		if (make_room(l) != 0)
+			return -1;
+		n = recv(l->fd, l->in + l->in_len, l->in_cap - l->in_len, 0);
 		if (n == 0)
 			return fail(l, l->proc ? "the agent closed the connection" : "closed before HELLO");
 		if (n < 0) {
@@ -197,27 +255,8 @@ int agent_link_on_readable(struct agent_link *l, const struct agent_link_hooks *
 			return fail(l, strerror(errno));
 		}
 		l->in_len += (size_t)n;
-
-		/* Handle every whole message in the buffer. */
-		size_t off = 0;
-		while (l->in_len - off >= JS_FRAME_HEADER_BYTES) {
-			const uint8_t *f = l->in + off;
-			uint32_t len = (uint32_t)f[0] | (uint32_t)f[1] << 8 | (uint32_t)f[2] << 16 |
-				       (uint32_t)f[3] << 24;
-			uint16_t type = (uint16_t)(f[4] | f[5] << 8);
-
-			if (len < 4 || len > JS_AGENT_MAX_MESSAGE) {
-				queue_error(l, "bad frame length");
-				return fail(l, "bad frame length");
-			}
-			if (l->in_len - off < 4 + (size_t)len)
-				break;
-			if (handle_message(l, type, f + JS_FRAME_HEADER_BYTES, len - 4, h) != 0)
-				return -1;
-			off += 4 + (size_t)len;
-		}
-		memmove(l->in, l->in + off, l->in_len - off);
-		l->in_len -= off;
+		if (agent_link_take_frames(l, h) != 0)
+			return -1;
 	}
 	return 0;
 }

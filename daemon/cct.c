@@ -82,15 +82,24 @@ uint32_t cct_nodes_for_bytes(size_t bytes)
 	return n > UINT32_MAX - 2 ? UINT32_MAX - 2 : (uint32_t)n;
 }
 
-int cct_append_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, uint64_t self)
+int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, uint64_t self)
 {
-	if (parent >= c->nodes.n || type >= FRAME_TYPE_COUNT || c->nodes.n >= UINT32_MAX - 1)
+	uint32_t at;
+
+	if (parent >= c->nodes.n || type >= FRAME_TYPE_COUNT)
 		return -1;
-	if (u64_map_get(&c->children, child_key(parent, method_id, type)))
-		return -1; /* a duplicate path: not a tree */
-	if (!child(c, parent, method_id, type, 1))
-		return -1;
-	c->nodes.v[c->nodes.n - 1].self = self;
+	if (c->nodes.v[parent].type == FRAME_PSEUDO && c->nodes.v[parent].method_id == PSEUDO_OVERFLOW && parent) {
+		at = parent; /* below a folded node: everything folds there too */
+	} else {
+		at = child(c, parent, method_id, type, c->nodes.n < c->max_nodes);
+		if (!at) {
+			at = child(c, parent, PSEUDO_OVERFLOW, FRAME_PSEUDO, 1);
+			if (!at)
+				return -1;
+			c->overflow_samples += self;
+		}
+	}
+	c->nodes.v[at].self += self;
 	c->samples += self;
-	return 0;
+	return at;
 }

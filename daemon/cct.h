@@ -36,8 +36,11 @@ int cct_add(struct cct *c, const struct trace_frame *root_first, uint32_t n, uin
 size_t cct_bytes(const struct cct *c);
 /* The node cap that keeps a CCT within about bytes of memory. */
 uint32_t cct_nodes_for_bytes(size_t bytes);
-/* Appends a node under an existing parent (restoring a saved tree, nodes in
- * their saved order). -1 if parent is out of range or the node exists. */
-int cct_append_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, uint64_t self);
+/* Restores a saved node under parent (an index of this tree; saved nodes
+ * come after their parents). Within the node cap it becomes parent's child
+ * (merged with an equal one); past it, it and everything below fold into
+ * parent's [other] node, counted. Returns the node's index, or -1 if
+ * parent is out of range or memory ran out. */
+int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, uint64_t self);
 
 #endif

@@ -5,6 +5,22 @@
 #include <string.h>
 
 #include "json.h"
+#include "../userspace/common/fd_io.h"
+
+/* Streaming: past this much text, a render writes out what it has. */
+#define SPILL_BYTES (256u << 10)
+
+/* Writes out's bytes to fd (when streaming) once there are enough of them;
+ * -1 on a write error, which ends the render. */
+static int spill(struct wbuf *out, int fd, bool all)
+{
+	if (fd < 0 || (!all && out->len < SPILL_BYTES))
+		return 0;
+	if (out->oom || (out->len && sock_send_all(fd, out->data, out->len) != 0))
+		return -1;
+	wbuf_reset(out);
+	return 0;
+}
 
 static const char *const pseudo_names[PSEUDO_COUNT] = {
 	[0] = "[root]",
@@ -126,7 +142,7 @@ static void shape_free(struct shape *s)
 	free(s->kids);
 }
 
-static void render_collapsed(const struct cct *c, const struct method_table *m, struct wbuf *out)
+static void render_collapsed(const struct cct *c, const struct method_table *m, struct wbuf *out, int fd)
 {
 	uint32_t *path = malloc(sizeof(uint32_t) * (TRACE_MAX_FRAMES + 2));
 	char name[1024];
@@ -150,6 +166,8 @@ static void render_collapsed(const struct cct *c, const struct method_table *m, 
 			wbuf_printf(out, "%s%s", name, depth ? ";" : "");
 		}
 		wbuf_printf(out, " %llu\n", (unsigned long long)c->nodes.v[i].self);
+		if (spill(out, fd, false))
+			break;
 	}
 	free(path);
 }
@@ -161,7 +179,7 @@ struct cursor {
 };
 
 static void render_tree(const struct cct *c, const struct method_table *m, const struct shape *s,
-			struct wbuf *out)
+			struct wbuf *out, int fd)
 {
 	struct cursor *stack = malloc(sizeof(*stack) * (TRACE_MAX_FRAMES + 4));
 	uint32_t depth = 0;
@@ -191,6 +209,8 @@ static void render_tree(const struct cct *c, const struct method_table *m, const
 			    100.0 * (double)s->total[k] / (double)all, (unsigned long long)n->self,
 			    (int)(2 * depth), "", name);
 		stack[depth++] = (struct cursor){k, 0};
+		if (spill(out, fd, false))
+			break;
 	}
 	free(stack);
 }
@@ -215,7 +235,7 @@ static void json_node_open(const struct cct *c, const struct method_table *m, co
 }
 
 static void render_json(const struct cct *c, const struct method_table *m, const struct shape *s,
-			struct wbuf *out)
+			struct wbuf *out, int fd)
 {
 	struct cursor *stack = malloc(sizeof(*stack) * (TRACE_MAX_FRAMES + 4));
 	uint32_t depth;
@@ -241,28 +261,35 @@ static void render_json(const struct cct *c, const struct method_table *m, const
 			wbuf_u8(out, ',');
 		json_node_open(c, m, s, s->kids[kid_at], out);
 		stack[depth++] = (struct cursor){s->kids[kid_at], 0};
+		if (spill(out, fd, false))
+			break;
 	}
 	wbuf_printf(out, "}\n");
 	free(stack);
 }
 
-int cct_render(const struct cct *c, const struct method_table *methods, enum cct_format f,
-	       struct wbuf *out)
+int cct_render_stream(const struct cct *c, const struct method_table *methods, enum cct_format f,
+		      struct wbuf *out, int fd)
 {
 	struct shape s = {0};
 
 	if (f == CCT_FORMAT_COLLAPSED) {
-		render_collapsed(c, methods, out);
-		return out->oom ? -1 : 0;
+		render_collapsed(c, methods, out, fd);
+		return out->oom || spill(out, fd, true) ? -1 : 0;
 	}
 	if (shape_build(c, &s) != 0) {
 		shape_free(&s);
 		return -1;
 	}
 	if (f == CCT_FORMAT_TREE)
-		render_tree(c, methods, &s, out);
+		render_tree(c, methods, &s, out, fd);
 	else
-		render_json(c, methods, &s, out);
+		render_json(c, methods, &s, out, fd);
 	shape_free(&s);
-	return out->oom ? -1 : 0;
+	return out->oom || spill(out, fd, true) ? -1 : 0;
+}
+
+int cct_render(const struct cct *c, const struct method_table *methods, enum cct_format f, struct wbuf *out)
+{
+	return cct_render_stream(c, methods, f, out, -1);
 }

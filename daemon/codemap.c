@@ -14,7 +14,6 @@ void codemap_init(struct codemap *m)
 {
 	memset(m, 0, sizeof(*m));
 	u64_map_init(&m->by_id);
-	m->sorted = true;
 }
 
 static size_t blob_bytes(const struct code_blob *b)
@@ -41,6 +40,7 @@ void codemap_free(struct codemap *m)
 		blob_free(m->blobs.v[i]);
 	vec_free(&m->blobs);
 	u64_map_free(&m->by_id);
+	free(m->max_end);
 	codemap_init(m);
 }
 
@@ -50,15 +50,19 @@ static int cmp_scope(const void *a, const void *b)
 	return (x->pc_offset > y->pc_offset) - (x->pc_offset < y->pc_offset);
 }
 
+/* Removing keeps the order of the others (and so the sorted prefix). */
 static void remove_blob(struct codemap *m, struct code_blob *b)
 {
 	for (size_t i = 0; i < m->blobs.n; i++) {
 		if (m->blobs.v[i] == b) {
 			memmove(&m->blobs.v[i], &m->blobs.v[i + 1], (m->blobs.n - i - 1) * sizeof(b));
 			m->blobs.n--;
+			if (i < m->sorted)
+				m->sorted--;
 			break;
 		}
 	}
+	m->indexed = false;
 	m->bytes -= blob_bytes(b);
 	blob_free(b);
 }
@@ -162,10 +166,7 @@ int codemap_load(struct codemap *m, struct rbuf *r)
 		u64_map_del(&m->by_id, b->id);
 		goto bad;
 	}
-	if (m->blobs.n > 1 && m->blobs.v[m->blobs.n - 2]->start > b->start)
-		m->sorted = false;
-	if (b->size > m->max_size)
-		m->max_size = b->size;
+	m->indexed = false;
 	m->bytes += blob_bytes(b);
 	return 0;
 bad:
@@ -196,6 +197,87 @@ static int cmp_blob(const void *a, const void *b)
 	return (x->load_ns > y->load_ns) - (x->load_ns < y->load_ns);
 }
 
+static uint64_t blob_end(const struct code_blob *b)
+{
+	return b->start + b->size;
+}
+
+/* Sorts the blobs added since the last index and merges them in. */
+static int merge_new(struct codemap *m)
+{
+	size_t n = m->blobs.n, k = m->sorted, i = 0, j = k, o = 0;
+	struct code_blob **out;
+
+	if (k == n)
+		return 0;
+	qsort(m->blobs.v + k, n - k, sizeof(*m->blobs.v), cmp_blob);
+	if (k == 0) {
+		m->sorted = n;
+		return 0;
+	}
+	out = malloc(n * sizeof(*out));
+	if (!out) {
+		qsort(m->blobs.v, n, sizeof(*m->blobs.v), cmp_blob);
+		m->sorted = n;
+		return 0;
+	}
+	while (i < k && j < n)
+		out[o++] = cmp_blob(&m->blobs.v[j], &m->blobs.v[i]) < 0 ? m->blobs.v[j++] : m->blobs.v[i++];
+	while (i < k)
+		out[o++] = m->blobs.v[i++];
+	while (j < n)
+		out[o++] = m->blobs.v[j++];
+	memcpy(m->blobs.v, out, n * sizeof(*out));
+	free(out);
+	m->sorted = n;
+	return 0;
+}
+
+/* max_end of node i at level lvl, for a node past the end of the array: its
+ * real descendants are all in its left subtree. */
+static uint64_t virtual_max(const struct codemap *m, size_t i, unsigned lvl)
+{
+	while (i >= m->blobs.n) {
+		if (lvl == 0)
+			return 0;
+		lvl--;
+		i -= (size_t)1 << lvl;
+	}
+	return m->max_end[i];
+}
+
+static int build_index(struct codemap *m)
+{
+	size_t n = m->blobs.n;
+
+	merge_new(m);
+	if (n > m->max_end_cap) {
+		size_t cap = m->max_end_cap ? m->max_end_cap : 256;
+		uint64_t *p;
+		while (cap < n)
+			cap *= 2;
+		p = realloc(m->max_end, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		m->max_end = p;
+		m->max_end_cap = cap;
+	}
+	for (size_t i = 0; i < n; i++)
+		m->max_end[i] = blob_end(m->blobs.v[i]);
+	/* Level lvl holds the indices whose lowest lvl bits are 1 and the next
+	 * 0; its children are i -/+ 2^(lvl-1). */
+	for (unsigned lvl = 1; ((size_t)1 << lvl) <= n; lvl++) {
+		size_t half = (size_t)1 << (lvl - 1);
+		for (size_t i = ((size_t)1 << lvl) - 1; i < n; i += (size_t)1 << (lvl + 1)) {
+			uint64_t e = m->max_end[i], l = m->max_end[i - half], r = virtual_max(m, i + half, lvl - 1);
+			e = l > e ? l : e;
+			m->max_end[i] = r > e ? r : e;
+		}
+	}
+	m->indexed = true;
+	return 0;
+}
+
 /* Preference between two blobs holding the same pc at time t: live at t
  * first; then loaded at or before t (load times are when the agent heard of
  * the code, a little after it was installed); then, for ranges that nest (a
@@ -218,34 +300,54 @@ static bool better(const struct code_blob *a, const struct code_blob *b, uint64_
 	return a->load_ns < b->load_ns;
 }
 
+const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work)
+{
+	struct {
+		size_t i;
+		unsigned lvl;
+	} stack[72];
+	const struct code_blob *best = NULL;
+	size_t n = m->blobs.n;
+	unsigned top = 0, root_lvl = 0;
+	uint32_t visited = 0;
+
+	if (n == 0 || (!m->indexed && build_index(m) != 0))
+		return NULL;
+	while (((size_t)2 << root_lvl) <= n)
+		root_lvl++;
+	stack[top].i = ((size_t)1 << root_lvl) - 1;
+	stack[top++].lvl = root_lvl;
+	while (top > 0) {
+		size_t i = stack[--top].i;
+		unsigned lvl = stack[top].lvl;
+		uint64_t reach = i < n ? m->max_end[i] : virtual_max(m, i, lvl);
+
+		visited++;
+		if (reach <= pc)
+			continue; /* nothing below ends past pc */
+		if (i < n) {
+			const struct code_blob *b = m->blobs.v[i];
+			if (b->start <= pc && pc < blob_end(b) && (!best || better(b, best, t)))
+				best = b;
+			/* The right subtree starts at or after blob i. */
+			if (lvl > 0 && b->start <= pc) {
+				stack[top].i = i + ((size_t)1 << (lvl - 1));
+				stack[top++].lvl = lvl - 1;
+			}
+		}
+		if (lvl > 0) {
+			stack[top].i = i - ((size_t)1 << (lvl - 1));
+			stack[top++].lvl = lvl - 1;
+		}
+	}
+	if (work)
+		*work += visited;
+	return best;
+}
+
 const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t)
 {
-	const struct code_blob *best = NULL;
-	size_t lo = 0, hi;
-
-	if (!m->sorted) {
-		qsort(m->blobs.v, m->blobs.n, sizeof(*m->blobs.v), cmp_blob);
-		m->sorted = true;
-	}
-	hi = m->blobs.n;
-	while (lo < hi) { /* first blob starting after pc */
-		size_t mid = (lo + hi) / 2;
-		if (m->blobs.v[mid]->start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0;) {
-		const struct code_blob *b = m->blobs.v[i];
-
-		if (b->start + m->max_size <= pc)
-			break;
-		if (pc >= b->start + b->size)
-			continue;
-		if (!best || better(b, best, t))
-			best = b;
-	}
-	return best;
+	return codemap_find_counted(m, pc, t, NULL);
 }
 
 const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact)
@@ -294,7 +396,7 @@ int code_blob_frame_state(const struct code_blob *b, uint64_t pc)
 
 size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 {
-	size_t out = 0, removed = 0;
+	size_t out = 0, removed = 0, sorted = 0;
 
 	for (size_t i = 0; i < m->blobs.n; i++) {
 		struct code_blob *b = m->blobs.v[i];
@@ -305,8 +407,13 @@ size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 			removed++;
 			continue;
 		}
+		if (i < m->sorted)
+			sorted++; /* the order of the rest is kept */
 		m->blobs.v[out++] = b;
 	}
 	m->blobs.n = out;
+	m->sorted = sorted;
+	if (removed)
+		m->indexed = false;
 	return removed;
 }

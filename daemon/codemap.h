@@ -60,10 +60,18 @@ struct code_blob {
 	struct frame_state_span *states; /* sorted, non-overlapping */
 };
 
+/* Lookups by pc go through an implicit interval tree over the blobs sorted
+ * by start (each index also stands for a node of a complete binary tree over
+ * the array, and max_end[i] is the largest end in node i's subtree), so a
+ * lookup costs O(log n + k) for the k blobs that hold the pc, however large
+ * or nested the blobs are. The index is rebuilt lazily: new blobs are sorted
+ * and merged in (O(n + new log new)), then max_end is recomputed (O(n)). */
 struct codemap {
-	VEC(struct code_blob *) blobs; /* sorted by start once 'sorted' */
-	bool sorted;
-	uint32_t max_size;  /* largest blob: bounds the backward scan */
+	VEC(struct code_blob *) blobs; /* the first 'sorted' are in start order */
+	size_t sorted;
+	bool indexed;         /* blobs all sorted and max_end current */
+	uint64_t *max_end;    /* per index of blobs, see above */
+	size_t max_end_cap;
 	struct u64_map by_id; /* code id -> struct code_blob * */
 	size_t bytes;
 };
@@ -78,8 +86,10 @@ int codemap_unload(struct codemap *m, struct rbuf *r);
 
 /* The blob holding pc at time t, or NULL. Where several did over time, the
  * one live at t; where ranges nest (a stub inside a stub blob), the
- * smallest. */
+ * smallest. *work (if not NULL) grows by the index nodes visited: the
+ * decoder bounds its work per sample with it. */
 const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t);
+const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work);
 
 /* The scope at a pc inside blob b: for a return address (exact=true) the
  * descriptor at exactly that pc; for an interrupted pc the first one

@@ -1,5 +1,5 @@
-/* jsampled's top-level state, shared by the event loop and the query
- * server. */
+/* jsampled's top-level state, shared by the event loop and the modules it
+ * dispatches to (agent connections, queries, discovery). */
 #ifndef JSAMPLED_DAEMON_H
 #define JSAMPLED_DAEMON_H
 
@@ -11,31 +11,47 @@
 #include "options.h"
 #include "process.h"
 #include "ringbuf_drain.h"
+#include "uid_counts.h"
+#include "watch.h"
 
 struct sampler;
 
 struct daemon_counters {
 	uint64_t agents_accepted;
-	uint64_t agents_refused;
+	uint64_t agents_refused;          /* a second agent for one process */
 	uint64_t agents_refused_by_rules;
+	uint64_t agents_refused_not_jvm;  /* HELLO from a process that maps no libjvm.so */
+	uint64_t agents_refused_user_limit; /* max-processes-per-user / max-user-mb */
+	uint64_t agents_over_limit;       /* disconnected: agent data past max-model-mb */
+	uint64_t agent_conns_refused;     /* max-agent-connections-per-user */
+	uint64_t agents_ended_exec;       /* the process exec'd or changed user: authority ended */
+	uint64_t agents_ended_exit;       /* the process exited while its connection stayed */
 	uint64_t processes_refused_limit; /* --max-processes reached, nothing to evict */
 	uint64_t processes_evicted;       /* exited ones forgotten early to make room */
 	uint64_t state_saves;
 	uint64_t state_save_errors;
 	uint64_t agents_closed_bad_input;
 	uint64_t queries;
-	uint64_t queries_refused;
+	uint64_t queries_refused;         /* malformed, too long */
+	uint64_t queries_refused_user_limit; /* max-queries-per-user */
+	uint64_t renders_killed;          /* a query's render passed its deadline */
 	uint64_t drains;
 };
 
 struct daemon {
 	struct options opt;
+	int argc;      /* for SIGHUP */
+	char **argv;
 	struct sampler *sampler;
 	struct ringbuf_drain drain;
 	struct process_table processes;
 	struct discovery discovery;
+	struct event_loop loop;
+	struct uid_counts agent_conns; /* agent connections before HELLO, per uid */
+	struct uid_counts query_conns; /* open query connections, per uid */
 	struct daemon_counters counters;
 	uint64_t started_ns;
+	uint64_t next_save_ns;
 	bool stop;
 	bool paused; /* `sampling off`: perf events disabled */
 };

@@ -18,7 +18,8 @@
 	X(INTERP_ENTRY, "interp_entry", "no caller found for a method entry in the interpreter") \
 	X(BAD_FRAME_POINTER, "bad_frame_pointer", "a frame or stack pointer outside the stack") \
 	X(BAD_ENTRY_FRAME, "bad_entry_frame", "an entry frame's call wrapper is unreadable")  \
-	X(DEPTH_LIMIT, "depth_limit", "more frames than the decoder follows")
+	X(DEPTH_LIMIT, "depth_limit", "more frames than the decoder follows")                 \
+	X(WORK_LIMIT, "work_limit", "the walk took more steps than a sample may cost")
 
 /* How the top of a decoded trace was found: one counter per heuristic, so
  * each one's share of the decoded samples is visible in `stats`. */

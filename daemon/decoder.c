@@ -138,7 +138,7 @@ static enum step step_frame(struct walk *w)
 	const struct vm_layout *L = w->ctx->layout;
 	const struct code_blob *b;
 
-	b = codemap_find(w->ctx->code, w->pc, w->s->time_ns);
+	b = walk_find_code(w, w->pc);
 	if (w->ctx->explain) {
 		char mname[256] = "";
 		if (b && b->method_id && w->ctx->methods)
@@ -186,6 +186,8 @@ enum step walk_run(struct walk *w)
 	for (unsigned frames = 0; st == STEP_CALLER; frames++) {
 		if (frames >= TRACE_MAX_FRAMES)
 			return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
+		if (++*w->work > DECODE_WORK_BUDGET)
+			return walk_fail(w, DECODE_FAIL_WORK_LIMIT);
 		st = step_frame(w);
 		w->top = false;
 	}
@@ -204,6 +206,7 @@ static void reverse(struct trace *t)
 enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_sample *s,
 				 struct trace *out, int *reason)
 {
+	uint32_t work = 0;
 	struct walk w = {
 		.ctx = ctx,
 		.s = s,
@@ -212,6 +215,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		.sp = s->regs[JS_REG_SP],
 		.fp = s->regs[JS_REG_BP],
 		.top = true,
+		.work = &work,
 	};
 	enum step st = STEP_CALLER;
 
@@ -246,6 +250,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->stop_fp = w.fp;
 	out->top_rule = (uint8_t)w.rule;
 	out->max_read = w.max_read;
+	out->work = work;
 	switch (st) {
 	case STEP_COMPLETE:
 		out->complete = true;

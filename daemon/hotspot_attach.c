@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,11 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "privileges.h"
 #include "procfs.h"
+#include "target_root.h"
 #include "../userspace/common/fd_io.h"
 
-#define ATTACH_TIMEOUT_S 20      /* the whole exchange, enforced by alarm() */
-#define LISTENER_WAIT_MS 10000   /* for the JVM to create its socket */
+#define LISTENER_WAIT_MS 10000 /* for the JVM to create its socket */
 #define REPLY_MAX 4096
 
 static const char *const names[ATTACH_RESULT_COUNT] = {
@@ -31,6 +33,7 @@ static const char *const names[ATTACH_RESULT_COUNT] = {
 	[ATTACH_SIGNAL] = "cannot_signal",
 	[ATTACH_NO_LISTENER] = "no_attach_listener",
 	[ATTACH_CONNECT] = "connect_refused",
+	[ATTACH_NOT_THE_JVM] = "listener_not_the_jvm",
 	[ATTACH_PROTOCOL] = "bad_reply",
 	[ATTACH_LOAD_FAILED] = "load_failed",
 	[ATTACH_AGENT_FAILED] = "agent_onattach_failed",
@@ -43,6 +46,39 @@ const char *attach_result_name(int r)
 	return r >= 0 && r < ATTACH_RESULT_COUNT ? names[r] : "unknown";
 }
 
+static bool instance_alive(int pidfd)
+{
+	return pidfd_running(pidfd);
+}
+
+enum attach_result attach_target_open(pid_t pid, uint64_t start_time, struct attach_target *t)
+{
+	t->pid = pid;
+	t->tmpfd = -1;
+	t->pidfd = pidfd_open(pid, 0);
+	/* The pidfd names whatever has the pid now; the start time read after
+	 * it (and the liveness checked after that) says it is the instance. */
+	if (t->pidfd < 0 || procfs_start_time(pid) != start_time || !instance_alive(t->pidfd)) {
+		attach_target_close(t);
+		return ATTACH_GONE;
+	}
+	t->tmpfd = target_tmp_open(pid);
+	if (t->tmpfd < 0) {
+		attach_target_close(t);
+		return ATTACH_NO_TMP;
+	}
+	return ATTACH_OK;
+}
+
+void attach_target_close(struct attach_target *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (t->tmpfd >= 0)
+		close(t->tmpfd);
+	t->pidfd = t->tmpfd = -1;
+}
+
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
@@ -51,50 +87,60 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-/* Connects to <tmp>/.java_pid<nspid> through our fd of the JVM's /tmp (a
- * magic link: no path component inside the target is followed). */
-static int connect_listener(int tmpfd, pid_t nspid)
+/* Connects to the JVM's <tmp>/.java_pid<nspid>. ATTACH_NO_LISTENER while
+ * there is none; ATTACH_NOT_THE_JVM if the name is not a socket of the
+ * JVM's user, or the peer is not the JVM. *out is the connected socket. */
+static enum attach_result connect_listener(const struct attach_target *t, pid_t nspid, uid_t euid, int *out)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char name[32];
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct stat st;
+	int fd;
 
+	*out = -1;
+	snprintf(name, sizeof(name), ".java_pid%d", (int)nspid);
+	if (fstatat(t->tmpfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return ATTACH_NO_LISTENER;
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != euid)
+		return ATTACH_NOT_THE_JVM;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -1;
-	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/.java_pid%d", tmpfd, (int)nspid);
+		return ATTACH_CONNECT;
+	/* Through our descriptor of the JVM's /tmp (a magic link: no path
+	 * component inside the target is resolved again). */
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", t->tmpfd, name);
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
 		close(fd);
-		return -1;
+		return ATTACH_NO_LISTENER;
 	}
-	return fd;
+	/* The name may have been swapped since the check: the peer decides. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid != t->pid || cred.uid != euid) {
+		close(fd);
+		return ATTACH_NOT_THE_JVM;
+	}
+	*out = fd;
+	return ATTACH_OK;
 }
 
-/* Reads the reply to EOF and interprets it: "<status>\n" then, for load,
- * the agent's return code ("0" in JDK 17, "return code: 0" later). */
-static enum attach_result read_reply(int fd)
+enum attach_result hotspot_parse_reply(const char *buf, size_t len)
 {
-	char buf[REPLY_MAX];
-	size_t len = 0;
+	char text[REPLY_MAX + 1];
 	char *p, *end;
 	long status, rc;
 
-	for (;;) {
-		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len == sizeof(buf) - 1)
-			break;
-	}
-	buf[len] = 0;
-	status = strtol(buf, &end, 10);
-	if (end == buf)
+	if (len > REPLY_MAX)
+		len = REPLY_MAX;
+	memcpy(text, buf, len);
+	text[len] = 0;
+	errno = 0;
+	status = strtol(text, &end, 10);
+	if (end == text || errno)
 		return ATTACH_PROTOCOL;
-	if (status != 0) {
-		fprintf(stderr, "jsampled attach: the JVM reported %ld: %.200s\n", status, end);
+	if (status != 0)
 		return ATTACH_LOAD_FAILED;
-	}
+	/* Then the agent's return code: "0" in JDK 17, "return code: 0" later. */
 	for (p = end; *p && !(*p >= '0' && *p <= '9') && *p != '-'; p++)
 		;
 	if (!*p)
@@ -103,59 +149,82 @@ static enum attach_result read_reply(int fd)
 	return rc == 0 ? ATTACH_OK : ATTACH_AGENT_FAILED;
 }
 
-enum attach_result hotspot_attach_run(pid_t pid, const char *agent_path, const char *options)
+/* Reads the reply to EOF (at most REPLY_MAX bytes) and interprets it. */
+static enum attach_result read_reply(int fd)
+{
+	char buf[REPLY_MAX];
+	ssize_t n = fd_read_upto(fd, buf, sizeof(buf));
+	enum attach_result r = hotspot_parse_reply(buf, n > 0 ? (size_t)n : 0);
+
+	if (r == ATTACH_LOAD_FAILED) {
+		char shown[201];
+		size_t k = n > 0 ? (size_t)n : 0;
+		if (k > 200)
+			k = 200;
+		for (size_t i = 0; i < k; i++)
+			shown[i] = buf[i] >= 0x20 && buf[i] < 0x7f ? buf[i] : '?';
+		shown[k] = 0;
+		fprintf(stderr, "jsampled attach: the JVM refused the load: %s\n", shown);
+	}
+	return r;
+}
+
+enum attach_result hotspot_attach_run(const struct attach_target *t, const char *agent_path, const char *options)
 {
 	struct proc_status st;
-	char path[64], trigger[32], req[4096];
-	int tmpfd, fd, n;
+	char trigger[32], req[4096];
+	int fd = -1, n;
 	bool created = false;
 	enum attach_result r;
 
-	if (procfs_status(pid, &st) != 0)
+	if (!instance_alive(t->pidfd) || procfs_status(t->pid, &st) != 0 || !instance_alive(t->pidfd))
 		return ATTACH_GONE;
 	if (!(st.sig_caught & (1ull << (SIGQUIT - 1))))
 		return ATTACH_NOT_READY;
-	/* Become the JVM's effective user (it trusts only that, or root). */
+	/* Become the JVM's effective user (it trusts only that, or root), with
+	 * no capability left: the rest is plain file and socket work. */
 	if (st.egid != getegid() || st.euid != geteuid()) {
 		if (setgroups(0, NULL) != 0 && errno != EPERM)
 			return ATTACH_CREDENTIALS;
 		if (setresgid(st.egid, st.egid, st.egid) != 0 || setresuid(st.euid, st.euid, st.euid) != 0)
 			return ATTACH_CREDENTIALS;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp", (int)pid);
-	tmpfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (tmpfd < 0)
-		return errno == ENOENT && kill(pid, 0) != 0 ? ATTACH_GONE : ATTACH_NO_TMP;
+	if (privileges_drop_all() != 0)
+		return ATTACH_CREDENTIALS;
 
-	fd = connect_listener(tmpfd, st.nspid); /* a listener from an earlier attach */
-	if (fd < 0) {
+	r = connect_listener(t, st.nspid, st.euid, &fd); /* a listener from an earlier attach */
+	if (r == ATTACH_NO_LISTENER) {
 		int tfd;
 		snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)st.nspid);
-		tfd = openat(tmpfd, trigger, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (tfd < 0) {
-			close(tmpfd);
+		/* O_NOFOLLOW: a link planted under the name is not followed;
+		 * O_NONBLOCK: nor does a FIFO planted there hold us. */
+		tfd = openat(t->tmpfd, trigger, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		if (tfd < 0)
+			return ATTACH_TRIGGER;
+		struct stat tst;
+		if (fstat(tfd, &tst) != 0 || !S_ISREG(tst.st_mode)) {
+			close(tfd);
 			return ATTACH_TRIGGER;
 		}
 		close(tfd);
 		created = true;
-		if (kill(pid, SIGQUIT) != 0) {
+		if (pidfd_send_signal(t->pidfd, SIGQUIT, NULL, 0) != 0) {
 			r = errno == ESRCH ? ATTACH_GONE : ATTACH_SIGNAL;
 			goto cleanup;
 		}
-		for (unsigned waited = 0, step = 20; fd < 0 && waited < LISTENER_WAIT_MS; waited += step) {
+		for (unsigned waited = 0, step = 20; r == ATTACH_NO_LISTENER && waited < LISTENER_WAIT_MS;
+		     waited += step) {
 			sleep_ms(step);
 			step = step < 200 ? step * 2 : 200;
-			fd = connect_listener(tmpfd, st.nspid);
-			if (fd < 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+			r = connect_listener(t, st.nspid, st.euid, &fd);
+			if (r == ATTACH_NO_LISTENER && !instance_alive(t->pidfd)) {
 				r = ATTACH_GONE;
 				goto cleanup;
 			}
 		}
-		if (fd < 0) {
-			r = ATTACH_NO_LISTENER;
-			goto cleanup;
-		}
 	}
+	if (r != ATTACH_OK)
+		goto cleanup;
 	/* "<protocol>\0<command>\0<arg0>\0<arg1>\0<arg2>\0" */
 	n = snprintf(req, sizeof(req), "1%cload%c%s%ctrue%c%s%c", 0, 0, agent_path, 0, 0, options ? options : "", 0);
 	if (n <= 0 || (size_t)n >= sizeof(req) || sock_send_all(fd, req, (size_t)n) != 0) {
@@ -168,33 +237,41 @@ cleanup:
 	if (fd >= 0)
 		close(fd);
 	if (created)
-		unlinkat(tmpfd, trigger, 0);
-	close(tmpfd);
+		unlinkat(t->tmpfd, trigger, 0);
 	return r;
 }
 
-pid_t hotspot_attach_start(pid_t pid, const char *agent_path, const char *options)
+/* Closes every descriptor but 0-2 and the two kept ones. */
+static void close_all_but(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	if (lo > 3)
+		close_range(3, (unsigned)lo - 1, 0);
+	if (hi > lo + 1)
+		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+	close_range((unsigned)hi + 1, ~0u, 0);
+}
+
+pid_t hotspot_attach_start(const struct attach_target *t, const char *agent_path, const char *options)
 {
 	pid_t child = fork();
 	sigset_t none;
 
 	if (child != 0)
 		return child;
-	/* The child: default signal handling, a hard deadline, no stdio
-	 * buffers of the parent's to flush twice. */
+	/* The child: default signal handling, only the descriptors it needs,
+	 * no stdio buffers of the parent's to flush twice. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGALRM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	alarm(ATTACH_TIMEOUT_S);
-	_exit((int)hotspot_attach_run(pid, agent_path, options));
+	close_all_but(t->pidfd, t->tmpfd);
+	_exit((int)hotspot_attach_run(t, agent_path, options));
 }
 
 enum attach_result hotspot_attach_result(int ws)
 {
 	if (WIFEXITED(ws))
 		return WEXITSTATUS(ws) < ATTACH_RESULT_COUNT ? (enum attach_result)WEXITSTATUS(ws) : ATTACH_CRASHED;
-	if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGALRM)
-		return ATTACH_TIMEOUT;
 	return ATTACH_CRASHED;
 }

@@ -21,6 +21,11 @@
 #define SCAN_CHECKS 2         /* found by a scan: now and 5 s later */
 #define NOT_READY_TRIES 12    /* SIGQUIT not caught yet: retried for about 2 min */
 #define FAILED_TRIES 3        /* other failures */
+/* An attach child past this is killed: it runs as the JVM's user, who can
+ * stop it (the listener wait inside it is 10 s). */
+#define ATTACH_DEADLINE_NS (20000 * MS)
+#define NS_IDLE_NS (60000 * MS)  /* an unused namespace socket is released after this */
+#define NS_CHECK_NS (5000 * MS)
 
 enum cand_state { C_WATCH, C_ATTACHING, C_DONE };
 
@@ -35,6 +40,8 @@ struct candidate {
 	bool from_exec;
 	bool jvm_seen;
 	pid_t child;
+	uint64_t child_started_ns;
+	bool child_killed; /* by us, at its deadline */
 };
 
 void discovery_init(struct discovery *d, const struct options *opt, const struct discovery_hooks *hooks)
@@ -56,7 +63,7 @@ void discovery_free(struct discovery *d)
 		free(d->cands.v[i]);
 	}
 	for (size_t i = 0; i < d->ns_sockets.n; i++)
-		close(d->ns_sockets.v[i].fd);
+		close(d->ns_sockets.v[i].ts.fd);
 	vec_free(&d->cands);
 	vec_free(&d->ns_sockets);
 	u64_map_free(&d->by_pid);
@@ -148,37 +155,83 @@ static void scan_proc(struct discovery *d, uint64_t now)
 	}
 }
 
-/* The socket path the agent in pid should connect to; -1 if none. */
-static int agent_socket_for(struct discovery *d, pid_t pid, char *out, size_t outlen, char *why, size_t whylen)
+/* Closes the namespace socket at index i, removing its file while the
+ * process it was made for still shows the way into that root. */
+static void release_ns_socket(struct discovery *d, size_t i)
 {
+	struct ns_socket *ns = &d->ns_sockets.v[i];
+
+	if (procfs_ns_inode(ns->made_for, "mnt") == ns->mnt_ns)
+		target_socket_unlink(ns->made_for, &ns->ts);
+	d->hooks.on_listener_closed(d->hooks.ctx, ns->ts.fd);
+	close(ns->ts.fd);
+	log_info("released the agent socket in mount namespace %llu", (unsigned long long)ns->mnt_ns);
+	d->ns_sockets.v[i] = d->ns_sockets.v[d->ns_sockets.n - 1];
+	d->ns_sockets.n--;
+	d->counters.ns_released++;
+}
+
+/* Releases namespace sockets no profiled process has used for a while. */
+static void release_unused(struct discovery *d, uint64_t now)
+{
+	for (size_t i = 0; i < d->ns_sockets.n;) {
+		struct ns_socket *ns = &d->ns_sockets.v[i];
+		if (d->hooks.ns_in_use(d->hooks.ctx, ns->mnt_ns))
+			ns->last_used_ns = now;
+		if (now - ns->last_used_ns > NS_IDLE_NS)
+			release_ns_socket(d, i);
+		else
+			i++;
+	}
+}
+
+/* The socket path the agent in pid should connect to; -1 if none. */
+static int agent_socket_for(struct discovery *d, pid_t pid, uint64_t now, char *out, size_t outlen, char *why,
+			    size_t whylen)
+{
+	struct ns_socket fresh = {0};
 	uint64_t ns;
-	int fd;
 
 	if (target_sees_same(pid, d->opt->agent_socket_path)) {
 		snprintf(out, outlen, "%s", d->opt->agent_socket_path);
 		return 0;
 	}
 	ns = procfs_ns_inode(pid, "mnt");
-	for (size_t i = 0; i < d->ns_sockets.n; i++)
-		if (d->ns_sockets.v[i].mnt_ns == ns && ns) {
-			snprintf(out, outlen, "%s/agent.sock", TARGET_DIR);
-			return 0;
+	for (size_t i = 0; ns && i < d->ns_sockets.n; i++) {
+		if (d->ns_sockets.v[i].mnt_ns != ns)
+			continue;
+		/* The same file still there (a namespace inode can be reused
+		 * by a new namespace once the old one is gone)? */
+		if (!target_socket_present(pid, &d->ns_sockets.v[i].ts)) {
+			release_ns_socket(d, i);
+			break;
 		}
-	if (d->ns_sockets.n >= DISCOVERY_MAX_NS_SOCKETS) {
-		snprintf(why, whylen, "agent sockets for %d mount namespaces already", DISCOVERY_MAX_NS_SOCKETS);
-		return -1;
+		d->ns_sockets.v[i].last_used_ns = now;
+		snprintf(out, outlen, "%s/%s", TARGET_DIR, TARGET_SOCKET_NAME);
+		return 0;
 	}
-	fd = target_listen(pid, why, whylen);
-	if (fd < 0)
+	if (d->ns_sockets.n >= d->opt->max_agent_namespaces) {
+		release_unused(d, now);
+		if (d->ns_sockets.n >= d->opt->max_agent_namespaces) {
+			snprintf(why, whylen, "agent sockets in %u mount namespaces already (--max-agent-namespaces)",
+				 d->opt->max_agent_namespaces);
+			return -1;
+		}
+	}
+	if (target_listen(pid, &fresh.ts, why, whylen) != 0)
 		return -1;
-	if (vec_push(&d->ns_sockets, ((struct ns_socket){.mnt_ns = ns, .fd = fd})) != 0) {
-		close(fd);
+	fresh.mnt_ns = ns;
+	fresh.made_for = pid;
+	fresh.last_used_ns = now;
+	if (vec_push(&d->ns_sockets, fresh) != 0) {
+		close(fresh.ts.fd);
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	d->hooks.on_listener(d->hooks.ctx, fd);
-	log_info("listening for agents in the mount namespace of pid %d at %s/agent.sock", (int)pid, TARGET_DIR);
-	snprintf(out, outlen, "%s/agent.sock", TARGET_DIR);
+	d->hooks.on_listener(d->hooks.ctx, fresh.ts.fd);
+	log_info("listening for agents in the mount namespace of pid %d at %s/%s", (int)pid, TARGET_DIR,
+		 TARGET_SOCKET_NAME);
+	snprintf(out, outlen, "%s/%s", TARGET_DIR, TARGET_SOCKET_NAME);
 	return 0;
 }
 
@@ -192,7 +245,9 @@ static void done(struct candidate *c)
 static void check(struct discovery *d, struct candidate *c, uint64_t now)
 {
 	struct proc_status st;
+	struct attach_target target;
 	char why[256], agent[256], sock[128], opts[160];
+	enum attach_result r;
 	int jvm;
 
 	if (procfs_status(c->pid, &st) != 0) {
@@ -241,15 +296,27 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 		c->due_ns = now + 1000 * MS;
 		return;
 	}
+	r = attach_target_open(c->pid, c->start_time, &target);
+	if (r != ATTACH_OK) {
+		/* Gone, or its pid names another process now; or no usable /tmp. */
+		if (r == ATTACH_NO_TMP) {
+			log_warn("cannot attach to JVM pid %d: %s", (int)c->pid, attach_result_name(r));
+			d->counters.attach_failed++;
+		}
+		done(c);
+		return;
+	}
 	if (target_agent_path(c->pid, d->opt->agent_path, agent, sizeof(agent), why, sizeof(why)) != 0 ||
-	    agent_socket_for(d, c->pid, sock, sizeof(sock), why, sizeof(why)) != 0) {
+	    agent_socket_for(d, c->pid, now, sock, sizeof(sock), why, sizeof(why)) != 0) {
 		log_warn("cannot attach to JVM pid %d: %s", (int)c->pid, why);
+		attach_target_close(&target);
 		d->counters.attach_failed++;
 		done(c);
 		return;
 	}
 	snprintf(opts, sizeof(opts), "socket:%s", sock);
-	c->child = hotspot_attach_start(c->pid, agent, opts);
+	c->child = hotspot_attach_start(&target, agent, opts);
+	attach_target_close(&target);
 	if (c->child < 0) {
 		log_warn("cannot fork to attach to pid %d: %s", (int)c->pid, strerror(errno));
 		c->due_ns = now + 5000 * MS;
@@ -257,59 +324,78 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 	}
 	log_debug("attaching to JVM pid %d (uid %u) with %s, %s", (int)c->pid, (unsigned)st.euid, agent, opts);
 	c->state = C_ATTACHING;
+	c->child_started_ns = now;
+	c->child_killed = false;
 	d->running++;
 }
 
-static void reap(struct discovery *d, uint64_t now)
+bool discovery_child_exited(struct discovery *d, pid_t child, int ws, uint64_t now)
 {
-	for (;;) {
-		int ws;
-		pid_t child = waitpid(-1, &ws, WNOHANG);
-		struct candidate *c = NULL;
-		enum attach_result r;
+	struct candidate *c = NULL;
+	enum attach_result r;
 
-		if (child <= 0)
-			return;
-		for (size_t i = 0; i < d->cands.n; i++)
-			if (d->cands.v[i]->state == C_ATTACHING && d->cands.v[i]->child == child)
-				c = d->cands.v[i];
-		if (!c)
-			continue;
-		d->running--;
-		c->child = 0;
-		c->state = C_WATCH;
-		r = hotspot_attach_result(ws);
-		switch (r) {
-		case ATTACH_OK:
-			d->counters.attached++;
-			log_info("loaded the agent into JVM pid %d", (int)c->pid);
+	for (size_t i = 0; i < d->cands.n; i++)
+		if (d->cands.v[i]->state == C_ATTACHING && d->cands.v[i]->child == child)
+			c = d->cands.v[i];
+	if (!c)
+		return false;
+	d->running--;
+	c->child = 0;
+	c->state = C_WATCH;
+	r = c->child_killed ? ATTACH_TIMEOUT : hotspot_attach_result(ws);
+	switch (r) {
+	case ATTACH_OK:
+		d->counters.attached++;
+		log_info("loaded the agent into JVM pid %d", (int)c->pid);
+		done(c);
+		break;
+	case ATTACH_GONE:
+		done(c);
+		break;
+	case ATTACH_NOT_READY:
+		c->not_ready++;
+		c->due_ns = now + 1000 * MS;
+		break;
+	default:
+		d->counters.attach_failed++;
+		if (r == ATTACH_TIMEOUT)
+			d->counters.attach_timeouts++;
+		if (++c->failures >= FAILED_TRIES) {
+			log_warn("cannot attach to JVM pid %d: %s (gave up after %u tries)", (int)c->pid,
+				 attach_result_name(r), c->failures);
 			done(c);
-			break;
-		case ATTACH_GONE:
-			done(c);
-			break;
-		case ATTACH_NOT_READY:
-			c->not_ready++;
-			c->due_ns = now + 1000 * MS;
-			break;
-		default:
-			d->counters.attach_failed++;
-			if (++c->failures >= FAILED_TRIES) {
-				log_warn("cannot attach to JVM pid %d: %s (gave up after %u tries)", (int)c->pid,
-					 attach_result_name(r), c->failures);
-				done(c);
-			} else {
-				log_info("attaching to JVM pid %d failed: %s; retrying", (int)c->pid,
-					 attach_result_name(r));
-				c->due_ns = now + (5000 * MS << c->failures);
-			}
+		} else {
+			log_info("attaching to JVM pid %d failed: %s; retrying", (int)c->pid, attach_result_name(r));
+			c->due_ns = now + (5000 * MS << c->failures);
+		}
+	}
+	return true;
+}
+
+/* The parent's deadline: the child runs as the JVM's user, who may stop
+ * it; SIGKILL works on a stopped process, and the pid is still our
+ * unreaped child's. */
+static void kill_overdue(struct discovery *d, uint64_t now)
+{
+	for (size_t i = 0; i < d->cands.n; i++) {
+		struct candidate *c = d->cands.v[i];
+		if (c->state == C_ATTACHING && c->child > 0 && !c->child_killed &&
+		    now - c->child_started_ns > ATTACH_DEADLINE_NS) {
+			log_warn("attaching to JVM pid %d: the attach child %d passed its deadline; killed", (int)c->pid,
+				 (int)c->child);
+			kill(c->child, SIGKILL);
+			c->child_killed = true;
 		}
 	}
 }
 
 void discovery_tick(struct discovery *d, uint64_t now)
 {
-	reap(d, now);
+	kill_overdue(d, now);
+	if (now >= d->next_ns_check_ns) {
+		release_unused(d, now);
+		d->next_ns_check_ns = now + NS_CHECK_NS;
+	}
 	if (d->opt->attach != ATTACH_AUTO)
 		return;
 	if (now >= d->next_scan_ns) {

@@ -2,8 +2,11 @@
  * attach). Candidates come from exec events (the BPF sched_process_exec
  * program) and a periodic /proc scan; each is checked with backoff until it
  * maps libjvm.so and catches SIGQUIT, then attached once in a child process
- * (hotspot_attach.c). A JVM that already runs our agent (-agentpath, or an
- * earlier jsampled) is left alone: its agent reconnects by itself. */
+ * (hotspot_attach.c) that the parent kills past its deadline. A JVM that
+ * already runs our agent (-agentpath, or an earlier jsampled) is left
+ * alone: its agent reconnects by itself. A JVM in another mount namespace
+ * (a container) gets an agent socket of jsampled's inside it, released once
+ * no profiled process of that namespace is left. */
 #ifndef JSAMPLED_JVM_DISCOVERY_H
 #define JSAMPLED_JVM_DISCOVERY_H
 
@@ -14,16 +17,17 @@
 #include "../userspace/common/u64_map.h"
 #include "../userspace/common/vec.h"
 #include "options.h"
-
-#define DISCOVERY_MAX_NS_SOCKETS 64
+#include "target_root.h"
 
 struct discovery_counters {
 	uint64_t execs_seen;
 	uint64_t jvms_found;
 	uint64_t attached;
-	uint64_t attach_failed; /* attempts that failed, by any reason */
-	uint64_t excluded;      /* JVMs the rules (or the JVM itself) opted out */
-	uint64_t had_agent;     /* JVMs found already running our agent */
+	uint64_t attach_failed;   /* attempts that failed, by any reason */
+	uint64_t attach_timeouts; /* attach children killed at their deadline */
+	uint64_t excluded;        /* JVMs the rules (or the JVM itself) opted out */
+	uint64_t had_agent;       /* JVMs found already running our agent */
+	uint64_t ns_released;     /* agent sockets in containers closed for disuse */
 };
 
 struct discovery_hooks {
@@ -32,11 +36,17 @@ struct discovery_hooks {
 	bool (*has_agent)(void *ctx, pid_t pid);
 	/* A new listening socket for agents in another root: watch it. */
 	void (*on_listener)(void *ctx, int fd);
+	/* That socket is about to be closed: stop watching it. */
+	void (*on_listener_closed)(void *ctx, int fd);
+	/* Whether a process with a live agent is in the mount namespace. */
+	bool (*ns_in_use)(void *ctx, uint64_t mnt_ns);
 };
 
 struct ns_socket {
 	uint64_t mnt_ns;
-	int fd;
+	pid_t made_for;         /* the JVM it was made for: its root is the way in */
+	struct target_socket ts;
+	uint64_t last_used_ns;  /* handed to an attach, or a live agent in the namespace */
 };
 
 struct discovery {
@@ -46,6 +56,7 @@ struct discovery {
 	VEC(struct candidate *) cands;
 	VEC(struct ns_socket) ns_sockets;
 	uint64_t next_scan_ns;
+	uint64_t next_ns_check_ns;
 	unsigned running;            /* attach children alive */
 	uint64_t self_mnt_ns;
 	struct discovery_counters counters;
@@ -58,7 +69,11 @@ void discovery_on_exec(struct discovery *d, pid_t pid, uint64_t now_ns);
 /* The rules changed (SIGHUP): look at every JVM again, now. */
 void discovery_recheck(struct discovery *d, uint64_t now_ns);
 /* Periodic work: scan /proc when due, check due candidates, start attaches,
- * reap finished ones. Cheap when nothing is due. */
+ * kill attach children past their deadline, release unused namespace
+ * sockets. Cheap when nothing is due. */
 void discovery_tick(struct discovery *d, uint64_t now_ns);
+/* A child exited (the event loop reaps them all): true if it was an attach
+ * child, whose outcome is then accounted for. */
+bool discovery_child_exited(struct discovery *d, pid_t child, int wait_status, uint64_t now_ns);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../userspace/common/agent_protocol.h"
+#include "safe_text.h"
 
 void jvm_model_init(struct jvm_model *m)
 {
@@ -35,6 +36,7 @@ static int apply_thread(struct jvm_model *m, struct rbuf *r)
 	t.stack_size = rbuf_u64(r);
 	rbuf_u64(r);
 	rbuf_str_copy(r, t.name, sizeof(t.name));
+	safe_text_inplace(t.name, sizeof(t.name));
 	if (r->err || t.tid == 0 || t.stack_size > t.stack_base || t.stack_size > (1ull << 34))
 		return -1;
 	idx = u64_map_get(&m->threads, t.tid);
@@ -48,6 +50,23 @@ static int apply_thread(struct jvm_model *m, struct rbuf *r)
 	if (vec_push(&m->thread_changes, t.tid) != 0)
 		return -1;
 	return 0;
+}
+
+void jvm_model_forget_thread(struct jvm_model *m, uint32_t tid)
+{
+	uint64_t *idx = u64_map_get(&m->threads, tid);
+	size_t i, last;
+
+	if (!idx)
+		return;
+	i = *idx;
+	last = m->thread_list.n - 1;
+	u64_map_del(&m->threads, tid);
+	if (i != last) {
+		m->thread_list.v[i] = m->thread_list.v[last];
+		u64_map_put(&m->threads, m->thread_list.v[i].tid, i);
+	}
+	m->thread_list.n--;
 }
 
 const struct jvm_thread *jvm_model_thread(const struct jvm_model *m, uint32_t tid)
@@ -100,8 +119,8 @@ int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *paylo
 	return e;
 }
 
-int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len,
-			  struct batch_info *info)
+int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len, struct batch_info *info,
+			  size_t max_bytes)
 {
 	struct rbuf r;
 
@@ -112,22 +131,27 @@ int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len,
 	info->more = rbuf_u8(&r) != 0;
 	info->count = rbuf_u32(&r);
 	if (r.err || info->upto < info->since)
-		return -1;
+		return BATCH_MALFORMED;
 	for (uint32_t i = 0; i < info->count; i++) {
 		uint16_t kind = rbuf_u16(&r);
 		uint32_t rlen = rbuf_u32(&r);
 		const void *body = rbuf_bytes(&r, rlen);
 
 		if (r.err)
-			return -1;
+			return BATCH_MALFORMED;
+		/* Checked before each record: one record adds at most a few
+		 * times its own size, and a record is at most a message. */
+		if (max_bytes && jvm_model_bytes(m) > max_bytes)
+			return BATCH_OVER_LIMIT;
 		jvm_model_apply_record(m, kind, body, rlen);
 	}
-	return rbuf_left(&r) == 0 ? 0 : -1;
+	return rbuf_left(&r) == 0 ? BATCH_OK : BATCH_MALFORMED;
 }
 
 size_t jvm_model_bytes(const struct jvm_model *m)
 {
-	return m->code.bytes + m->code.blobs.cap * sizeof(void *) + u64_map_bytes(&m->code.by_id) +
-	       method_table_bytes(&m->methods) + m->thread_list.cap * sizeof(struct jvm_thread) +
+	return m->code.bytes + m->code.blobs.cap * sizeof(void *) + m->code.max_end_cap * sizeof(uint64_t) +
+	       u64_map_bytes(&m->code.by_id) + method_table_bytes(&m->methods) +
+	       m->thread_list.cap * sizeof(struct jvm_thread) + m->thread_changes.cap * sizeof(uint32_t) +
 	       u64_map_bytes(&m->threads);
 }

@@ -47,10 +47,17 @@ struct batch_info {
 void jvm_model_init(struct jvm_model *m);
 void jvm_model_free(struct jvm_model *m);
 
-/* Applies the payload of a BATCH message. Returns 0, or -1 if the batch
- * header itself is malformed (records already applied stay). */
-int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len,
-			  struct batch_info *info);
+enum batch_result {
+	BATCH_OK = 0,
+	BATCH_MALFORMED = -1,  /* the batch's framing is broken */
+	BATCH_OVER_LIMIT = -2, /* the model reached max_bytes */
+};
+
+/* Applies the payload of a BATCH message, record by record, stopping once
+ * the model holds more than max_bytes (0: no limit). Malformed records are
+ * counted and skipped; records applied before an error stay. */
+int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len, struct batch_info *info,
+			  size_t max_bytes);
 
 /* Applies one record (kind + payload); -1 if malformed. */
 int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *payload, size_t len);
@@ -58,5 +65,7 @@ int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *paylo
 size_t jvm_model_bytes(const struct jvm_model *m);
 
 const struct jvm_thread *jvm_model_thread(const struct jvm_model *m, uint32_t tid);
+/* Drops a thread that ended (after its end was passed on). */
+void jvm_model_forget_thread(struct jvm_model *m, uint32_t tid);
 
 #endif

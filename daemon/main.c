@@ -4,9 +4,11 @@
  * Data flow (one thread, one epoll loop):
  *   BPF ring buffer --(ringbuf_drain)--> per-process sample path (process.c,
  *   held in sample_queue when the code map lags) --(decoder)--> CCT (cct.c)
- *   --(query_server)--> clients.
- * Agents connect on their own socket (agent_link.c) and are pulled for code
- * maps; the BPF program samples only processes whose agent said HELLO.
+ *   --(query_server, query_conns)--> clients.
+ * Agents connect on their own socket (agent_conns.c, agent_link.c) and are
+ * pulled for code maps; the BPF program samples only processes whose agent
+ * is admitted (admission.c) and whose layout is known (sampler_targets.c).
+ * This file sets everything up, runs the loop and tears down.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,101 +23,39 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 #include <systemd/sd-daemon.h>
 
+#include "agent_conns.h"
 #include "agent_link.h"
 #include "daemon.h"
 #include "log.h"
 #include "privileges.h"
-#include "process_rules.h"
 #include "procfs.h"
-#include "query_server.h"
+#include "query_conns.h"
 #include "recording.h"
 #include "reload.h"
 #include "sampler.h"
+#include "sampler_targets.h"
 #include "service_notify.h"
 #include "state_file.h"
 
 #define MAINTENANCE_MS 1000
-#define REFRESH_FETCH_NS (1000ull * 1000000)  /* keep code maps fresh */
-#define HELD_FETCH_NS (20ull * 1000000)      /* fetch soon for held samples */
-#define FETCH_TIMEOUT_NS (15ull * 1000000000) /* an agent that stops answering */
-#define HELLO_TIMEOUT_NS (5ull * 1000000000)
-#define QUERY_TIMEOUT_NS (10ull * 1000000000)
 #define CODE_GRACE_NS (60ull * 1000000000) /* keep unloaded code this long */
-
-enum watch_kind { W_DRAIN_TIMER, W_MAINT_TIMER, W_SIGNAL, W_RINGBUF, W_EXEC, W_AGENT_LISTEN, W_AGENT, W_QUERY_LISTEN, W_QUERY };
-
-struct watch {
-	enum watch_kind kind;
-	int fd;
-	void *obj;
-	struct watch *next; /* the connection list */
-	uint64_t last_fetch_ns;
-};
+#define FD_LIMIT 65536 /* descriptors: thousands of connections must not hit EMFILE */
 
 static struct daemon D;
-static int epfd = -1;
-static int saved_argc; /* for SIGHUP */
-static char **saved_argv;
-static uint64_t next_save_ns;
-static struct watch *connections; /* agent and query connections */
-static struct watch *fixed;       /* timers, signals, listening sockets */
-
-static struct watch *watch_add(enum watch_kind kind, int fd, void *obj, uint32_t events)
-{
-	struct watch *w = calloc(1, sizeof(*w));
-	struct epoll_event ev = {.events = events};
-
-	if (!w)
-		return NULL;
-	w->kind = kind;
-	w->fd = fd;
-	w->obj = obj;
-	ev.data.ptr = w;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-		free(w);
-		return NULL;
-	}
-	if (kind == W_AGENT || kind == W_QUERY) {
-		w->next = connections;
-		connections = w;
-	} else {
-		w->next = fixed;
-		fixed = w;
-	}
-	return w;
-}
-
-static void watch_mod(struct watch *w, uint32_t events)
-{
-	struct epoll_event ev = {.events = events, .data.ptr = w};
-
-	epoll_ctl(epfd, EPOLL_CTL_MOD, w->fd, &ev);
-}
-
-static void watch_del(struct watch *w)
-{
-	struct watch **pp;
-
-	epoll_ctl(epfd, EPOLL_CTL_DEL, w->fd, NULL);
-	for (pp = &connections; *pp; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			break;
-		}
-	free(w);
-}
 
 static int listen_unix(const char *path, mode_t mode)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	char dir[sizeof(addr.sun_path)];
 	char *slash;
+	mode_t old;
 	int fd;
 
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
@@ -132,12 +72,14 @@ static int listen_unix(const char *path, mode_t mode)
 	if (fd < 0)
 		return -1;
 	unlink(path); /* a stale socket from a previous run */
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || chmod(path, mode) != 0 ||
-	    listen(fd, 128) != 0) {
+	old = umask(~mode & 0777); /* the file has its mode from the start */
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(fd, 128) != 0) {
+		umask(old);
 		log_err("cannot listen on %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
+	umask(old);
 	return fd;
 }
 
@@ -160,284 +102,6 @@ static int timer_every(unsigned ms)
 static bool process_alive(pid_t pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;
-}
-
-/* Room for one more process under --max-processes: forgets the exited
- * process that ended longest ago, if there is one. */
-static bool make_room(void)
-{
-	struct process *oldest = NULL;
-
-	if (process_table_count(&D.processes) < D.opt.max_processes)
-		return true;
-	for (size_t i = 0; i < D.processes.all.n; i++) {
-		struct process *p = D.processes.all.v[i];
-		if (p->state != PROCESS_LIVE && !p->link && (!oldest || p->exited_ns < oldest->exited_ns))
-			oldest = p;
-	}
-	if (!oldest)
-		return false;
-	oldest->exited_ns = 0; /* expires below, whatever the retention */
-	oldest->state = PROCESS_EXITED;
-	process_table_expire(&D.processes, monotonic_ns(), 1);
-	D.counters.processes_evicted++;
-	return process_table_count(&D.processes) < D.opt.max_processes;
-}
-
-static struct process *on_hello(void *ctx, struct agent_link *l, const char *vm_name,
-				const char *vm_version)
-{
-	struct process *old = process_lookup(&D.processes, l->pid), *p;
-	char vm[96], why[256];
-
-	(void)ctx;
-	if (old && old->link) {
-		log_warn("refusing a second agent for pid %d", (int)l->pid);
-		D.counters.agents_refused++;
-		return NULL;
-	}
-	/* The same rules as for attaching: an -agentpath JVM obeys them too. */
-	if (!process_rules_allow(&D.opt.rules, l->pid, l->uid, why, sizeof(why))) {
-		log_info("not profiling pid %d: %s", (int)l->pid, why);
-		D.counters.agents_refused_by_rules++;
-		return NULL;
-	}
-	snprintf(vm, sizeof(vm), "%s %s", vm_name, vm_version);
-	/* The agent of a process we already know (it reconnected, or jsampled
-	 * restarted and restored its profile): carry on in the same tree. */
-	if (old && old->start_time && old->start_time == procfs_start_time(l->pid)) {
-		process_revive(&D.processes, old);
-		snprintf(old->vm, sizeof(old->vm), "%s", vm);
-		old->link = l;
-		log_info("agent of pid %d is back: continuing its profile (%llu samples so far)", (int)l->pid,
-			 (unsigned long long)old->cct.samples);
-		return old;
-	}
-	if (old)
-		process_agent_gone(&D.processes, old, false, monotonic_ns()); /* superseded */
-	if (!make_room()) {
-		log_warn("not profiling pid %d: %u processes tracked already (--max-processes)", (int)l->pid,
-			 D.opt.max_processes);
-		D.counters.processes_refused_limit++;
-		return NULL;
-	}
-	p = process_create(&D.processes, l->pid, l->uid, vm);
-	if (!p)
-		return NULL;
-	p->link = l;
-	return p;
-}
-
-/* Sampling starts with the agent's first batch: by then jsampled knows the
- * VM layout and every thread (so samples carry frame anchors and thread
- * states), and samples need not wait for the code map wholesale. */
-static void start_sampling(struct process *p)
-{
-	const struct vm_layout *L = &p->jvm.layout;
-	struct js_target tg = {0};
-
-	if (p->sampled || !L->valid)
-		return;
-	if (L->tls_modid > 0 && L->tls_modid < 0xffff && L->tls_thread_offset >= 0 &&
-	    L->tls_thread_offset < 0xffff && L->thread_anchor > 0 && L->thread_anchor < 0xffff) {
-		tg.tls_modid = (uint32_t)L->tls_modid;
-		tg.tls_offset = (uint32_t)L->tls_thread_offset;
-		tg.anchor_off = (uint32_t)L->thread_anchor;
-		tg.anchor_sp_off = (uint16_t)L->anchor_sp;
-		tg.anchor_fp_off = (uint16_t)L->anchor_fp;
-		tg.anchor_pc_off = (uint16_t)L->anchor_pc;
-		if (L->thread_state > 0 && L->thread_state < 0xffff)
-			tg.state_off = (uint32_t)L->thread_state;
-	}
-	tg.code_low = L->code_low;
-	tg.code_high = L->code_high;
-	if (sampler_add_target(D.sampler, p->pid, &tg) != 0) {
-		log_err("cannot add pid %d to the sampler's targets (limit %d)", (int)p->pid, JS_MAX_TARGETS);
-		return;
-	}
-	p->sampled = true;
-	log_info("profiling pid %d (%s, uid %u, %s)", (int)p->pid, p->comm, (unsigned)p->uid, p->vm);
-}
-
-static int on_batch(void *ctx, struct agent_link *l, const void *payload, size_t len,
-		    struct batch_info *info)
-{
-	int r;
-
-	(void)ctx;
-	r = process_apply_batch(&D.processes, l->proc, payload, len, info);
-	if (r == 0)
-		start_sampling(l->proc);
-	return r;
-}
-
-/* A Java thread started or ended: mirror it into the BPF thread map, so
- * samples of it carry its frame anchor and copy only its real stack. */
-static void on_thread(void *ctx, struct process *p, const struct jvm_thread *t)
-{
-	const struct vm_layout *L = &p->jvm.layout;
-	uint32_t host = pidns_host_tid(&p->tids, p->pid, t->tid);
-	struct js_thread_info ti = {0};
-
-	(void)ctx;
-	if (!host)
-		return;
-	if (!t->alive || !t->stack_base || !t->stack_size) {
-		sampler_forget_thread(D.sampler, (pid_t)host);
-		return;
-	}
-	ti.stack_end = t->stack_base;
-	ti.stack_low = t->stack_base - t->stack_size;
-	if (L->valid && L->thread_anchor > 0 && t->java_thread) {
-		ti.anchor_addr = t->java_thread + (uint64_t)L->thread_anchor;
-		ti.anchor_sp_off = (uint16_t)L->anchor_sp;
-		ti.anchor_fp_off = (uint16_t)L->anchor_fp;
-		ti.anchor_pc_off = (uint16_t)L->anchor_pc;
-	}
-	if (L->valid && L->thread_state > 0 && t->java_thread)
-		ti.state_addr = t->java_thread + (uint64_t)L->thread_state;
-	ti.from_jvm = 1;
-	if (sampler_set_thread(D.sampler, (pid_t)host, &ti) != 0)
-		log_debug("cannot register thread %u of pid %d", host, (int)p->pid);
-	else
-		log_debug("thread %u (%s) of pid %d: stack %#llx-%#llx, anchor at %#llx", host, t->name,
-			  (int)p->pid, (unsigned long long)ti.stack_low, (unsigned long long)ti.stack_end,
-			  (unsigned long long)ti.anchor_addr);
-}
-
-static void on_copy_end(void *ctx, struct process *p, uint32_t tid, uint64_t end)
-{
-	(void)ctx;
-	(void)p;
-	sampler_set_copy_end(D.sampler, (pid_t)tid, end);
-}
-
-static void on_max_copy(void *ctx, struct process *p, uint32_t tid, uint32_t bytes)
-{
-	(void)ctx;
-	log_debug("pid %d thread %u: stack deeper than the copy, now copying up to %u bytes", (int)p->pid,
-		  tid, bytes);
-	sampler_set_max_copy(D.sampler, (pid_t)tid, bytes);
-}
-
-static void on_internal_thread(void *ctx, struct process *p, uint32_t tid)
-{
-	(void)ctx;
-	(void)p;
-	sampler_set_thread_flags(D.sampler, (pid_t)tid, JS_THREAD_NO_STACK);
-}
-
-static const struct agent_link_hooks link_hooks = {.on_hello = on_hello, .on_batch = on_batch};
-
-static void close_agent(struct watch *w)
-{
-	struct agent_link *l = w->obj;
-	struct process *p = l->proc;
-
-	if (p) {
-		/* After BYE the JVM is past VMDeath: count it as exited. */
-		bool alive = !l->said_bye && process_alive(p->pid);
-		log_info("agent of pid %d disconnected: %s%s", (int)p->pid, l->why_closed,
-			 alive ? " (process still running: no longer sampled)" : "");
-		if (p->sampled)
-			sampler_remove_target(D.sampler, p->pid);
-		p->sampled = false;
-		/* Samples still in the ring are decoded with what we have. */
-		ringbuf_drain_run(&D.drain);
-		p->link = NULL;
-		process_agent_gone(&D.processes, p, alive, monotonic_ns());
-	} else {
-		log_debug("agent connection from pid %d closed: %s", (int)l->pid, l->why_closed);
-		D.counters.agents_closed_bad_input++;
-	}
-	agent_link_free(l);
-	watch_del(w);
-}
-
-static void handle_agent(struct watch *w, uint32_t events)
-{
-	struct agent_link *l = w->obj;
-
-	if ((events & EPOLLIN) && agent_link_on_readable(l, &link_hooks) != 0) {
-		close_agent(w);
-		return;
-	}
-	if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) {
-		snprintf(l->why_closed, sizeof(l->why_closed), "connection error");
-		close_agent(w);
-		return;
-	}
-	if (agent_link_flush(l) != 0) {
-		close_agent(w);
-		return;
-	}
-	watch_mod(w, EPOLLIN | (agent_link_wants_write(l) ? EPOLLOUT : 0));
-}
-
-static void handle_query(struct watch *w, uint32_t events)
-{
-	struct query_conn *q = w->obj;
-	int r = 0;
-
-	if (events & EPOLLIN)
-		r = query_conn_on_readable(q, &D);
-	if (r == 0)
-		r = query_conn_flush(q);
-	if (r != 0 || (events & (EPOLLERR | EPOLLHUP))) {
-		query_conn_free(q);
-		watch_del(w);
-		return;
-	}
-	watch_mod(w, q->answered ? EPOLLOUT : EPOLLIN);
-}
-
-static void accept_all(int lfd, enum watch_kind kind)
-{
-	for (;;) {
-		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		void *obj;
-
-		if (fd < 0)
-			return;
-		obj = kind == W_AGENT ? (void *)agent_link_new(fd, monotonic_ns())
-				      : (void *)query_conn_new(fd, monotonic_ns());
-		if (!obj || !watch_add(kind, fd, obj, EPOLLIN)) {
-			if (obj && kind == W_AGENT)
-				agent_link_free(obj);
-			else if (obj)
-				query_conn_free(obj);
-			else
-				close(fd);
-			continue;
-		}
-		if (kind == W_AGENT)
-			D.counters.agents_accepted++;
-	}
-}
-
-/* After each drain: pull agents whose processes have samples waiting, and
- * refresh the others' code maps now and then. */
-static void schedule_fetches(uint64_t now)
-{
-	for (struct watch *w = connections; w; w = w->next) {
-		struct agent_link *l;
-		struct process *p;
-		uint64_t wait;
-
-		if (w->kind != W_AGENT)
-			continue;
-		l = w->obj;
-		p = l->proc;
-		if (!p || l->fetch_in_flight)
-			continue;
-		wait = p->wants_fetch ? HELD_FETCH_NS : REFRESH_FETCH_NS;
-		if (now - w->last_fetch_ns < wait)
-			continue;
-		w->last_fetch_ns = now;
-		if (agent_link_fetch(l, now) != 0)
-			continue; /* the error surfaces on the next read */
-		watch_mod(w, EPOLLIN | (agent_link_wants_write(l) ? EPOLLOUT : 0));
-	}
 }
 
 /* One line for `systemctl status`. */
@@ -470,31 +134,17 @@ static void save_state(uint64_t now)
 	log_debug("saved %zu profiles to %s", D.processes.all.n, D.opt.state_dir);
 }
 
-/* After a reload: agents of processes the new rules exclude are let go. */
-static void apply_rules_to_agents(void)
-{
-	struct watch *w, *next;
-	char why[256];
-
-	for (w = connections; w; w = next) {
-		struct agent_link *l = w->obj;
-		next = w->next;
-		if (w->kind != W_AGENT || !l->proc)
-			continue;
-		if (!process_rules_allow(&D.opt.rules, l->pid, l->uid, why, sizeof(why))) {
-			snprintf(l->why_closed, sizeof(l->why_closed), "excluded after reload: %.90s", why);
-			close_agent(w);
-		}
-	}
-}
-
 static int on_exec_event(void *ctx, void *data, size_t len)
 {
 	const struct js_exec_event *e = data;
 
 	(void)ctx;
-	if (len >= sizeof(*e))
-		discovery_on_exec(&D.discovery, (pid_t)e->pid, monotonic_ns());
+	if (len < sizeof(*e))
+		return 0;
+	/* An agent's authority ends with its program (the BPF program already
+	 * stopped sampling a target at its exec). */
+	agents_on_exec(&D, (pid_t)e->pid);
+	discovery_on_exec(&D.discovery, (pid_t)e->pid, monotonic_ns());
 	return 0;
 }
 
@@ -509,38 +159,52 @@ static bool discovery_has_agent(void *ctx, pid_t pid)
 static void discovery_listener(void *ctx, int fd)
 {
 	(void)ctx;
-	if (!watch_add(W_AGENT_LISTEN, fd, NULL, EPOLLIN))
+	if (!watch_add(&D.loop, W_AGENT_LISTEN, fd, NULL, EPOLLIN))
 		log_err("cannot watch an agent socket");
+}
+
+static void discovery_listener_closed(void *ctx, int fd)
+{
+	(void)ctx;
+	for (struct watch *w = D.loop.fixed; w; w = w->next)
+		if (w->kind == W_AGENT_LISTEN && w->fd == fd) {
+			watch_del(&D.loop, w);
+			return;
+		}
+}
+
+static bool discovery_ns_in_use(void *ctx, uint64_t mnt_ns)
+{
+	(void)ctx;
+	for (size_t i = 0; i < D.processes.all.n; i++) {
+		const struct process *p = D.processes.all.v[i];
+		if (p->link && procfs_ns_inode(p->pid, "mnt") == mnt_ns)
+			return true;
+	}
+	return false;
+}
+
+/* Every child jsampled forks (attaches, query renders) is reaped here. */
+static void reap_children(uint64_t now)
+{
+	int ws;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+		if (!discovery_child_exited(&D.discovery, pid, ws, now))
+			queries_child_exited(&D, pid, ws);
 }
 
 static void maintenance(uint64_t now)
 {
-	struct watch *w, *next;
-
-	for (w = connections; w; w = next) {
-		next = w->next;
-		if (w->kind == W_AGENT) {
-			struct agent_link *l = w->obj;
-			if (!l->proc && now - l->connected_ns > HELLO_TIMEOUT_NS) {
-				snprintf(l->why_closed, sizeof(l->why_closed), "no HELLO in time");
-				close_agent(w);
-			} else if (l->fetch_in_flight && now - l->fetch_sent_ns > FETCH_TIMEOUT_NS) {
-				snprintf(l->why_closed, sizeof(l->why_closed), "agent stopped answering");
-				close_agent(w);
-			}
-		} else if (w->kind == W_QUERY) {
-			struct query_conn *q = w->obj;
-			if (now - q->opened_ns > QUERY_TIMEOUT_NS) {
-				query_conn_free(q);
-				watch_del(w);
-			}
-		}
-	}
+	reap_children(now);
+	agents_maintain(&D, now);
+	queries_maintain(&D, now);
 	for (size_t i = 0; i < D.processes.all.n; i++) {
 		struct process *p = D.processes.all.v[i];
 
 		if (p->state == PROCESS_LIVE)
-			process_retry_held(&D.processes, p);
+			process_retry_held(&D.processes, p, now);
 		if (p->state == PROCESS_AGENT_LOST && !process_alive(p->pid))
 			p->state = PROCESS_EXITED;
 		/* Unloaded code stays until no sample can still refer to it. */
@@ -549,11 +213,32 @@ static void maintenance(uint64_t now)
 	}
 	process_table_expire(&D.processes, now, D.opt.retention_s * 1000000000ull);
 	discovery_tick(&D.discovery, now);
-	if (D.opt.state_dir[0] && now >= next_save_ns) {
+	if (D.opt.state_dir[0] && now >= D.next_save_ns) {
 		save_state(now);
-		next_save_ns = now + D.opt.save_interval_s * 1000000000ull;
+		D.next_save_ns = now + D.opt.save_interval_s * 1000000000ull;
 	}
 	service_notify_tick(now, service_status());
+}
+
+static void on_signal(int fd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGHUP:
+			service_notify_reloading();
+			if (daemon_reload(&D, D.argc, D.argv) == 0)
+				agents_apply_rules(&D);
+			service_notify_ready(service_status());
+			break;
+		case SIGCHLD:
+			reap_children(monotonic_ns());
+			break;
+		default:
+			D.stop = true;
+		}
+	}
 }
 
 static int run(void)
@@ -562,7 +247,7 @@ static int run(void)
 	uint64_t ticks;
 
 	while (!D.stop) {
-		int n = epoll_wait(epfd, evs, 64, -1);
+		int n = epoll_wait(D.loop.epfd, evs, 64, -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -573,6 +258,8 @@ static int run(void)
 		for (int i = 0; i < n; i++) {
 			struct watch *w = evs[i].data.ptr;
 
+			if (w->dead)
+				continue; /* closed by an earlier handler of this batch */
 			switch (w->kind) {
 			case W_DRAIN_TIMER:
 			case W_RINGBUF:
@@ -580,7 +267,7 @@ static int run(void)
 					break;
 				ringbuf_drain_run(&D.drain);
 				D.counters.drains++;
-				schedule_fetches(monotonic_ns());
+				agents_schedule_fetches(&D, monotonic_ns());
 				break;
 			case W_EXEC:
 				ring_buffer__consume(w->obj);
@@ -589,34 +276,27 @@ static int run(void)
 				if (read(w->fd, &ticks, sizeof(ticks)) >= 0)
 					maintenance(monotonic_ns());
 				break;
-			case W_SIGNAL: {
-				struct signalfd_siginfo si;
-				if (read(w->fd, &si, sizeof(si)) == sizeof(si)) {
-					if (si.ssi_signo == SIGHUP) {
-						service_notify_reloading();
-						if (daemon_reload(&D, saved_argc, saved_argv) == 0)
-							apply_rules_to_agents();
-						service_notify_ready(service_status());
-					} else {
-						D.stop = true;
-					}
-				}
+			case W_SIGNAL:
+				on_signal(w->fd);
 				break;
-			}
 			case W_AGENT_LISTEN:
-				accept_all(w->fd, W_AGENT);
+				agents_accept(&D, w->fd);
 				break;
 			case W_QUERY_LISTEN:
-				accept_all(w->fd, W_QUERY);
+				queries_accept(&D, w->fd);
 				break;
 			case W_AGENT:
-				handle_agent(w, evs[i].events);
+				agents_on_event(&D, w, evs[i].events);
+				break;
+			case W_AGENT_PIDFD:
+				agents_on_exit(&D, w);
 				break;
 			case W_QUERY:
-				handle_query(w, evs[i].events);
+				queries_on_event(&D, w, evs[i].events);
 				break;
 			}
 		}
+		loop_collect(&D.loop);
 	}
 	return 0;
 }
@@ -646,21 +326,44 @@ static int open_query_socket(bool *activated)
 	return fd;
 }
 
+/* Enough descriptors for thousands of connections (the per-user limits
+ * keep any one user far below it). */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	rl.rlim_cur = rl.rlim_max < FD_LIMIT ? rl.rlim_max : FD_LIMIT;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static const struct process_hooks sampler_hooks = {
+	.on_thread = sampler_targets_on_thread,
+	.on_copy_end = sampler_targets_on_copy_end,
+	.on_max_copy = sampler_targets_on_max_copy,
+	.on_internal_thread = sampler_targets_on_internal_thread,
+};
+
 int main(int argc, char **argv)
 {
 	struct sampler_config sc;
-	struct process_limits limits;
-	struct discovery_hooks dh = {.has_agent = discovery_has_agent, .on_listener = discovery_listener};
+	struct discovery_hooks dh = {
+		.has_agent = discovery_has_agent,
+		.on_listener = discovery_listener,
+		.on_listener_closed = discovery_listener_closed,
+		.ns_in_use = discovery_ns_in_use,
+	};
 	struct ring_buffer *execs = NULL;
 	char err[512];
 	sigset_t mask;
 	bool activated = false;
 	int r, rc = 1;
 	int agent_fd = -1, query_fd = -1, sig_fd = -1, drain_fd = -1, maint_fd = -1;
-	uint32_t byte_nodes;
 
-	saved_argc = argc;
-	saved_argv = argv;
+	D.argc = argc;
+	D.argv = argv;
+	D.loop.epfd = -1;
 	r = options_parse(&D.opt, argc, argv, NULL, 0);
 	if (r != 0)
 		return r > 0 ? 0 : 2;
@@ -672,18 +375,14 @@ int main(int argc, char **argv)
 		log_warn("cannot set CPU priority %d: %s (samples may be dropped on a saturated host)",
 			 D.opt.nice, strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
+	raise_fd_limit();
+	uid_counts_init(&D.agent_conns);
+	uid_counts_init(&D.query_conns);
 
-	byte_nodes = cct_nodes_for_bytes(D.opt.cct_max_bytes);
-	limits.cct_max_nodes = byte_nodes < D.opt.cct_max_nodes ? byte_nodes : D.opt.cct_max_nodes;
-	limits.held_max_bytes = D.opt.held_max_bytes;
-	limits.hold_ns = D.opt.hold_ms * 1000000ull;
-	process_table_init(&D.processes, &limits);
-	D.processes.on_thread = on_thread;
-	D.processes.on_copy_end = on_copy_end;
-	D.processes.on_max_copy = on_max_copy;
-	D.processes.on_internal_thread = on_internal_thread;
-	D.processes.fragment_bytes = D.opt.fragment_bytes;
-	D.processes.max_fragment_bytes = D.opt.max_fragment_bytes;
+	process_table_init(&D.processes, &(struct process_limits){0});
+	daemon_apply_limits(&D);
+	D.processes.hooks = sampler_hooks;
+	D.processes.hooks.ctx = &D;
 	discovery_init(&D.discovery, &D.opt, &dh);
 	if (D.opt.record_path[0]) {
 		D.processes.recording = recording_create(D.opt.record_path, 1); /* fast: runs live */
@@ -694,20 +393,21 @@ int main(int argc, char **argv)
 		log_info("recording the sample path's inputs to %s", D.opt.record_path);
 	}
 	if (D.opt.state_dir[0]) {
-		r = state_restore(&D.processes, D.opt.state_dir, monotonic_ns(), err, sizeof(err));
+		r = state_restore(&D.processes, D.opt.state_dir, monotonic_ns(), D.opt.max_processes, err,
+				  sizeof(err));
 		if (r < 0)
 			log_err("cannot restore profiles from %s: %s (set aside as %s.bad)", D.opt.state_dir, err,
 				STATE_FILE_NAME);
 		else if (r > 0)
 			log_info("restored %d profiles from %s", r, D.opt.state_dir);
-		next_save_ns = monotonic_ns() + D.opt.save_interval_s * 1000000000ull;
+		D.next_save_ns = monotonic_ns() + D.opt.save_interval_s * 1000000000ull;
 	}
 
 	sc.frequency_hz = D.opt.frequency_hz;
 	sc.fragment_bytes = D.opt.fragment_bytes;
 	sc.ringbuf_bytes = D.opt.ringbuf_bytes;
 	sc.wakeup_watermark = D.opt.wakeup_bytes;
-	sc.watch_exec = 1; /* cheap; attach=off may turn into auto on reload */
+	sc.watch_exec = 1; /* cheap, and ends the authority of agents whose process execs */
 	if (sampler_open(&D.sampler, &sc, err, sizeof(err)) != 0) {
 		log_err("%s", err);
 		goto cleanup;
@@ -717,28 +417,31 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (loop_init(&D.loop) != 0)
+		goto cleanup;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	drain_fd = timer_every(D.opt.drain_ms);
 	maint_fd = timer_every(MAINTENANCE_MS);
-	agent_fd = listen_unix(D.opt.agent_socket_path, 0666); /* any JVM user; trusted for its own pid */
+	agent_fd = listen_unix(D.opt.agent_socket_path, 0666); /* any JVM user; trusted for its own process */
 	query_fd = open_query_socket(&activated);              /* and filtered by SO_PEERCRED */
-	if (epfd < 0 || sig_fd < 0 || drain_fd < 0 || maint_fd < 0 || agent_fd < 0 || query_fd < 0)
+	if (sig_fd < 0 || drain_fd < 0 || maint_fd < 0 || agent_fd < 0 || query_fd < 0)
 		goto cleanup;
-	if (!watch_add(W_SIGNAL, sig_fd, NULL, EPOLLIN) || !watch_add(W_DRAIN_TIMER, drain_fd, NULL, EPOLLIN) ||
-	    !watch_add(W_MAINT_TIMER, maint_fd, NULL, EPOLLIN) ||
-	    !watch_add(W_RINGBUF, ringbuf_drain_fd(&D.drain), NULL, EPOLLIN) ||
-	    !watch_add(W_AGENT_LISTEN, agent_fd, NULL, EPOLLIN) ||
-	    !watch_add(W_QUERY_LISTEN, query_fd, NULL, EPOLLIN))
+	if (!watch_add(&D.loop, W_SIGNAL, sig_fd, NULL, EPOLLIN) ||
+	    !watch_add(&D.loop, W_DRAIN_TIMER, drain_fd, NULL, EPOLLIN) ||
+	    !watch_add(&D.loop, W_MAINT_TIMER, maint_fd, NULL, EPOLLIN) ||
+	    !watch_add(&D.loop, W_RINGBUF, ringbuf_drain_fd(&D.drain), NULL, EPOLLIN) ||
+	    !watch_add(&D.loop, W_AGENT_LISTEN, agent_fd, NULL, EPOLLIN) ||
+	    !watch_add(&D.loop, W_QUERY_LISTEN, query_fd, NULL, EPOLLIN))
 		goto cleanup;
 	if (sampler_exec_ringbuf_fd(D.sampler) >= 0) {
 		execs = ring_buffer__new(sampler_exec_ringbuf_fd(D.sampler), on_exec_event, NULL, NULL);
-		if (!execs || !watch_add(W_EXEC, ring_buffer__epoll_fd(execs), execs, EPOLLIN))
+		if (!execs || !watch_add(&D.loop, W_EXEC, ring_buffer__epoll_fd(execs), execs, EPOLLIN))
 			log_warn("cannot watch exec events: new JVMs are found by the periodic scan");
 	}
 	if (!D.opt.keep_caps && privileges_drop(err, sizeof(err)) != 0)
@@ -759,20 +462,10 @@ int main(int argc, char **argv)
 	}
 
 cleanup:
-	while (connections) {
-		struct watch *w = connections;
-		if (w->kind == W_AGENT)
-			agent_link_free(w->obj);
-		else
-			query_conn_free(w->obj);
-		watch_del(w);
-	}
-	while (fixed) {
-		struct watch *w = fixed;
-		fixed = w->next;
-		free(w);
-	}
+	agents_close_all(&D);
+	queries_close_all(&D);
 	discovery_free(&D.discovery);
+	loop_free(&D.loop);
 	ring_buffer__free(execs);
 	if (query_fd >= 0) {
 		close(query_fd);
@@ -789,8 +482,6 @@ cleanup:
 		close(drain_fd);
 	if (maint_fd >= 0)
 		close(maint_fd);
-	if (epfd >= 0)
-		close(epfd);
 	if (D.drain.rb)
 		ringbuf_drain_close(&D.drain);
 	sampler_close(D.sampler);
@@ -803,5 +494,7 @@ cleanup:
 		recording_close(D.processes.recording);
 	}
 	process_table_free(&D.processes);
+	uid_counts_free(&D.agent_conns);
+	uid_counts_free(&D.query_conns);
 	return rc;
 }

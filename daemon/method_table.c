@@ -4,9 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "safe_text.h"
+
 void method_table_init(struct method_table *t)
 {
 	memset(t, 0, sizeof(*t));
+	u64_map_init(&t->method_index);
+	u64_map_init(&t->class_index);
 	u64_map_init(&t->by_method_ptr);
 	string_pool_init(&t->pool);
 }
@@ -19,47 +23,79 @@ void method_table_free(struct method_table *t)
 	}
 	vec_free(&t->methods);
 	vec_free(&t->classes);
+	u64_map_free(&t->method_index);
+	u64_map_free(&t->class_index);
 	u64_map_free(&t->by_method_ptr);
 	string_pool_free(&t->pool);
 }
 
-/* Grows a vector of structs to hold index id, zero-filling new slots. */
-static int grow_zeroed(void **v, size_t *n, size_t *cap, size_t elem, size_t id)
+static struct method_info *method_slot(const struct method_table *t, uint32_t id)
 {
-	size_t need = id + 1, ncap = *cap ? *cap : 64;
-	char *p;
+	uint64_t *i = id ? u64_map_get(&t->method_index, id) : NULL;
 
-	if (id < *n)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = ncap > *cap ? realloc(*v, ncap * elem) : *v;
-	if (!p)
-		return -1;
-	memset(p + *n * elem, 0, (need - *n) * elem);
-	*v = p;
-	if (ncap > *cap)
-		*cap = ncap;
-	*n = need;
-	return 0;
+	return i ? &t->methods.v[*i - 1] : NULL;
 }
 
-#define ENSURE_SLOT(vec, id) \
-	grow_zeroed((void **)&(vec).v, &(vec).n, &(vec).cap, sizeof(*(vec).v), (id))
+static struct class_info *class_slot(const struct method_table *t, uint32_t id)
+{
+	uint64_t *i = id ? u64_map_get(&t->class_index, id) : NULL;
+
+	return i ? &t->classes.v[*i - 1] : NULL;
+}
+
+/* The entry for id, created empty if new; NULL on allocation failure. */
+static struct method_info *method_entry(struct method_table *t, uint32_t id)
+{
+	struct method_info *m = method_slot(t, id), fresh = {.id = id, .ncalls = -1};
+
+	if (m)
+		return m;
+	if (vec_push(&t->methods, fresh) != 0)
+		return NULL;
+	if (u64_map_put(&t->method_index, id, t->methods.n) != 0) {
+		t->methods.n--;
+		return NULL;
+	}
+	return &t->methods.v[t->methods.n - 1];
+}
+
+static struct class_info *class_entry(struct method_table *t, uint32_t id)
+{
+	struct class_info *c = class_slot(t, id), fresh = {.id = id};
+
+	if (c)
+		return c;
+	if (vec_push(&t->classes, fresh) != 0)
+		return NULL;
+	if (u64_map_put(&t->class_index, id, t->classes.n) != 0) {
+		t->classes.n--;
+		return NULL;
+	}
+	return &t->classes.v[t->classes.n - 1];
+}
+
+/* An agent's string, escaped and interned. */
+static const char *intern_safe(struct method_table *t, const char *s, size_t n)
+{
+	char buf[JS_MAX_NAME];
+	size_t len = safe_text(buf, sizeof(buf), s, n);
+
+	return string_pool_intern(&t->pool, buf, len);
+}
 
 /* "Ljava/lang/String;" -> "java.lang.String"; arrays keep their descriptor. */
-static size_t java_class_name(const char *sig, size_t n, char *out, size_t outlen)
+static const char *java_class_name(struct method_table *t, const char *sig, size_t n)
 {
+	char name[JS_MAX_NAME];
 	size_t k = 0;
 
 	if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') {
 		sig++;
 		n -= 2;
 	}
-	for (size_t i = 0; i < n && k + 1 < outlen; i++)
-		out[k++] = sig[i] == '/' ? '.' : sig[i];
-	out[k] = 0;
-	return k;
+	for (size_t i = 0; i < n && k + 1 < sizeof(name); i++)
+		name[k++] = sig[i] == '/' ? '.' : sig[i];
+	return intern_safe(t, name, k);
 }
 
 int method_table_put_class(struct method_table *t, struct rbuf *r)
@@ -68,27 +104,39 @@ int method_table_put_class(struct method_table *t, struct rbuf *r)
 	size_t sn, fn;
 	const char *sig = rbuf_str(r, &sn);
 	const char *src = rbuf_str(r, &fn);
-	char name[1024];
-	size_t n;
+	const char *name, *source;
+	struct class_info *c;
 
 	if (r->err || id == 0 || id >= JS_MAX_CLASS_ID)
 		return -1;
-	if (ENSURE_SLOT(t->classes, id) != 0)
+	name = java_class_name(t, sig, sn);
+	source = intern_safe(t, src, fn);
+	if (!name || !source || !(c = class_entry(t, id)))
 		return -1;
-	n = java_class_name(sig, sn, name, sizeof(name));
-	t->classes.v[id].name = string_pool_intern(&t->pool, name, n);
-	t->classes.v[id].source = string_pool_intern(&t->pool, src, fn);
-	t->classes.v[id].known = t->classes.v[id].name && t->classes.v[id].source;
+	c->name = name;
+	c->source = source;
 	return 0;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line_entry *x = a, *y = b;
+	return (x->start_bci > y->start_bci) - (x->start_bci < y->start_bci);
+}
+
+static size_t extra_bytes(const struct method_info *m)
+{
+	return m->nlines * sizeof(struct line_entry) + (m->ncalls > 0 ? (size_t)m->ncalls * sizeof(uint16_t) : 0);
 }
 
 int method_table_put_method(struct method_table *t, struct rbuf *r)
 {
-	struct method_info m = {0};
+	struct method_info m = {0}, *slot;
 	uint32_t id = rbuf_u32(r);
 	size_t nn, sn;
 	const char *name, *sig;
 
+	m.id = id;
 	m.class_id = rbuf_u32(r);
 	m.method_ptr = rbuf_u64(r);
 	m.const_method = rbuf_u64(r);
@@ -98,7 +146,7 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	sig = rbuf_str(r, &sn);
 	m.nlines = rbuf_u32(r);
 	if (r->err || id == 0 || id >= JS_MAX_METHOD_ID || m.class_id >= JS_MAX_CLASS_ID ||
-	    m.nlines > rbuf_left(r) / 8 || m.code_size > 65535)
+	    m.nlines > JS_MAX_LINES || m.nlines > rbuf_left(r) / 8 || m.code_size > 65535)
 		return -1;
 	if (m.nlines) {
 		m.lines = malloc(m.nlines * sizeof(*m.lines));
@@ -108,19 +156,11 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 			m.lines[i].start_bci = rbuf_u32(r);
 			m.lines[i].line = rbuf_u32(r);
 		}
-		/* JVMTI does not promise an order: sort by bci (insertion sort, tables are short). */
-		for (uint32_t i = 1; i < m.nlines; i++) {
-			struct line_entry e = m.lines[i];
-			uint32_t j = i;
-			while (j > 0 && m.lines[j - 1].start_bci > e.start_bci) {
-				m.lines[j] = m.lines[j - 1];
-				j--;
-			}
-			m.lines[j] = e;
-		}
+		/* JVMTI does not promise an order. */
+		qsort(m.lines, m.nlines, sizeof(*m.lines), cmp_line);
 	}
 	m.ncalls = rbuf_i32(r);
-	if (r->err || m.ncalls < -1 || m.ncalls > 65535 || (m.ncalls > 0 && (size_t)m.ncalls > rbuf_left(r) / 2)) {
+	if (r->err || m.ncalls < -1 || m.ncalls > JS_MAX_LINES || (m.ncalls > 0 && (size_t)m.ncalls > rbuf_left(r) / 2)) {
 		free(m.lines);
 		return -1;
 	}
@@ -136,26 +176,21 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 				r->err = 1; /* must ascend */
 		}
 	}
-	m.name = string_pool_intern(&t->pool, name, nn);
-	m.signature = string_pool_intern(&t->pool, sig, sn);
-	if (r->err || !m.name || !m.signature || ENSURE_SLOT(t->methods, id) != 0) {
+	m.name = intern_safe(t, name, nn);
+	m.signature = intern_safe(t, sig, sn);
+	if (r->err || !m.name || !m.signature || !(slot = method_entry(t, id))) {
 		free(m.lines);
 		free(m.calls);
 		return -1;
 	}
-	m.known = true;
 	m.named = true;
-	struct method_info *slot = &t->methods.v[id];
-	if (slot->known) {
-		/* Re-sent after class redefinition: the old Method* may still be
-		 * on stacks, so it keeps mapping to this id. */
-		t->line_bytes -= slot->nlines * sizeof(struct line_entry) +
-				 (slot->ncalls > 0 ? (size_t)slot->ncalls * 2 : 0);
-		free(slot->lines);
-		free(slot->calls);
-	}
+	/* Re-sent after class redefinition: the old Method* may still be on
+	 * stacks, so it keeps mapping to this id. */
+	t->line_bytes -= extra_bytes(slot);
+	free(slot->lines);
+	free(slot->calls);
 	*slot = m;
-	t->line_bytes += m.nlines * sizeof(struct line_entry) + (m.ncalls > 0 ? (size_t)m.ncalls * 2 : 0);
+	t->line_bytes += extra_bytes(slot);
 	if (m.method_ptr)
 		u64_map_put(&t->by_method_ptr, m.method_ptr, id);
 	return 0;
@@ -171,13 +206,10 @@ int method_table_put_ref(struct method_table *t, struct rbuf *r)
 	if (r->err || id == 0 || id >= JS_MAX_METHOD_ID || class_id >= JS_MAX_CLASS_ID ||
 	    code_size > 65535 || !method)
 		return -1;
-	if (ENSURE_SLOT(t->methods, id) != 0)
+	if (!(m = method_entry(t, id)))
 		return -1;
-	m = &t->methods.v[id];
 	if (m->named)
 		return 0; /* the full record came first */
-	m->known = true;
-	m->ncalls = -1;
 	m->class_id = class_id;
 	m->method_ptr = method;
 	m->const_method = const_method;
@@ -187,9 +219,14 @@ int method_table_put_ref(struct method_table *t, struct rbuf *r)
 
 const struct method_info *method_table_get(const struct method_table *t, uint32_t id)
 {
-	if (id == 0 || id >= t->methods.n || !t->methods.v[id].known)
-		return NULL;
-	return &t->methods.v[id];
+	return method_slot(t, id);
+}
+
+const char *method_table_class_name(const struct method_table *t, uint32_t class_id)
+{
+	const struct class_info *c = class_slot(t, class_id);
+
+	return c ? c->name : NULL;
 }
 
 uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr)
@@ -220,63 +257,75 @@ int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t
 int method_table_line(const struct method_table *t, uint32_t id, int32_t bci)
 {
 	const struct method_info *m = method_table_get(t, id);
-	int line = -1;
+	uint32_t lo = 0, hi;
 
 	if (!m || bci < 0)
 		return -1;
-	for (uint32_t i = 0; i < m->nlines && m->lines[i].start_bci <= (uint32_t)bci; i++)
-		line = (int)m->lines[i].line;
-	return line;
+	hi = m->nlines;
+	while (lo < hi) { /* first entry starting after bci */
+		uint32_t mid = (lo + hi) / 2;
+		if (m->lines[mid].start_bci <= (uint32_t)bci)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (int)m->lines[lo - 1].line : -1;
 }
 
 int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t class_id, const char *class_name,
 			      const char *method_name)
 {
 	const char *cn, *mn;
+	struct method_info *m;
+	struct class_info *c;
 
 	if (id == 0 || id >= JS_MAX_METHOD_ID || class_id >= JS_MAX_CLASS_ID)
 		return -1;
-	cn = string_pool_intern(&t->pool, class_name, strlen(class_name));
-	mn = string_pool_intern(&t->pool, method_name, strlen(method_name));
-	if (!cn || !mn || ENSURE_SLOT(t->methods, id) != 0)
+	cn = intern_safe(t, class_name, strlen(class_name));
+	mn = intern_safe(t, method_name, strlen(method_name));
+	if (!cn || !mn)
 		return -1;
 	if (class_id) {
-		if (ENSURE_SLOT(t->classes, class_id) != 0)
+		if (!(c = class_entry(t, class_id)))
 			return -1;
-		t->classes.v[class_id].name = cn;
-		t->classes.v[class_id].source = "";
-		t->classes.v[class_id].known = true;
+		c->name = cn;
+		c->source = "";
 	}
-	if (t->methods.v[id].known)
+	if (method_slot(t, id))
 		return 0; /* the agent's own record wins */
-	t->methods.v[id].known = true;
-	t->methods.v[id].named = true;
-	t->methods.v[id].class_id = class_id;
-	t->methods.v[id].name = mn;
-	t->methods.v[id].signature = "";
-	t->methods.v[id].ncalls = -1;
+	if (!(m = method_entry(t, id)))
+		return -1;
+	m->named = true;
+	m->class_id = class_id;
+	m->name = mn;
+	m->signature = "";
 	return 0;
 }
 
 void method_table_name(const struct method_table *t, uint32_t id, char *out, size_t outlen)
 {
 	const struct method_info *m = method_table_get(t, id);
-	const struct class_info *c = NULL;
+	const char *cls;
 
 	if (!m) {
 		snprintf(out, outlen, "[unknown method #%u]", id);
 		return;
 	}
-	if (m->class_id && m->class_id < t->classes.n && t->classes.v[m->class_id].known)
-		c = &t->classes.v[m->class_id];
+	cls = method_table_class_name(t, m->class_id);
 	if (m->named)
-		snprintf(out, outlen, "%s.%s", c ? c->name : "[unknown class]", m->name);
+		snprintf(out, outlen, "%s.%s", cls ? cls : "[unknown class]", m->name);
 	else
-		snprintf(out, outlen, "%s.[method #%u]", c ? c->name : "[unknown class]", id);
+		snprintf(out, outlen, "%s.[method #%u]", cls ? cls : "[unknown class]", id);
+}
+
+bool method_is_native(const struct method_info *m)
+{
+	return (m->modifiers & JVM_ACC_NATIVE) != 0;
 }
 
 size_t method_table_bytes(const struct method_table *t)
 {
 	return t->methods.cap * sizeof(struct method_info) + t->classes.cap * sizeof(struct class_info) +
+	       u64_map_bytes(&t->method_index) + u64_map_bytes(&t->class_index) +
 	       u64_map_bytes(&t->by_method_ptr) + t->pool.bytes + t->line_bytes;
 }

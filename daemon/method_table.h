@@ -1,6 +1,8 @@
 /* One JVM's classes and methods as its agent reported them (CLASS and
  * METHOD records), indexed by the agent's ids and by Method* for
- * interpreted frames. */
+ * interpreted frames. Ids are looked up through hash maps into dense
+ * arrays, never used as array indexes: an agent picks them. Every string is
+ * stored escaped (safe_text.h). */
 #ifndef JSAMPLED_METHOD_TABLE_H
 #define JSAMPLED_METHOD_TABLE_H
 
@@ -16,6 +18,14 @@
 /* Ids above this are refused: the CCT packs method ids into 24 bits. */
 #define JS_MAX_METHOD_ID ((1u << 24) - 64)
 #define JS_MAX_CLASS_ID (1u << 22)
+/* A method's bytecode is at most 65535 bytes: no more line entries or
+ * invoke instructions than that. */
+#define JS_MAX_LINES 65536
+/* Longest name kept (escaped); longer ones are cut. */
+#define JS_MAX_NAME 1024
+
+/* JVM access flags (JVMS 4.6) the decoder needs. */
+#define JVM_ACC_NATIVE 0x0100
 
 struct line_entry {
 	uint32_t start_bci;
@@ -23,8 +33,8 @@ struct line_entry {
 };
 
 struct method_info {
-	bool known;       /* at least its Method* (METHOD_REF) */
-	bool named;       /* names, signature and lines too (METHOD) */
+	uint32_t id;
+	bool named;       /* names, signature and lines too (METHOD); else only the Method* (METHOD_REF) */
 	uint32_t class_id;
 	uint64_t method_ptr;   /* Method* */
 	uint64_t const_method; /* ConstMethod* */
@@ -39,17 +49,19 @@ struct method_info {
 };
 
 struct class_info {
-	bool known;
+	uint32_t id;
 	const char *name;   /* "java.lang.String" */
 	const char *source; /* "String.java" or "" */
 };
 
 struct method_table {
-	VEC(struct method_info) methods; /* index: method id */
-	VEC(struct class_info) classes;  /* index: class id */
+	VEC(struct method_info) methods; /* dense, in arrival order */
+	VEC(struct class_info) classes;
+	struct u64_map method_index;     /* method id -> index + 1 */
+	struct u64_map class_index;      /* class id -> index + 1 */
 	struct u64_map by_method_ptr;    /* Method* -> method id */
 	struct string_pool pool;
-	size_t line_bytes;
+	size_t line_bytes;               /* line tables and call sites */
 };
 
 void method_table_init(struct method_table *t);
@@ -65,6 +77,8 @@ int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t clas
 			      const char *method_name);
 
 const struct method_info *method_table_get(const struct method_table *t, uint32_t id);
+/* The class's name, or NULL if unknown. */
+const char *method_table_class_name(const struct method_table *t, uint32_t class_id);
 /* Method id of a Method*, 0 if unknown. */
 uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr);
 /* Whether bci is an invoke instruction of the method: 1 yes, 0 no, -1
@@ -74,6 +88,8 @@ int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t
 int method_table_line(const struct method_table *t, uint32_t id, int32_t bci);
 /* "package.Class.method"; a placeholder naming the id when unknown. */
 void method_table_name(const struct method_table *t, uint32_t id, char *out, size_t outlen);
+/* Whether the method is native (JVM_ACC_NATIVE). */
+bool method_is_native(const struct method_info *m);
 size_t method_table_bytes(const struct method_table *t);
 
 #endif

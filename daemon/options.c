@@ -13,51 +13,130 @@
 
 #include "../bpf/sampler.h"
 
-#define CONFIG_MAX_ARGS 256
 #define CONFIG_LINE 1024
+#define MIB 20 /* shift */
+#define KIB 10
+
+enum opt_type {
+	T_UINT,   /* an unsigned integer in [lo, hi], stored << shift */
+	T_INT,    /* a signed integer in [lo, hi] (lo, hi read as int64) */
+	T_STRING, /* a path or name */
+	T_FLAG,   /* no argument: sets a bool */
+	T_RULE,   /* repeatable glob pattern, appended to a rule_list */
+	T_ATTACH, /* auto | off */
+	T_CONFIG, /* --config: read before the rest */
+	T_HELP,
+};
+
+struct opt_spec {
+	const char *name;
+	enum opt_type type;
+	const char *arg;   /* the argument's name in the usage text */
+	int64_t lo, hi;
+	unsigned shift;    /* the stored value is the argument << shift */
+	int64_t def;       /* numeric default, in argument units */
+	const char *sdef;  /* string default (NULL: empty) */
+	size_t offset, size;
+	bool reloadable;   /* SIGHUP applies it at once (else: restart) */
+	const char *help;
+};
+
+#define F(field) offsetof(struct options, field), sizeof(((struct options *)0)->field)
+#define NONE 0, 0
+
+/* Every option of jsampled. Defaults written here only. */
+static const struct opt_spec specs[] = {
+	{"config", T_CONFIG, "FILE", 0, 0, 0, 0, NULL, F(config_path), false,
+	 "read `key = value` lines naming these options first (the command line wins); reread on SIGHUP"},
+	{"socket", T_STRING, "PATH", 0, 0, 0, 0, JSAMPLED_DEFAULT_SOCKET, F(socket_path), false,
+	 "query socket (or the one systemd passes)"},
+	{"socket-group", T_STRING, "NAME", 0, 0, 0, 0, "jsampled", F(socket_group), false,
+	 "group allowed to query (socket mode 0660; 0600 if the group is missing)"},
+	{"agent-socket", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(agent_socket_path), false,
+	 "socket agents connect to (default: agent.sock next to --socket)"},
+	{"agent-path", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(agent_path), true,
+	 "agent library loaded into JVMs (default " JSAMPLED_DEFAULT_AGENT ", else next to jsampled)"},
+	{"attach", T_ATTACH, "auto|off", 0, 0, ATTACH_AUTO, 0, NULL, F(attach), true,
+	 "find running and starting JVMs and load the agent into them"},
+	{"include-user", T_RULE, "USER", 0, 0, 0, 0, NULL, F(rules.include_user), true,
+	 "profile only these users (name or uid; repeatable)"},
+	{"exclude-user", T_RULE, "USER", 0, 0, 0, 0, NULL, F(rules.exclude_user), true, "never these users"},
+	{"include-exe", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.include_exe), true, "only these executables (path glob)"},
+	{"exclude-exe", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.exclude_exe), true, "never these executables"},
+	{"include-cgroup", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.include_cgroup), true,
+	 "only these cgroups (v2 path glob)"},
+	{"exclude-cgroup", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.exclude_cgroup), true, "never these cgroups"},
+	{"rescan-s", T_UINT, "N", 1, 86400, 0, 60, NULL, F(rescan_s), true,
+	 "full /proc scan for JVMs every N s (exec events find new JVMs in between)"},
+	{"frequency", T_UINT, "HZ", 1, 100000, 0, 99, NULL, F(frequency_hz), true, "samples per second per CPU"},
+	{"fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_DEFAULT_FRAGMENT_BYTES, NULL,
+	 F(fragment_bytes), false, "user stack bytes copied per sample (only the live part is copied)"},
+	{"max-fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_MAX_FRAGMENT_BYTES, NULL,
+	 F(max_fragment_bytes), true, "threads with deeper stacks get copies up to N bytes"},
+	{"ringbuf-mb", T_UINT, "N", 1, 4096, MIB, 64, NULL, F(ringbuf_bytes), false,
+	 "ring buffer size in MiB, a power of two"},
+	{"drain-ms", T_UINT, "N", 1, 1000, 0, 10, NULL, F(drain_ms), false, "ring buffer drain period"},
+	{"wakeup-kb", T_UINT, "N", 4, 4u << 20, KIB, 0, NULL, F(wakeup_bytes), false,
+	 "pending bytes that wake jsampled before its drain timer (default: a sixteenth of the ring)"},
+	{"retention-s", T_UINT, "N", 0, 365ll * 86400, 0, 600, NULL, F(retention_s), true,
+	 "keep an exited process's profile this long"},
+	{"hold-ms", T_UINT, "N", 0, 600000, 0, 2000, NULL, F(hold_ms), true,
+	 "how long a sample may wait for its code map"},
+	{"max-cct-nodes", T_UINT, "N", 16, 1u << 30, 0, 1000000, NULL, F(cct_max_nodes), true,
+	 "CCT size cap per process; the rest goes to [other], counted"},
+	{"max-cct-mb", T_UINT, "N", 1, 65536, MIB, 64, NULL, F(cct_max_bytes), true, "CCT memory cap per process"},
+	{"max-processes", T_UINT, "N", 1, 1u << 20, 0, 256, NULL, F(max_processes), true,
+	 "processes tracked at once, exited ones included"},
+	{"max-model-mb", T_UINT, "N", 1, 65536, MIB, 40, NULL, F(max_model_bytes), true,
+	 "agent data (code map, methods, threads) one process may have jsampled hold"},
+	{"max-held-mb", T_UINT, "N", 1, 65536, MIB, 16, NULL, F(held_max_bytes), true,
+	 "samples of one process waiting for its agent's data"},
+	{"max-processes-per-user", T_UINT, "N", 1, 1u << 20, 0, 64, NULL, F(max_processes_per_user), true,
+	 "processes of one non-root user tracked at once"},
+	{"max-user-mb", T_UINT, "N", 1, 1u << 20, MIB, 512, NULL, F(max_user_bytes), true,
+	 "agent data and held samples of all processes of one non-root user"},
+	{"max-queries-per-user", T_UINT, "N", 1, 1u << 16, 0, 16, NULL, F(max_queries_per_user), true,
+	 "open query connections of one non-root user"},
+	{"max-agent-connections-per-user", T_UINT, "N", 1, 1u << 16, 0, 16, NULL, F(max_agent_conns_per_user), true,
+	 "agent connections of one non-root user that have not said HELLO yet"},
+	{"max-agent-namespaces", T_UINT, "N", 1, 4096, 0, 64, NULL, F(max_agent_namespaces), true,
+	 "mount namespaces (containers) with an agent socket of jsampled's at once"},
+	{"state-dir", T_STRING, "DIR", 0, 0, 0, 0, NULL, F(state_dir), false,
+	 "save profiles here periodically and at stop, restore at start"},
+	{"save-interval-s", T_UINT, "N", 1, 86400, 0, 60, NULL, F(save_interval_s), true, "how often profiles are saved"},
+	{"keep-caps", T_FLAG, NULL, 0, 0, 0, 0, NULL, F(keep_caps), false,
+	 "keep every capability after start (default: drop those only needed to start)"},
+	{"record", T_STRING, "FILE", 0, 0, 0, 0, NULL, F(record_path), false,
+	 "record every input of the sample path (for jsreplay)"},
+	{"nice", T_INT, "N", -20, 19, 0, -10, NULL, F(nice), true,
+	 "CPU priority: the profiler must not starve behind the JVMs it observes"},
+	{"verbose", T_FLAG, NULL, 0, 0, 0, 0, NULL, F(verbose), true, "debug logging"},
+	{"help", T_HELP, NULL, 0, 0, 0, 0, NULL, NONE, false, "this text"},
+};
+#define NSPECS (sizeof(specs) / sizeof(specs[0]))
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: jsampled [options]\n"
-		"  --config FILE          read options from FILE first: `key = value` lines naming\n"
-		"                         the long options below; the command line wins; reread on SIGHUP\n"
-		"  --socket PATH          query socket (default %s)\n"
-		"  --socket-group NAME    group allowed to query (socket mode 0660; default jsampled)\n"
-		"  --agent-socket PATH    socket agents connect to (default: agent.sock next to --socket)\n"
-		"  --agent-path PATH      agent library loaded into JVMs (default %s,\n"
-		"                         else libjsagent.so next to the jsampled binary)\n"
-		"  --attach auto|off      find running and starting JVMs and load the agent (default auto)\n"
-		"  --include-user U, --exclude-user U        profile only / never these users (name or uid)\n"
-		"  --include-exe GLOB, --exclude-exe GLOB    ... these executables (path glob)\n"
-		"  --include-cgroup GLOB, --exclude-cgroup GLOB  ... these cgroups (v2 path glob)\n"
-		"                         repeatable; a JVM run with -Djsampled.disable=true is skipped\n"
-		"  --rescan-s N           full /proc scan for JVMs every N s (default 60; exec events\n"
-		"                         find new JVMs in between)\n"
-		"  --frequency HZ         samples per second per CPU (default 99)\n"
-		"  --fragment-bytes N     user stack bytes copied per sample, at most %u (default %u)\n"
-		"  --max-fragment-bytes N threads with deeper stacks get copies up to N bytes\n"
-		"                         (default %u; equal to --fragment-bytes: never grow)\n"
-		"  --ringbuf-mb N         ring buffer size in MiB, a power of two (default 64)\n"
-		"  --drain-ms N           ring buffer drain period (default 10)\n"
-		"  --wakeup-kb N          pending bytes that wake jsampled before its drain timer\n"
-		"                         (default: a sixteenth of the ring buffer)\n"
-		"  --retention-s N        keep an exited process's profile this long (default 600)\n"
-		"  --hold-ms N            how long a sample may wait for its code map (default 2000)\n"
-		"  --max-cct-nodes N      CCT size cap per process (default 1000000)\n"
-		"  --max-cct-mb N         CCT memory cap per process in MiB (default 64)\n"
-		"  --max-processes N      processes tracked at once, exited ones included (default 256)\n"
-		"  --state-dir DIR        save profiles here periodically and at stop, restore at start\n"
-		"  --save-interval-s N    how often profiles are saved (default 60)\n"
-		"  --keep-caps            keep every capability after start (default: drop the ones\n"
-		"                         only needed to load BPF and open perf events)\n"
-		"  --record FILE          record every input of the sample path (for jsreplay)\n"
-		"  --nice N               CPU priority, -20..19 (default -10): the profiler must not\n"
-		"                         starve behind the JVMs it observes, or samples pile up\n"
-		"  --verbose              debug logging\n"
-		"  --help\n",
-		JSAMPLED_DEFAULT_SOCKET, JSAMPLED_DEFAULT_AGENT, JS_MAX_FRAGMENT_BYTES,
-		JS_DEFAULT_FRAGMENT_BYTES, JS_MAX_FRAGMENT_BYTES);
+	fprintf(f, "usage: jsampled [options]\n");
+	for (size_t i = 0; i < NSPECS; i++) {
+		const struct opt_spec *s = &specs[i];
+		char head[64], def[64] = "";
+
+		snprintf(head, sizeof(head), "--%s%s%s", s->name, s->arg ? " " : "", s->arg ? s->arg : "");
+		if (s->type == T_UINT || s->type == T_INT) {
+			if (s->def || s->type == T_INT)
+				snprintf(def, sizeof(def), " (default %lld; %lld..%lld)", (long long)s->def, (long long)s->lo,
+					 (long long)s->hi);
+			else
+				snprintf(def, sizeof(def), " (%lld..%lld)", (long long)s->lo, (long long)s->hi);
+		} else if (s->sdef) {
+			snprintf(def, sizeof(def), " (default %.40s)", s->sdef);
+		} else if (s->type == T_ATTACH) {
+			snprintf(def, sizeof(def), " (default auto)");
+		}
+		fprintf(f, "  %-34s %s%s%s\n", head, s->help, def, s->reloadable ? "" : " [restart]");
+	}
+	fprintf(f, "Options marked [restart] take effect at the next start; the others on SIGHUP.\n");
 }
 
 /* Where parse errors go: a caller's buffer (SIGHUP: logged) or stderr. */
@@ -80,167 +159,73 @@ __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 	return -1;
 }
 
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out, const char *what)
+static void *field(struct options *o, const struct opt_spec *s)
+{
+	return (char *)o + s->offset;
+}
+
+static void store_int(void *p, size_t size, int64_t v)
+{
+	if (size == sizeof(uint32_t)) {
+		uint32_t x = (uint32_t)v;
+		memcpy(p, &x, sizeof(x));
+	} else {
+		uint64_t x = (uint64_t)v;
+		memcpy(p, &x, sizeof(x));
+	}
+}
+/* Every numeric field is 32 or 64 bits wide (store_int writes those two). */
+_Static_assert(sizeof(unsigned) == 4 && sizeof(int) == 4 && sizeof(size_t) == 8, "numeric option widths");
+
+static int parse_number(const struct opt_spec *s, const char *arg, int64_t *out)
 {
 	char *end;
-	unsigned long long v;
+	long long v;
 
 	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (!*s || *end || errno || v < lo || v > hi || *s == '-')
-		return fail("--%s must be an integer in %llu..%llu, got '%s'", what, (unsigned long long)lo,
-			    (unsigned long long)hi, s);
+	v = strtoll(arg, &end, 10);
+	if (!*arg || *end || errno || v < s->lo || v > s->hi || (s->type == T_UINT && *arg == '-'))
+		return fail("--%s must be an integer in %lld..%lld, got '%s'", s->name, (long long)s->lo,
+			    (long long)s->hi, arg);
 	*out = v;
 	return 0;
 }
 
-static int copy_str(char *dst, size_t cap, const char *s, const char *what)
+static int apply(struct options *o, const struct opt_spec *s, const char *arg)
 {
-	if (strlen(s) >= cap)
-		return fail("--%s is too long (at most %zu bytes): %s", what, cap - 1, s);
-	snprintf(dst, cap, "%s", s);
-	return 0;
-}
+	void *p = field(o, s);
+	int64_t v = 0;
 
-static int add_rule(struct rule_list *l, const char *s, const char *what)
-{
-	if (l->n >= RULE_MAX)
-		return fail("at most %d --%s rules", RULE_MAX, what);
-	if (!*s)
-		return fail("--%s needs a pattern", what);
-	if (copy_str(l->v[l->n], RULE_LEN, s, what))
-		return -1;
-	l->n++;
-	return 0;
-}
-
-static const struct option longs[] = {
-	{"config", required_argument, 0, 'C'},
-	{"socket", required_argument, 0, 's'},
-	{"socket-group", required_argument, 0, 'G'},
-	{"agent-socket", required_argument, 0, 'a'},
-	{"agent-path", required_argument, 0, 'A'},
-	{"attach", required_argument, 0, 'T'},
-	{"include-user", required_argument, 0, 1},
-	{"exclude-user", required_argument, 0, 2},
-	{"include-exe", required_argument, 0, 3},
-	{"exclude-exe", required_argument, 0, 4},
-	{"include-cgroup", required_argument, 0, 5},
-	{"exclude-cgroup", required_argument, 0, 6},
-	{"rescan-s", required_argument, 0, 'S'},
-	{"frequency", required_argument, 0, 'f'},
-	{"fragment-bytes", required_argument, 0, 'b'},
-	{"max-fragment-bytes", required_argument, 0, 'B'},
-	{"ringbuf-mb", required_argument, 0, 'r'},
-	{"drain-ms", required_argument, 0, 'd'},
-	{"wakeup-kb", required_argument, 0, 'w'},
-	{"retention-s", required_argument, 0, 't'},
-	{"hold-ms", required_argument, 0, 'H'},
-	{"max-cct-nodes", required_argument, 0, 'n'},
-	{"max-cct-mb", required_argument, 0, 'm'},
-	{"max-processes", required_argument, 0, 'P'},
-	{"state-dir", required_argument, 0, 'D'},
-	{"save-interval-s", required_argument, 0, 'I'},
-	{"keep-caps", no_argument, 0, 'K'},
-	{"record", required_argument, 0, 'R'},
-	{"nice", required_argument, 0, 'N'},
-	{"verbose", no_argument, 0, 'v'},
-	{"help", no_argument, 0, 'h'},
-	{0, 0, 0, 0},
-};
-
-static void set_defaults(struct options *o)
-{
-	memset(o, 0, sizeof(*o));
-	snprintf(o->socket_path, sizeof(o->socket_path), "%s", JSAMPLED_DEFAULT_SOCKET);
-	snprintf(o->socket_group, sizeof(o->socket_group), "jsampled");
-	o->attach = ATTACH_AUTO;
-	o->rescan_s = 60;
-	o->frequency_hz = 99;
-	o->fragment_bytes = JS_DEFAULT_FRAGMENT_BYTES;
-	o->max_fragment_bytes = JS_MAX_FRAGMENT_BYTES;
-	o->ringbuf_bytes = 64u << 20;
-	o->drain_ms = 10;
-	o->retention_s = 600;
-	o->hold_ms = 2000;
-	o->cct_max_nodes = 1000000;
-	o->cct_max_bytes = 64u << 20;
-	o->max_processes = 256;
-	o->save_interval_s = 60;
-	o->held_max_bytes = 64u << 20;
-	o->nice = -10;
-}
-
-/* The numeric options: accepted range, unit (the value is stored shifted
- * left by `shift`: MiB and KiB to bytes) and the field that holds it. */
-struct numeric_option {
-	int c;
-	uint64_t lo, hi;
-	unsigned shift;
-	size_t offset, size;
-};
-#define NUMERIC(c, lo, hi, shift, field) \
-	{c, lo, hi, shift, offsetof(struct options, field), sizeof(((struct options *)0)->field)}
-static const struct numeric_option numerics[] = {
-	NUMERIC('S', 1, 86400, 0, rescan_s),
-	NUMERIC('f', 1, 100000, 0, frequency_hz),
-	NUMERIC('b', 256, JS_MAX_FRAGMENT_BYTES, 0, fragment_bytes),
-	NUMERIC('B', 256, JS_MAX_FRAGMENT_BYTES, 0, max_fragment_bytes),
-	NUMERIC('r', 1, 4096, 20, ringbuf_bytes),
-	NUMERIC('d', 1, 1000, 0, drain_ms),
-	NUMERIC('w', 4, 4u << 20, 10, wakeup_bytes),
-	NUMERIC('t', 0, 365ull * 86400, 0, retention_s),
-	NUMERIC('H', 0, 600000, 0, hold_ms),
-	NUMERIC('n', 16, 1u << 30, 0, cct_max_nodes),
-	NUMERIC('m', 1, 65536, 20, cct_max_bytes),
-	NUMERIC('P', 1, 1u << 20, 0, max_processes),
-	NUMERIC('I', 1, 86400, 0, save_interval_s),
-};
-
-static int apply_numeric(struct options *o, const struct numeric_option *n, const char *name, const char *arg)
-{
-	uint64_t v = 0;
-	char *field = (char *)o + n->offset;
-
-	if (parse_u64(arg, n->lo, n->hi, &v, name))
-		return -1;
-	if (n->c == 'r' && (v & (v - 1)))
-		return fail("--ringbuf-mb must be a power of two");
-	v <<= n->shift;
-	if (n->size == sizeof(uint32_t)) {
-		uint32_t x = (uint32_t)v;
-		memcpy(field, &x, sizeof(x));
-	} else {
-		memcpy(field, &v, sizeof(v));
+	switch (s->type) {
+	case T_UINT:
+	case T_INT:
+		if (parse_number(s, arg, &v))
+			return -1;
+		if (s->offset == offsetof(struct options, ringbuf_bytes) && (v & (v - 1)))
+			return fail("--ringbuf-mb must be a power of two");
+		store_int(p, s->size, v * ((int64_t)1 << s->shift));
+		return 0;
+	case T_STRING:
+	case T_CONFIG:
+		if (strlen(arg) >= s->size)
+			return fail("--%s is too long (at most %zu bytes): %s", s->name, s->size - 1, arg);
+		snprintf(p, s->size, "%s", arg);
+		return 0;
+	case T_FLAG:
+		*(bool *)p = true;
+		return 0;
+	case T_RULE: {
+		struct rule_list *l = p;
+		if (l->n >= RULE_MAX)
+			return fail("at most %d --%s rules", RULE_MAX, s->name);
+		if (!*arg)
+			return fail("--%s needs a pattern", s->name);
+		if (strlen(arg) >= RULE_LEN)
+			return fail("--%s is too long (at most %d bytes): %s", s->name, RULE_LEN - 1, arg);
+		snprintf(l->v[l->n++], RULE_LEN, "%s", arg);
+		return 0;
 	}
-	return 0;
-}
-/* Every field above is 32 or 64 bits wide (apply_numeric stores those two). */
-_Static_assert(sizeof(unsigned) == 4 && sizeof(size_t) == 8, "numeric option widths");
-
-/* One option; name is the long option's name, for messages. */
-static int apply(struct options *o, int c, const char *name, const char *arg, int *have_agent_socket)
-{
-	for (size_t i = 0; i < sizeof(numerics) / sizeof(numerics[0]); i++)
-		if (numerics[i].c == c)
-			return apply_numeric(o, &numerics[i], name, arg);
-	switch (c) {
-	case 'C':
-		return 0; /* read before everything else */
-	case 's':
-		return copy_str(o->socket_path, sizeof(o->socket_path), arg, name);
-	case 'a':
-		*have_agent_socket = 1;
-		return copy_str(o->agent_socket_path, sizeof(o->agent_socket_path), arg, name);
-	case 'G':
-		return copy_str(o->socket_group, sizeof(o->socket_group), arg, name);
-	case 'A':
-		return copy_str(o->agent_path, sizeof(o->agent_path), arg, name);
-	case 'D':
-		return copy_str(o->state_dir, sizeof(o->state_dir), arg, name);
-	case 'R':
-		return copy_str(o->record_path, sizeof(o->record_path), arg, name);
-	case 'T':
+	case T_ATTACH:
 		if (strcmp(arg, "auto") == 0)
 			o->attach = ATTACH_AUTO;
 		else if (strcmp(arg, "off") == 0)
@@ -248,35 +233,31 @@ static int apply(struct options *o, int c, const char *name, const char *arg, in
 		else
 			return fail("--attach must be auto or off, got '%s'", arg);
 		return 0;
-	case 1:
-		return add_rule(&o->rules.include_user, arg, name);
-	case 2:
-		return add_rule(&o->rules.exclude_user, arg, name);
-	case 3:
-		return add_rule(&o->rules.include_exe, arg, name);
-	case 4:
-		return add_rule(&o->rules.exclude_exe, arg, name);
-	case 5:
-		return add_rule(&o->rules.include_cgroup, arg, name);
-	case 6:
-		return add_rule(&o->rules.exclude_cgroup, arg, name);
-	case 'K':
-		o->keep_caps = true;
-		return 0;
-	case 'v':
-		o->verbose = 1;
-		return 0;
-	case 'N': {
-		char *end;
-		long n = strtol(arg, &end, 10);
-		if (!*arg || *end || n < -20 || n > 19)
-			return fail("--nice must be in -20..19");
-		o->nice = (int)n;
-		return 0;
-	}
 	default:
 		return fail("unknown option");
 	}
+}
+
+static void set_defaults(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < NSPECS; i++) {
+		const struct opt_spec *s = &specs[i];
+		if (s->type == T_UINT || s->type == T_INT)
+			store_int(field(o, s), s->size, s->def * ((int64_t)1 << s->shift));
+		else if (s->type == T_STRING && s->sdef)
+			snprintf(field(o, s), s->size, "%s", s->sdef);
+		else if (s->type == T_ATTACH)
+			o->attach = (enum attach_mode)s->def;
+	}
+}
+
+static const struct opt_spec *spec_named(const char *name)
+{
+	for (size_t i = 0; i < NSPECS; i++)
+		if (strcmp(specs[i].name, name) == 0)
+			return &specs[i];
+	return NULL;
 }
 
 static char *trim(char *s)
@@ -297,7 +278,7 @@ static bool truthy(const char *v)
 }
 
 /* Reads `key = value` lines (# comments, blank lines) and applies each. */
-static int read_config(struct options *o, const char *path, int *have_agent_socket)
+static int read_config(struct options *o, const char *path)
 {
 	char line[CONFIG_LINE];
 	FILE *f = fopen(path, "re");
@@ -308,7 +289,7 @@ static int read_config(struct options *o, const char *path, int *have_agent_sock
 		return fail("cannot read config %s: %s", path, strerror(errno));
 	while (r == 0 && fgets(line, sizeof(line), f)) {
 		char *s, *eq, *key, *val;
-		const struct option *opt;
+		const struct opt_spec *spec;
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
@@ -330,19 +311,17 @@ static int read_config(struct options *o, const char *path, int *have_agent_sock
 			val[strlen(val) - 1] = 0;
 			val++;
 		}
-		for (opt = longs; opt->name; opt++)
-			if (!strcmp(opt->name, key))
-				break;
-		if (!opt->name || opt->val == 'C' || opt->val == 'h') {
+		spec = spec_named(key);
+		if (!spec || spec->type == T_CONFIG || spec->type == T_HELP) {
 			r = fail("%s:%u: unknown key '%s'", path, lineno, key);
 			break;
 		}
-		if (opt->has_arg == no_argument) {
+		if (spec->type == T_FLAG) {
 			if (truthy(val))
-				r = apply(o, opt->val, key, "", have_agent_socket);
+				r = apply(o, spec, "");
 			continue;
 		}
-		if (apply(o, opt->val, key, val, have_agent_socket) != 0) {
+		if (apply(o, spec, val) != 0) {
 			/* Point at the line: the message names only the key. */
 			if (err_buf) {
 				char tmp[256];
@@ -381,43 +360,58 @@ static void default_agent_path(struct options *o)
 	}
 }
 
+/* getopt_long's table, built from specs (index i: specs[i]). */
+static void long_options(struct option *longs)
+{
+	for (size_t i = 0; i < NSPECS; i++) {
+		longs[i].name = specs[i].name;
+		longs[i].has_arg = specs[i].type == T_FLAG || specs[i].type == T_HELP ? no_argument : required_argument;
+		longs[i].flag = NULL;
+		longs[i].val = 0x100 + (int)i;
+	}
+	memset(&longs[NSPECS], 0, sizeof(longs[NSPECS]));
+}
+
 int options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
 {
-	int c, idx, have_agent_socket = 0;
+	struct option longs[NSPECS + 1];
+	int c, idx;
 
 	err_buf = err;
 	err_len = errlen;
 	if (err && errlen)
 		err[0] = 0;
 	set_defaults(o);
+	long_options(longs);
 
 	/* The config file first, so that the command line overrides it. */
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longs, &idx)) != -1)
-		if (c == 'C' && copy_str(o->config_path, sizeof(o->config_path), optarg, "config"))
+		if (c >= 0x100 && specs[c - 0x100].type == T_CONFIG && apply(o, &specs[c - 0x100], optarg))
 			return -1;
-	if (o->config_path[0] && read_config(o, o->config_path, &have_agent_socket) != 0)
+	if (o->config_path[0] && read_config(o, o->config_path) != 0)
 		return -1;
 
 	opterr = err ? 0 : 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longs, &idx)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (c == '?' || c == ':') {
+		const struct opt_spec *s = c >= 0x100 ? &specs[c - 0x100] : NULL;
+		if (!s) {
 			if (!err)
 				usage(stderr);
 			return fail("bad command line option");
 		}
-		if (apply(o, c, longs[idx].name, optarg ? optarg : "", &have_agent_socket) != 0)
+		if (s->type == T_HELP) {
+			usage(stdout);
+			return 1;
+		}
+		if (s->type != T_CONFIG && apply(o, s, optarg ? optarg : "") != 0)
 			return -1;
 	}
 	if (optind < argc)
 		return fail("unexpected argument '%s'", argv[optind]);
-	if (!have_agent_socket) {
+	if (!o->agent_socket_path[0]) {
 		char dir[108];
 		snprintf(dir, sizeof(dir), "%s", o->socket_path);
 		if (strlen(dirname(dir)) + sizeof("/agent.sock") > sizeof(o->agent_socket_path))
@@ -432,4 +426,19 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
 	if (!o->wakeup_bytes)
 		o->wakeup_bytes = o->ringbuf_bytes / 16;
 	return 0;
+}
+
+void options_keep_fixed(struct options *fresh, const struct options *old, void (*restart_needed)(const char *name))
+{
+	for (size_t i = 0; i < NSPECS; i++) {
+		const struct opt_spec *s = &specs[i];
+		void *a = field(fresh, s);
+		const void *b = (const char *)old + s->offset;
+
+		if (s->reloadable || s->type == T_HELP || s->type == T_CONFIG || !memcmp(a, b, s->size))
+			continue;
+		if (restart_needed)
+			restart_needed(s->name);
+		memcpy(a, b, s->size);
+	}
 }

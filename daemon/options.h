@@ -1,6 +1,8 @@
 /* jsampled's settings: the command line, and the config file whose
  * `key = value` lines name the same long options (the command line wins).
- * Parsed again on SIGHUP; see daemon/reload.c for what a reload changes. */
+ * One table (options.c) holds each option's name, type, default, range,
+ * help text and whether a SIGHUP reload may change it; the parser, the
+ * usage text, the config-file reader and the reload all read it. */
 #ifndef JSAMPLED_OPTIONS_H
 #define JSAMPLED_OPTIONS_H
 
@@ -38,7 +40,7 @@ struct options {
 	char state_dir[256];    /* empty: profiles are not saved */
 	unsigned frequency_hz;
 	unsigned fragment_bytes;
-	unsigned max_fragment_bytes; /* deep threads' copies grow up to this; 0: never */
+	unsigned max_fragment_bytes; /* deep threads' copies grow up to this */
 	size_t ringbuf_bytes;
 	size_t wakeup_bytes; /* 0: a sixteenth of the ring */
 	unsigned drain_ms;
@@ -47,13 +49,23 @@ struct options {
 	uint32_t cct_max_nodes;
 	size_t cct_max_bytes;
 	unsigned max_processes;
-	size_t held_max_bytes;
+	/* What one process's agent may make jsampled hold (security.md in
+	 * README: the bound on a hostile agent). */
+	size_t max_model_bytes;   /* the agent's code map, methods, threads */
+	size_t held_max_bytes;    /* samples waiting for agent data */
+	/* Per user (root exempt): processes tracked, and model + held bytes of
+	 * them all; open connections to each socket. */
+	unsigned max_processes_per_user;
+	size_t max_user_bytes;
+	unsigned max_queries_per_user;
+	unsigned max_agent_conns_per_user; /* connected, no HELLO yet */
+	unsigned max_agent_namespaces;     /* agent sockets inside containers */
 	enum attach_mode attach;
 	unsigned rescan_s;
 	unsigned save_interval_s;
 	struct process_rules rules;
 	bool keep_caps;
-	int verbose;
+	bool verbose;
 	int nice;               /* scheduling priority to take (root) */
 	char record_path[4096]; /* empty: no recording */
 };
@@ -61,5 +73,10 @@ struct options {
 /* 0 to run, 1 if help was printed, -1 on a usage error (message printed,
  * to err if not NULL, else to stderr). */
 int options_parse(struct options *o, int argc, char **argv, char *err, size_t errlen);
+
+/* After a reload has parsed fresh settings: copies into fresh every setting
+ * a reload may not change from old, calling restart_needed(name) for each
+ * that differs. */
+void options_keep_fixed(struct options *fresh, const struct options *old, void (*restart_needed)(const char *name));
 
 #endif

@@ -38,7 +38,7 @@ int privileges_drop(char *why, size_t whylen)
 	cap_t caps = cap_get_proc(), next = NULL;
 	cap_flag_value_t have;
 	cap_value_t keep[NKEPT];
-	int nkeep = 0, r = -1;
+	int nkeep = 0, r = -1, bound_errno = 0;
 
 	if (!caps) {
 		snprintf(why, whylen, "cannot read capabilities: %s", strerror(errno));
@@ -47,13 +47,14 @@ int privileges_drop(char *why, size_t whylen)
 	for (size_t i = 0; i < NKEPT; i++)
 		if (CAP_IS_SUPPORTED(kept[i]) && cap_get_flag(caps, kept[i], CAP_PERMITTED, &have) == 0 && have)
 			keep[nkeep++] = kept[i];
-	/* The bounding set first, while CAP_SETPCAP is still ours. */
+	/* The bounding set first, while CAP_SETPCAP is still ours (the unit
+	 * grants it for this alone). */
 	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
 		bool is_kept = false;
 		for (int i = 0; i < nkeep; i++)
 			is_kept |= keep[i] == c;
-		if (!is_kept && CAP_IS_SUPPORTED(c) && cap_get_bound(c) == 1)
-			cap_drop_bound(c); /* needs CAP_SETPCAP; without it the other sets still shrink */
+		if (!is_kept && CAP_IS_SUPPORTED(c) && cap_get_bound(c) == 1 && cap_drop_bound(c) != 0)
+			bound_errno = errno;
 	}
 	next = cap_init();
 	if (!next || (nkeep && (cap_set_flag(next, CAP_PERMITTED, nkeep, keep, CAP_SET) != 0 ||
@@ -69,10 +70,28 @@ int privileges_drop(char *why, size_t whylen)
 		snprintf(why, whylen, "cannot set no_new_privs: %s", strerror(errno));
 		goto out;
 	}
+	if (bound_errno) {
+		/* The other sets did shrink; the bounding set needs CAP_SETPCAP. */
+		snprintf(why, whylen, "capabilities dropped, but the bounding set could not be reduced: %s "
+			 "(CAP_SETPCAP missing)", strerror(bound_errno));
+		goto out;
+	}
 	r = 0;
 out:
 	cap_free(caps);
 	if (next)
 		cap_free(next);
+	return r;
+}
+
+int privileges_drop_all(void)
+{
+	cap_t none = cap_init();
+	int r;
+
+	if (!none)
+		return -1;
+	r = cap_set_proc(none);
+	cap_free(none);
 	return r;
 }

@@ -17,4 +17,8 @@ int privileges_socket_access(const char *path, const char *group, char *why, siz
  * with why (nothing to drop is not an error). */
 int privileges_drop(char *why, size_t whylen);
 
+/* Drops every capability from the effective, permitted and inheritable
+ * sets (an attach child, once it has the JVM's credentials). 0 or -1. */
+int privileges_drop_all(void);
+
 #endif

@@ -10,6 +10,7 @@
 #include "recording.h"
 #include "log.h"
 #include "procfs.h"
+#include "safe_text.h"
 
 /* One trace buffer: decoding is single-threaded. */
 static struct trace scratch_trace;
@@ -44,7 +45,7 @@ static void session_state_free(struct process *p)
 	sample_queue_free(&p->held);
 }
 
-static void process_free(struct process *p)
+void process_free(struct process *p)
 {
 	session_state_free(p);
 	jvm_model_free(&p->jvm);
@@ -80,6 +81,7 @@ static void read_comm(pid_t pid, char comm[16])
 	if (fgets(comm, 16, f))
 		comm[strcspn(comm, "\n")] = 0;
 	fclose(f);
+	safe_text_inplace(comm, 16); /* the process chose it */
 }
 
 struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, const char *vm)
@@ -110,7 +112,7 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 		wbuf_init(&w);
 		wbuf_u32(&w, (uint32_t)uid);
 		wbuf_str(&w, p->vm);
-		recording_write(t->recording, REC_PROCESS, pid, w.data, w.len);
+		recording_write_at(t->recording, REC_PROCESS, pid, p->seen_ns, w.data, w.len);
 		wbuf_free(&w);
 	}
 	return p;
@@ -150,9 +152,8 @@ void process_revive(struct process_table *t, struct process *p)
 		const struct method_table *mt = &p->jvm.methods;
 		if (m && m->named)
 			method_table_put_restored(&fresh.methods, n->method_id, m->class_id,
-						  m->class_id < mt->classes.n && mt->classes.v[m->class_id].known
-							  ? mt->classes.v[m->class_id].name
-							  : "[unknown class]",
+						  method_table_class_name(mt, m->class_id) ? method_table_class_name(mt, m->class_id)
+											  : "[unknown class]",
 						  m->name);
 	}
 	jvm_model_free(&p->jvm);
@@ -293,7 +294,7 @@ static void learn_copy_end(struct process_table *t, struct process *p, const str
 	/* A stack deeper than the copy: copy more of this thread from now on
 	 * (doubling, up to the maximum). Only such threads pay for it. */
 	if (st == DECODE_INCOMPLETE && (s->flags & JS_SAMPLE_STACK_CAPPED) &&
-	    !(s->flags & JS_SAMPLE_HELD_TRIMMED) && t->on_max_copy &&
+	    !(s->flags & JS_SAMPLE_HELD_TRIMMED) && t->hooks.on_max_copy &&
 	    t->max_fragment_bytes) {
 		uint64_t *cur = u64_map_get(&p->max_copies, s->tid);
 		uint32_t now = cur ? (uint32_t)*cur : t->fragment_bytes, next = now * 2;
@@ -302,15 +303,15 @@ static void learn_copy_end(struct process_table *t, struct process *p, const str
 			next = t->max_fragment_bytes;
 		if (next > now) {
 			u64_map_put(&p->max_copies, s->tid, next);
-			t->on_max_copy(t->on_thread_ctx, p, s->tid, next);
+			t->hooks.on_max_copy(t->hooks.ctx, p, s->tid, next);
 		}
 	}
-	if (!t->on_copy_end || !(s->flags & JS_SAMPLE_STACK_END_FROM_JVM))
+	if (!t->hooks.on_copy_end || !(s->flags & JS_SAMPLE_STACK_END_FROM_JVM))
 		return;
 	if (st == DECODE_INCOMPLETE && (s->flags & JS_SAMPLE_COPY_TRIMMED)) {
 		if (known && *known != COPY_END_DISABLED) {
 			u64_map_put(&p->copy_ends, s->tid, COPY_END_DISABLED);
-			t->on_copy_end(t->on_thread_ctx, p, s->tid, 0);
+			t->hooks.on_copy_end(t->hooks.ctx, p, s->tid, 0);
 		}
 		return;
 	}
@@ -322,7 +323,7 @@ static void learn_copy_end(struct process_table *t, struct process *p, const str
 	if (known && *known >= end)
 		return;
 	u64_map_put(&p->copy_ends, s->tid, end);
-	t->on_copy_end(t->on_thread_ctx, p, s->tid, end);
+	t->hooks.on_copy_end(t->hooks.ctx, p, s->tid, end);
 }
 
 /* Decodes s; returns false if it must wait for newer agent data. */
@@ -357,9 +358,9 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	learn_copy_end(t, p, s, st);
 	/* JVM-internal threads need no stack copies from now on. */
 	if (st == DECODE_NOT_JAVA && scratch_trace.n == 1 && scratch_trace.frames[0].method_id != PSEUDO_NATIVE &&
-	    t->on_internal_thread && !u64_map_get(&p->internal_threads, s->tid)) {
+	    t->hooks.on_internal_thread && !u64_map_get(&p->internal_threads, s->tid)) {
 		u64_map_put(&p->internal_threads, s->tid, 1);
-		t->on_internal_thread(t->on_thread_ctx, p, s->tid);
+		t->hooks.on_internal_thread(t->hooks.ctx, p, s->tid);
 	}
 	if (st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) {
 		uint32_t at;
@@ -380,25 +381,33 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	return true;
 }
 
+/* Past this long after its hold time by jsampled's own clock, a sample
+ * stops waiting whatever the agent says (one that never reports a newer
+ * state would hold it forever). Generous: at a JVM's start its agent may
+ * stream records for many seconds before its state is complete again. */
+#define HOLD_GRACE_NS (30ull * 1000000000)
+
 /* A held sample stops waiting once the agent has reported state from well
- * after it (hold_ns later), or once no more agent data will come. */
-static bool hold_expired(const struct process *p, const struct js_sample *s)
+ * after it (hold_ns later), once no more agent data will come, or once it
+ * has waited well past its time. */
+static bool hold_expired(const struct process *p, const struct js_sample *s, uint64_t now)
 {
-	return p->state != PROCESS_LIVE || p->agent_cut_ns >= s->time_ns + p->hold_ns;
+	return p->state != PROCESS_LIVE || p->agent_cut_ns >= s->time_ns + p->hold_ns ||
+	       now >= s->time_ns + p->hold_ns + HOLD_GRACE_NS;
 }
 
-void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s)
+void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s, uint64_t now)
 {
 	uint32_t trimmed = 0;
 	int dropped;
 
 	if (t->recording)
-		recording_write(t->recording, REC_SAMPLE, p->pid, s, sample_bytes(s));
+		recording_write_at(t->recording, REC_SAMPLE, p->pid, now, s, sample_bytes(s));
 	p->stats.samples++;
 	p->stats.stack_bytes += s->stack_len;
 	if (s->flags & JS_SAMPLE_KERNEL_MODE)
 		p->stats.kernel_mode++;
-	if (try_decode(t, p, s, hold_expired(p, s)))
+	if (try_decode(t, p, s, hold_expired(p, s, now)))
 		return;
 	p->stats.held_total++;
 	if (log_level() >= LOG_DEBUG && p->stats.held_total % 100 == 1)
@@ -433,13 +442,13 @@ static bool wait_over(const struct process *p, const struct held_sample *h)
 }
 
 /* Each held sample is looked at once; those still waiting go back in order. */
-static void retry_held(struct process_table *t, struct process *p, bool final)
+static void retry_held(struct process_table *t, struct process *p, bool final, uint64_t now)
 {
 	size_t n = sample_queue_len(&p->held);
 	struct held_sample h;
 
 	for (size_t i = 0; i < n && sample_queue_pop(&p->held, &h); i++) {
-		bool expired = final || hold_expired(p, h.s);
+		bool expired = final || hold_expired(p, h.s, now);
 
 		if (expired || wait_over(p, &h)) {
 			if (try_decode(t, p, h.s, expired)) {
@@ -459,39 +468,46 @@ static void retry_held(struct process_table *t, struct process *p, bool final)
 }
 
 int process_apply_batch(struct process_table *t, struct process *p, const void *payload, size_t len,
-			struct batch_info *info)
+			struct batch_info *info, size_t max_model_bytes, uint64_t now)
 {
+	int r;
+
 	if (t->recording)
-		recording_write(t->recording, REC_BATCH, p->pid, payload, len);
-	if (jvm_model_apply_batch(&p->jvm, payload, len, info) != 0)
-		return -1;
-	if (!info->more && info->cut_ns > p->agent_cut_ns)
+		recording_write_at(t->recording, REC_BATCH, p->pid, now, payload, len);
+	r = jvm_model_apply_batch(&p->jvm, payload, len, info, max_model_bytes);
+	if (r == BATCH_OK && !info->more && info->cut_ns > p->agent_cut_ns)
 		p->agent_cut_ns = info->cut_ns;
+	/* Threads changed by the records applied, also when the batch stopped
+	 * early: the BPF thread map must match the model. */
 	for (size_t i = 0; i < p->jvm.thread_changes.n; i++) {
 		const struct jvm_thread *th = jvm_model_thread(&p->jvm, p->jvm.thread_changes.v[i]);
 		if (!th)
 			continue;
-		if (t->on_thread)
-			t->on_thread(t->on_thread_ctx, p, th);
+		if (t->hooks.on_thread)
+			t->hooks.on_thread(t->hooks.ctx, p, th);
 		/* Per-thread learning starts over for a new thread on the tid. */
 		uint32_t host = pidns_host_tid(&p->tids, p->pid, th->tid);
 		u64_map_del(&p->copy_ends, host);
 		u64_map_del(&p->max_copies, host);
 		u64_map_del(&p->internal_threads, host);
 		context_forget(&p->contexts, host);
+		if (!th->alive)
+			jvm_model_forget_thread(&p->jvm, th->tid);
 	}
 	p->jvm.thread_changes.n = 0;
-	retry_held(t, p, false);
-	return 0;
+	if (r != BATCH_OK)
+		return r;
+	retry_held(t, p, false, now);
+	return BATCH_OK;
 }
 
-void process_retry_held(struct process_table *t, struct process *p)
+void process_retry_held(struct process_table *t, struct process *p, uint64_t now)
 {
 	if (!sample_queue_len(&p->held))
 		return;
 	if (t->recording)
-		recording_write(t->recording, REC_RETRY, p->pid, NULL, 0);
-	retry_held(t, p, false);
+		recording_write_at(t->recording, REC_RETRY, p->pid, now, NULL, 0);
+	retry_held(t, p, false, now);
 }
 
 void process_agent_gone(struct process_table *t, struct process *p, bool agent_lost, uint64_t now_ns)
@@ -501,8 +517,11 @@ void process_agent_gone(struct process_table *t, struct process *p, bool agent_l
 	if (p->state != PROCESS_LIVE)
 		return;
 	if (t->recording)
-		recording_write(t->recording, REC_EXIT, p->pid, &lost, 1);
+		recording_write_at(t->recording, REC_EXIT, p->pid, now_ns, &lost, 1);
 	p->state = agent_lost ? PROCESS_AGENT_LOST : PROCESS_EXITED;
 	p->exited_ns = now_ns;
-	retry_held(t, p, true);
+	retry_held(t, p, true, now_ns);
+	/* Nothing will be decoded any more: the code map can go (the method
+	 * names stay, for the tree). */
+	codemap_free(&p->jvm.code);
 }

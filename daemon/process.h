@@ -65,9 +65,27 @@ struct process {
 	struct u64_map max_copies; /* host tid -> raised copy limit */
 	struct context_table contexts; /* where incomplete traces go */
 	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
+	uint64_t foreign_threads; /* THREAD records naming tids not of this process (ignored) */
+	/* Its agent was cut off for sending more than its limit: a reconnect is
+	 * refused at once rather than read again. */
+	bool over_limit;
 };
 
 #define COPY_END_DISABLED UINT64_MAX
+
+/* What the sample path tells the sampler (NULL members: nothing, as in
+ * replay). jsampled mirrors all of it into the BPF maps (sampler_targets.c). */
+struct process_hooks {
+	void *ctx;
+	/* A Java thread a batch started or ended. */
+	void (*on_thread)(void *ctx, struct process *p, const struct jvm_thread *t);
+	/* A thread's copy end was learned (end > 0) or given up (end == 0). */
+	void (*on_copy_end)(void *ctx, struct process *p, uint32_t tid, uint64_t end);
+	/* A thread's copy limit was raised (its stack is deeper than the copy). */
+	void (*on_max_copy)(void *ctx, struct process *p, uint32_t tid, uint32_t bytes);
+	/* A thread turned out to be JVM-internal (by its name): no stack needed. */
+	void (*on_internal_thread)(void *ctx, struct process *p, uint32_t tid);
+};
 
 struct process_table {
 	struct u64_map by_pid;          /* pid -> newest struct process * */
@@ -77,19 +95,9 @@ struct process_table {
 	uint64_t unknown_pid_samples;   /* records for a pid with no process */
 	uint64_t malformed_samples;
 	struct recording *recording;    /* when set, every input below is recorded */
-	/* Called for each Java thread a batch started or ended (NULL in replay):
-	 * jsampled mirrors them into the BPF thread map. */
-	void (*on_thread)(void *ctx, struct process *p, const struct jvm_thread *t);
-	/* Called when a thread's copy end is learned (end > 0) or given up
-	 * (end == 0), and when a thread's copy limit is raised: jsampled writes
-	 * them into the BPF thread map. */
-	void (*on_copy_end)(void *ctx, struct process *p, uint32_t tid, uint64_t end);
-	void (*on_max_copy)(void *ctx, struct process *p, uint32_t tid, uint32_t bytes);
-	/* A thread turned out to be JVM-internal (by its name): no stack needed. */
-	void (*on_internal_thread)(void *ctx, struct process *p, uint32_t tid);
+	struct process_hooks hooks;
 	uint32_t fragment_bytes;     /* the configured copy size */
 	uint32_t max_fragment_bytes; /* how far a deep thread's copy may grow (0: never) */
-	void *on_thread_ctx;
 	/* Called with every final decoding outcome (jsreplay --extract). */
 	void (*on_decoded)(void *ctx, const struct js_sample *s, enum decode_status st, int reason,
 			   const struct trace *tr);
@@ -102,6 +110,8 @@ struct process_table {
 void process_table_init(struct process_table *t, const struct process_limits *limits);
 void process_table_free(struct process_table *t);
 struct process *process_lookup(const struct process_table *t, pid_t pid);
+/* Frees a process that is in no table (or was just taken out of one). */
+void process_free(struct process *p);
 /* A new live process for pid (an older entry with that pid is kept until
  * its retention ends, but lookups find the new one). */
 struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, const char *vm);
@@ -117,14 +127,18 @@ size_t process_table_count(const struct process_table *t);
 /* Forgets exited processes older than retention_ns. Returns how many. */
 size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t retention_ns);
 
-/* The inputs of the sample path (each one recorded when recording):
+/* The inputs of the sample path (each one recorded when recording, with
+ * now_ns, CLOCK_MONOTONIC as the samples' clock: a sample held past its
+ * hold time by jsampled's own clock is settled even if the agent never
+ * reports a newer state):
  * a sample to decode now or hold until the model catches up; */
-void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s);
-/* a BATCH from the agent, after which held samples are retried; */
+void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s, uint64_t now_ns);
+/* a BATCH from the agent, after which held samples are retried; the model
+ * may grow to max_model_bytes (0: no limit). Returns enum batch_result; */
 int process_apply_batch(struct process_table *t, struct process *p, const void *payload, size_t len,
-			struct batch_info *info);
+			struct batch_info *info, size_t max_model_bytes, uint64_t now_ns);
 /* a periodic retry of held samples; */
-void process_retry_held(struct process_table *t, struct process *p);
+void process_retry_held(struct process_table *t, struct process *p, uint64_t now_ns);
 /* the end of agent data: the process exited, or its agent went away while
  * it keeps running (agent_lost). Held samples are settled. */
 void process_agent_gone(struct process_table *t, struct process *p, bool agent_lost, uint64_t now_ns);

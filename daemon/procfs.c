@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -179,4 +180,20 @@ uint64_t procfs_ns_inode(pid_t pid, const char *ns)
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, ns);
 	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+bool procfs_task_of(pid_t pid, uint32_t tid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)pid, tid);
+	return tid && stat(path, &st) == 0;
+}
+
+bool pidfd_running(int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	return pidfd >= 0 && poll(&p, 1, 0) == 0;
 }

@@ -36,6 +36,13 @@ int procfs_cgroup(pid_t pid, char *out, size_t cap);
  * _JAVA_OPTIONS in environ, is exactly arg. */
 bool procfs_java_option(pid_t pid, const char *arg);
 
+/* Whether the process a pidfd names is still running (its pidfd is not
+ * readable yet). Needs no permission over the process, unlike a signal. */
+bool pidfd_running(int pidfd);
+
+/* Whether tid is a thread of process pid (/proc/<pid>/task/<tid>). */
+bool procfs_task_of(pid_t pid, uint32_t tid);
+
 /* Inode of /proc/<pid>/ns/<ns> ("mnt", "pid"), 0 if unknown. */
 uint64_t procfs_ns_inode(pid_t pid, const char *ns);
 

@@ -137,7 +137,7 @@ static void stats_fields(const struct decode_stats *s, struct wbuf *out, bool js
 	FIELD("held_for_layout", s->held_for[WAIT_LAYOUT]);
 	FIELD("held_for_code", s->held_for[WAIT_CODE]);
 	FIELD("held_for_method", s->held_for[WAIT_METHOD]);
-	FIELD("held_for_other", s->held_for[WAIT_ANY]);
+	FIELD("held_for_other", s->held_for[WAIT_UNKNOWN]);
 	FIELD("held_trimmed", s->held_trimmed);
 	FIELD("dropped", s->dropped);
 	FIELD("dropped_queue_full", s->dropped_queue_full);
@@ -191,6 +191,8 @@ static void process_stats(const struct process *p, struct wbuf *out, bool json)
 		wbuf_printf(out, "\"malformed_records\":%llu,\"incomplete_grafted\":%llu,\"incomplete_truncated\":%llu,",
 			    (unsigned long long)p->jvm.malformed_records, (unsigned long long)p->contexts.grafted,
 			    (unsigned long long)p->contexts.truncated);
+		wbuf_printf(out, "\"held_bytes\":%zu,\"foreign_threads\":%llu,\"over_limit\":%s,", p->held.bytes,
+			    (unsigned long long)p->foreign_threads, p->over_limit ? "true" : "false");
 		stats_fields(&p->stats, out, true);
 		wbuf_printf(out, "}\n");
 	} else {
@@ -203,6 +205,43 @@ static void process_stats(const struct process *p, struct wbuf *out, bool json)
 			wbuf_printf(out, "%-22s %llu\n", "malformed_records",
 				    (unsigned long long)p->jvm.malformed_records);
 	}
+}
+
+/* The daemon's own counters (struct daemon_counters), one list for the
+ * text and JSON answers. */
+static void daemon_counter_fields(const struct daemon *d, struct wbuf *out, bool json)
+{
+	const struct daemon_counters *c = &d->counters;
+	const struct {
+		const char *name;
+		uint64_t v;
+	} f[] = {
+		{"agents_accepted", c->agents_accepted},
+		{"agents_refused", c->agents_refused},
+		{"agents_refused_by_rules", c->agents_refused_by_rules},
+		{"agents_refused_not_jvm", c->agents_refused_not_jvm},
+		{"agents_refused_user_limit", c->agents_refused_user_limit},
+		{"agents_over_limit", c->agents_over_limit},
+		{"agent_conns_refused", c->agent_conns_refused},
+		{"agents_ended_exec", c->agents_ended_exec},
+		{"agents_ended_exit", c->agents_ended_exit},
+		{"agents_closed_bad_input", c->agents_closed_bad_input},
+		{"processes_refused_limit", c->processes_refused_limit},
+		{"processes_evicted", c->processes_evicted},
+		{"state_saves", c->state_saves},
+		{"state_save_errors", c->state_save_errors},
+		{"queries", c->queries},
+		{"queries_refused", c->queries_refused},
+		{"queries_refused_user_limit", c->queries_refused_user_limit},
+		{"renders_killed", c->renders_killed},
+		{"attach_timeouts", d->discovery.counters.attach_timeouts},
+		{"agent_namespaces", d->discovery.ns_sockets.n},
+		{"agent_namespaces_released", d->discovery.counters.ns_released},
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		wbuf_printf(out, json ? "%s\"%s\":%llu" : "%s%-22s %llu\n", json && i ? "," : "", f[i].name,
+			    (unsigned long long)f[i].v);
 }
 
 static uint64_t self_rss_bytes(void)
@@ -218,6 +257,29 @@ static uint64_t self_rss_bytes(void)
 	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/* A user's own totals: only what its processes did. */
+static void user_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
+{
+	struct decode_stats sum = {0};
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->processes.all.n; i++)
+		if (may_see(uid, d->processes.all.v[i])) {
+			decode_stats_add(&sum, &d->processes.all.v[i]->stats);
+			n++;
+		}
+	if (json) {
+		wbuf_printf(out, "{\"processes\":%zu,\"uid\":%u,", n, (unsigned)uid);
+		stats_fields(&sum, out, true);
+		wbuf_printf(out, "}\n");
+		return;
+	}
+	wbuf_printf(out, "%-22s %zu\n%-22s %u\n", "processes", n, "uid", (unsigned)uid);
+	stats_fields(&sum, out, false);
+}
+
+/* The whole host's counters, for root: every process (also forgotten
+ * ones), the BPF program, discovery and the daemon's own. */
 static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
 {
 	struct decode_stats sum = d->processes.retired;
@@ -226,9 +288,12 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 	struct rusage ru;
 	double cpu;
 
+	if (uid != 0) {
+		user_stats(d, uid, out, json);
+		return;
+	}
 	for (size_t i = 0; i < d->processes.all.n; i++)
-		if (may_see(uid, d->processes.all.v[i]))
-			decode_stats_add(&sum, &d->processes.all.v[i]->stats);
+		decode_stats_add(&sum, &d->processes.all.v[i]->stats);
 	if (d->sampler) {
 		sampler_read_counters(d->sampler, &k);
 		sampler_prog_stats(d->sampler, &run_ns, &run_cnt);
@@ -261,14 +326,9 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 			    (unsigned long long)d->discovery.counters.attach_failed,
 			    (unsigned long long)d->discovery.counters.excluded,
 			    (unsigned long long)d->discovery.counters.had_agent);
-		wbuf_printf(out,
-			    "\"agents_refused\":%llu,\"agents_refused_by_rules\":%llu,\"processes_refused_limit\":%llu,"
-			    "\"processes_evicted\":%llu,\"state_saves\":%llu,\"state_save_errors\":%llu,",
-			    (unsigned long long)d->counters.agents_refused,
-			    (unsigned long long)d->counters.agents_refused_by_rules,
-			    (unsigned long long)d->counters.processes_refused_limit,
-			    (unsigned long long)d->counters.processes_evicted, (unsigned long long)d->counters.state_saves,
-			    (unsigned long long)d->counters.state_save_errors);
+		wbuf_printf(out, "\"daemon\":{");
+		daemon_counter_fields(d, out, true);
+		wbuf_printf(out, "},");
 		wbuf_printf(out, "\"unknown_pid_samples\":%llu,\"malformed_samples\":%llu,",
 			    (unsigned long long)d->processes.unknown_pid_samples,
 			    (unsigned long long)d->processes.malformed_samples);
@@ -291,10 +351,11 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 		    (unsigned long long)d->counters.processes_refused_limit);
 	wbuf_printf(out, "%-22s %llu\n", "unknown_pid_samples",
 		    (unsigned long long)d->processes.unknown_pid_samples);
+	daemon_counter_fields(d, out, false);
 	stats_fields(&sum, out, false);
 }
 
-void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *out)
+int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *out, struct render_request *defer)
 {
 	char buf[QUERY_MAX_REQUEST + 1], *save = NULL, *args[4] = {0};
 	int n = 0;
@@ -303,13 +364,13 @@ void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *ou
 	for (char *t = strtok_r(buf, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
 		if (n == 4) {
 			error_line(out, "too many arguments");
-			return;
+			return QUERY_ANSWERED;
 		}
 		args[n++] = t;
 	}
 	if (n == 0) {
 		error_line(out, "empty request; try: list | cct <pid> [tree|collapsed|json] | stats [<pid>] [json]");
-		return;
+		return QUERY_ANSWERED;
 	}
 	if (strcmp(args[0], "list") == 0 && n == 1) {
 		wbuf_printf(out, "OK\n");
@@ -320,11 +381,17 @@ void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *ou
 
 		if (fmt < 0) {
 			error_line(out, "format must be tree, collapsed or json");
-			return;
+			return QUERY_ANSWERED;
 		}
 		p = find_process(d, uid, args[1], out);
 		if (!p)
-			return;
+			return QUERY_ANSWERED;
+		if (defer) {
+			/* Rendered away from the event loop (query_conns.c). */
+			defer->pid = p->pid;
+			defer->format = fmt;
+			return QUERY_DEFERRED;
+		}
 		wbuf_printf(out, "OK\n");
 		if (cct_render(&p->cct, &p->jvm.methods, (enum cct_format)fmt, out) != 0)
 			error_line(out, "out of memory rendering the CCT");
@@ -335,7 +402,7 @@ void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *ou
 		if (positional == 1) {
 			struct process *p = find_process(d, uid, args[1], out);
 			if (!p)
-				return;
+				return QUERY_ANSWERED;
 			wbuf_printf(out, "OK\n");
 			process_stats(p, out, json);
 		} else if (positional == 0) {
@@ -351,11 +418,11 @@ void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *ou
 		bool on = strcmp(args[1], "on") == 0;
 		if (uid != 0) {
 			error_line(out, "only root may pause or resume sampling");
-			return;
+			return QUERY_ANSWERED;
 		}
 		if (d->sampler && sampler_enable(d->sampler, on) != 0) {
 			error_line(out, "cannot switch the perf events");
-			return;
+			return QUERY_ANSWERED;
 		}
 		d->paused = !on;
 		wbuf_printf(out, "OK\nsampling %s\n", on ? "on" : "off");
@@ -363,6 +430,12 @@ void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *ou
 		error_line(out, "unknown request; try: list | cct <pid> [tree|collapsed|json] | stats [<pid>] [json]"
 				" | sampling on|off");
 	}
+	return QUERY_ANSWERED;
+}
+
+void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *out)
+{
+	query_dispatch(d, uid, line, out, NULL);
 }
 
 int query_conn_on_readable(struct query_conn *q, struct daemon *d)
@@ -371,7 +444,7 @@ int query_conn_on_readable(struct query_conn *q, struct daemon *d)
 		ssize_t n;
 		char *nl;
 
-		if (q->answered)
+		if (q->answered || q->render_waiting)
 			return 0;
 		if (q->in_len >= QUERY_MAX_REQUEST) {
 			error_line(&q->out, "request too long");
@@ -399,8 +472,11 @@ int query_conn_on_readable(struct query_conn *q, struct daemon *d)
 			error_line(&q->out, "request contains a NUL byte");
 			d->counters.queries_refused++;
 		} else {
-			query_answer(d, q->uid, q->in, &q->out);
 			d->counters.queries++;
+			if (query_dispatch(d, q->uid, q->in, &q->out, &q->render) == QUERY_DEFERRED) {
+				q->render_waiting = true;
+				return 0;
+			}
 		}
 		q->answered = true;
 		return 0;

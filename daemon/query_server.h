@@ -22,6 +22,12 @@
 
 struct daemon;
 
+/* A CCT to render away from the event loop. */
+struct render_request {
+	pid_t pid;
+	int format; /* enum cct_format */
+};
+
 struct query_conn {
 	int fd;
 	uid_t uid;
@@ -31,6 +37,8 @@ struct query_conn {
 	struct wbuf out;
 	size_t out_off;
 	bool answered;
+	bool render_waiting; /* a cct request, waiting for a render slot */
+	struct render_request render;
 };
 
 struct query_conn *query_conn_new(int fd, uint64_t now_ns);
@@ -40,7 +48,12 @@ int query_conn_on_readable(struct query_conn *q, struct daemon *d);
 /* Writes the answer; 1 when all is sent (close), 0 to wait, -1 on error. */
 int query_conn_flush(struct query_conn *q);
 
-/* Answers one request line as client uid into out (no I/O; testable). */
+enum { QUERY_ANSWERED, QUERY_DEFERRED };
+
+/* Answers one request line as client uid into out (no I/O; testable).
+ * With defer, a cct request that is valid is not rendered but described in
+ * *defer (QUERY_DEFERRED). */
+int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *out, struct render_request *defer);
 void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *out);
 
 #endif

@@ -44,10 +44,9 @@ void recording_close(struct recording *r)
 	free(r);
 }
 
-void recording_write(struct recording *r, uint8_t type, pid_t pid, const void *payload, size_t len)
+void recording_write_at(struct recording *r, uint8_t type, pid_t pid, uint64_t t, const void *payload, size_t len)
 {
 	uint8_t hdr[17];
-	uint64_t t = monotonic_ns();
 	uint32_t p = (uint32_t)pid, l = (uint32_t)len;
 
 	if (!r || r->error || len > RECORDING_MAX_ENTRY)
@@ -62,6 +61,11 @@ void recording_write(struct recording *r, uint8_t type, pid_t pid, const void *p
 		return;
 	}
 	r->events++;
+}
+
+void recording_write(struct recording *r, uint8_t type, pid_t pid, const void *payload, size_t len)
+{
+	recording_write_at(r, type, pid, monotonic_ns(), payload, len);
 }
 
 int recording_error(const struct recording *r)

@@ -32,8 +32,12 @@ struct recording;
  * (small). NULL with errno on failure. */
 struct recording *recording_create(const char *path, int level);
 void recording_close(struct recording *r);
-/* Appends one event; errors are sticky and reported by recording_error. */
+/* Appends one event stamped now (or at time_ns: the time the sample path
+ * acted on, so a replay decides as the daemon did); errors are sticky and
+ * reported by recording_error. */
 void recording_write(struct recording *r, uint8_t type, pid_t pid, const void *payload, size_t len);
+void recording_write_at(struct recording *r, uint8_t type, pid_t pid, uint64_t time_ns, const void *payload,
+			size_t len);
 int recording_error(const struct recording *r);
 uint64_t recording_events(const struct recording *r);
 

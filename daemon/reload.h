@@ -1,12 +1,17 @@
-/* SIGHUP: read the command line and config file again and apply what can
- * change while running, keeping every profile. Settings baked into the
- * loaded BPF program or the open sockets are reported as needing a restart. */
+/* SIGHUP: read the settings again and apply what can change while running
+ * (the option table in options.c says which); the rest is logged as
+ * needing a restart. Profiles are kept. */
 #ifndef JSAMPLED_RELOAD_H
 #define JSAMPLED_RELOAD_H
 
 #include "daemon.h"
 
-/* 0 if applied, -1 if the new settings are invalid (the old ones stay). */
+/* 0 if the new settings were applied, -1 if they were invalid (the old
+ * ones stay). */
 int daemon_reload(struct daemon *d, int argc, char **argv);
+
+/* Pushes the limits in d->opt to the process table and every process
+ * (at start and after a reload). */
+void daemon_apply_limits(struct daemon *d);
 
 #endif

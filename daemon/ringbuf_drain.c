@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 
 #include "../bpf/sampler.h"
+#include "clock.h"
 #include "process.h"
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -25,7 +26,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->processes->unknown_pid_samples++;
 		return 0;
 	}
-	process_take_sample(d->processes, p, s);
+	process_take_sample(d->processes, p, s, d->now);
 	return 0;
 }
 
@@ -51,5 +52,6 @@ int ringbuf_drain_fd(const struct ringbuf_drain *d)
 
 int ringbuf_drain_run(struct ringbuf_drain *d)
 {
+	d->now = monotonic_ns(); /* one clock read per drain, not per sample */
 	return ring_buffer__consume(d->rb);
 }

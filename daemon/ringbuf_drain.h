@@ -14,6 +14,7 @@ struct ringbuf_drain {
 	struct process_table *processes;
 	uint64_t records;
 	uint64_t bytes;
+	uint64_t now; /* CLOCK_MONOTONIC at the start of the running drain */
 };
 
 int ringbuf_drain_open(struct ringbuf_drain *d, int map_fd, struct process_table *processes);

@@ -288,17 +288,19 @@ int sampler_remove_target(struct sampler *s, pid_t pid)
 	return e == -ENOENT ? 0 : e;
 }
 
-int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info *ti)
+int sampler_set_thread(struct sampler *s, pid_t pid, pid_t tid, const struct js_thread_info *ti)
 {
+	struct js_thread_info v = *ti;
 	__u32 key = (__u32)tid;
 
-	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), ti, sizeof(*ti),
-				    BPF_ANY);
+	v.tgid = (__u32)pid;
+	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &v, sizeof(v), BPF_ANY);
 }
 
-/* Read-modify-write of one thread's entry (the BPF program may have made it). */
-static int update_thread(struct sampler *s, pid_t tid, const uint64_t *copy_end, const uint32_t *max_copy,
-			 const uint32_t *flags)
+/* Read-modify-write of one thread's entry (the BPF program may have made
+ * it), only while it belongs to process pid. */
+static int update_thread(struct sampler *s, pid_t pid, pid_t tid, const uint64_t *copy_end,
+			 const uint32_t *max_copy, const uint32_t *flags)
 {
 	struct js_thread_info ti;
 	__u32 key = (__u32)tid;
@@ -306,6 +308,8 @@ static int update_thread(struct sampler *s, pid_t tid, const uint64_t *copy_end,
 
 	if (e)
 		return e;
+	if (ti.tgid != (__u32)pid)
+		return -ESRCH;
 	if (copy_end)
 		ti.copy_end = *copy_end;
 	if (max_copy)
@@ -315,26 +319,30 @@ static int update_thread(struct sampler *s, pid_t tid, const uint64_t *copy_end,
 	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), BPF_EXIST);
 }
 
-int sampler_set_copy_end(struct sampler *s, pid_t tid, uint64_t end)
+int sampler_set_copy_end(struct sampler *s, pid_t pid, pid_t tid, uint64_t end)
 {
-	return update_thread(s, tid, &end, NULL, NULL);
+	return update_thread(s, pid, tid, &end, NULL, NULL);
 }
 
-int sampler_set_max_copy(struct sampler *s, pid_t tid, uint32_t bytes)
+int sampler_set_max_copy(struct sampler *s, pid_t pid, pid_t tid, uint32_t bytes)
 {
-	return update_thread(s, tid, NULL, &bytes, NULL);
+	return update_thread(s, pid, tid, NULL, &bytes, NULL);
 }
 
-int sampler_set_thread_flags(struct sampler *s, pid_t tid, uint32_t flags)
+int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t flags)
 {
-	return update_thread(s, tid, NULL, NULL, &flags);
+	return update_thread(s, pid, tid, NULL, NULL, &flags);
 }
 
-int sampler_forget_thread(struct sampler *s, pid_t tid)
+int sampler_forget_thread(struct sampler *s, pid_t pid, pid_t tid)
 {
+	struct js_thread_info ti;
 	__u32 key = (__u32)tid;
-	int e = bpf_map__delete_elem(s->skel->maps.threads, &key, sizeof(key), 0);
+	int e = bpf_map__lookup_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), 0);
 
+	if (e || ti.tgid != (__u32)pid)
+		return 0; /* not this process's entry */
+	e = bpf_map__delete_elem(s->skel->maps.threads, &key, sizeof(key), 0);
 	return e == -ENOENT ? 0 : e;
 }
 

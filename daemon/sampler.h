@@ -38,14 +38,16 @@ unsigned sampler_cpus(const struct sampler *s);
 /* Starts sampling pid (or updates its facts). */
 int sampler_add_target(struct sampler *s, pid_t pid, const struct js_target *tg);
 int sampler_remove_target(struct sampler *s, pid_t pid);
-int sampler_set_thread(struct sampler *s, pid_t tid, const struct js_thread_info *ti);
-int sampler_forget_thread(struct sampler *s, pid_t tid);
+/* Per-thread entries belong to a process (pid): set writes pid into the
+ * entry, the others change or remove an entry only while it is pid's. */
+int sampler_set_thread(struct sampler *s, pid_t pid, pid_t tid, const struct js_thread_info *ti);
+int sampler_forget_thread(struct sampler *s, pid_t pid, pid_t tid);
 /* Sets how far up the thread's stack the copy goes (0: to its end). */
-int sampler_set_copy_end(struct sampler *s, pid_t tid, uint64_t end);
+int sampler_set_copy_end(struct sampler *s, pid_t pid, pid_t tid, uint64_t end);
 /* Sets the most bytes copied for the thread (0: the configured size). */
-int sampler_set_max_copy(struct sampler *s, pid_t tid, uint32_t bytes);
+int sampler_set_max_copy(struct sampler *s, pid_t pid, pid_t tid, uint32_t bytes);
 /* Sets the thread's enum js_thread_flags. */
-int sampler_set_thread_flags(struct sampler *s, pid_t tid, uint32_t flags);
+int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t flags);
 
 /* The kernel's run-time statistics of the sampling program (non-zero only
  * while kernel.bpf_stats_enabled is 1). */

@@ -36,8 +36,8 @@ static void put_methods(const struct process *p, struct wbuf *w)
 		m = method_table_get(&p->jvm.methods, node->method_id);
 		if (!m || !m->named)
 			continue;
-		if (m->class_id && m->class_id < p->jvm.methods.classes.n && p->jvm.methods.classes.v[m->class_id].known)
-			cls = p->jvm.methods.classes.v[m->class_id].name;
+		if (method_table_class_name(&p->jvm.methods, m->class_id))
+			cls = method_table_class_name(&p->jvm.methods, m->class_id);
 		u64_map_put(&seen, node->method_id, 1);
 		wbuf_u32(w, node->method_id);
 		wbuf_u32(w, m->class_id);
@@ -79,13 +79,29 @@ static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
 	wbuf_patch_u32(w, at, (uint32_t)(w->len - at - 4));
 }
 
+void state_boot_id(char out[40])
+{
+	char buf[64];
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? fd_read_upto(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	snprintf(out, 40, "%.39s", buf);
+}
+
 int state_encode(const struct process_table *t, uint64_t now, struct wbuf *w)
 {
+	char boot[40];
 	uint32_t crc;
 
+	state_boot_id(boot);
 	wbuf_put(w, MAGIC, sizeof(MAGIC));
 	wbuf_u32(w, STATE_FILE_VERSION);
 	wbuf_u64(w, (uint64_t)time(NULL));
+	wbuf_str(w, boot);
 	wbuf_u32(w, (uint32_t)t->all.n);
 	for (size_t i = 0; i < t->all.n; i++)
 		put_process(t->all.v[i], now, w);
@@ -95,9 +111,10 @@ int state_encode(const struct process_table *t, uint64_t now, struct wbuf *w)
 }
 
 /* Reads one process into tmp (t: the live table, to skip processes that
- * are already back). */
+ * are already back; same_boot: pids and start times still mean the same
+ * processes). */
 static int get_process(struct process_table *tmp, const struct process_table *t, struct rbuf *r, uint64_t now,
-		       char *why, size_t whylen)
+		       bool same_boot, char *why, size_t whylen)
 {
 	uint64_t *stats, age, start_time;
 	uint32_t pid, uid, nstats, nmeth, nnodes;
@@ -155,24 +172,36 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		snprintf(why, whylen, "pid %u: malformed tree", pid);
 		goto bad;
 	}
+	/* Saved indexes -> ours: past the cap, nodes fold into [other]. */
+	uint32_t *map = malloc((size_t)nnodes * sizeof(*map));
+	if (!map) {
+		snprintf(why, whylen, "out of memory");
+		goto bad;
+	}
+	map[0] = 0;
 	for (uint32_t i = 1; i < nnodes; i++) {
 		uint32_t parent = rbuf_u32(r), method = rbuf_u32(r);
 		uint8_t type = rbuf_u8(r);
 		uint64_t self = rbuf_u64(r);
-		if (r->err || parent >= i || cct_append_node(&p->cct, parent, method, type, self) != 0) {
+		int64_t at = r->err || parent >= i ? -1 : cct_restore_node(&p->cct, map[parent], method, type, self);
+		if (at < 0) {
 			snprintf(why, whylen, "pid %u: bad tree node %u", pid, i);
+			free(map);
 			goto bad;
 		}
+		map[i] = (uint32_t)at;
 	}
+	free(map);
 	p->cct.nodes.v[0].self = rbuf_u64(r);
 	p->cct.samples += p->cct.nodes.v[0].self;
 	if (r->err) {
 		snprintf(why, whylen, "pid %u: truncated", pid);
 		goto bad;
 	}
-	/* Still the same process (pid and start time)? Then its agent will
-	 * reconnect and carry on in this tree; otherwise it has exited. */
-	if (start_time && procfs_start_time((pid_t)pid) == start_time) {
+	/* Still the same process (same boot, pid and start time)? Then its
+	 * agent will reconnect and carry on in this tree; otherwise it has
+	 * exited. */
+	if (same_boot && start_time && procfs_start_time((pid_t)pid) == start_time) {
 		p->state = PROCESS_AGENT_LOST;
 		p->exited_ns = now;
 	} else {
@@ -184,11 +213,24 @@ bad:
 	return -1;
 }
 
-int state_decode(struct process_table *t, const void *data, size_t len, uint64_t now, char *why, size_t whylen)
+/* Most recently active first: live ones, then the latest to exit. */
+static int by_recency(const void *a, const void *b)
+{
+	const struct process *x = *(struct process *const *)a, *y = *(struct process *const *)b;
+	uint64_t ex = x->state == PROCESS_EXITED ? x->exited_ns : UINT64_MAX;
+	uint64_t ey = y->state == PROCESS_EXITED ? y->exited_ns : UINT64_MAX;
+
+	return (ex < ey) - (ex > ey);
+}
+
+int state_decode(struct process_table *t, const void *data, size_t len, uint64_t now, unsigned max_processes,
+		 char *why, size_t whylen)
 {
 	struct process_table tmp;
 	struct rbuf r;
 	uint32_t version, n, crc;
+	char boot[40], saved_boot[40] = "";
+	size_t room;
 
 	if (len < sizeof(MAGIC) + 4 + 8 + 4 + 4 || memcmp(data, MAGIC, sizeof(MAGIC)) != 0) {
 		snprintf(why, whylen, "not a jsampled state file");
@@ -202,11 +244,14 @@ int state_decode(struct process_table *t, const void *data, size_t len, uint64_t
 	rbuf_init(&r, data, len - 4);
 	rbuf_bytes(&r, sizeof(MAGIC));
 	version = rbuf_u32(&r);
-	if (version != STATE_FILE_VERSION) {
-		snprintf(why, whylen, "version %u, this jsampled reads version %u", version, STATE_FILE_VERSION);
+	if (version != STATE_FILE_VERSION && version != 1) {
+		snprintf(why, whylen, "version %u, this jsampled reads versions 1 and %u", version, STATE_FILE_VERSION);
 		return -1;
 	}
 	rbuf_u64(&r);
+	if (version >= 2)
+		rbuf_str_copy(&r, saved_boot, sizeof(saved_boot));
+	state_boot_id(boot);
 	n = rbuf_u32(&r);
 	/* Into a table of its own first: all or nothing. */
 	process_table_init(&tmp, &t->limits);
@@ -219,9 +264,19 @@ int state_decode(struct process_table *t, const void *data, size_t len, uint64_t
 			return -1;
 		}
 		b = rbuf_sub(&r, blen);
-		if (get_process(&tmp, t, &b, now, why, whylen) != 0) {
+		if (get_process(&tmp, t, &b, now, boot[0] && strcmp(boot, saved_boot) == 0, why, whylen) != 0) {
 			process_table_free(&tmp);
 			return -1;
+		}
+	}
+	/* Within --max-processes, with what is already tracked. */
+	room = max_processes > t->all.n ? max_processes - t->all.n : 0;
+	if (tmp.all.n > room) {
+		qsort(tmp.all.v, tmp.all.n, sizeof(*tmp.all.v), by_recency);
+		while (tmp.all.n > room) {
+			struct process *p = tmp.all.v[--tmp.all.n];
+			u64_map_del(&tmp.by_pid, (uint64_t)p->pid);
+			process_free(p);
 		}
 	}
 	return (int)process_table_adopt(t, &tmp);
@@ -278,7 +333,8 @@ out:
 	return r;
 }
 
-int state_restore(struct process_table *t, const char *dir, uint64_t now, char *why, size_t whylen)
+int state_restore(struct process_table *t, const char *dir, uint64_t now, unsigned max_processes, char *why,
+		  size_t whylen)
 {
 	char path[512], bad[520];
 	struct stat st;
@@ -302,7 +358,7 @@ int state_restore(struct process_table *t, const char *dir, uint64_t now, char *
 	}
 	got = fd_read_upto(fd, data, (size_t)st.st_size);
 	close(fd);
-	r = got == (ssize_t)st.st_size ? state_decode(t, data, (size_t)got, now, why, whylen) : -1;
+	r = got == (ssize_t)st.st_size ? state_decode(t, data, (size_t)got, now, max_processes, why, whylen) : -1;
 	if (got != (ssize_t)st.st_size)
 		snprintf(why, whylen, "short read of %s", path);
 	free(data);

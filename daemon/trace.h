@@ -31,7 +31,7 @@ enum pseudo_frame {
 
 /* What a sample that cannot be decoded yet waits for. */
 enum decode_wait {
-	WAIT_ANY = 0,    /* unknown: retry on every new batch */
+	WAIT_UNKNOWN = 0,    /* unknown: retry on every new batch */
 	WAIT_LAYOUT = 1, /* the VM layout */
 	WAIT_CODE = 2,   /* a code blob holding wait_key (a pc) */
 	WAIT_METHOD = 3, /* the method whose Method* is wait_key */
@@ -64,6 +64,7 @@ struct trace {
 	/* The end of the highest stack word the walk read: for a complete
 	 * trace, where the thread's bottom Java frame ends. */
 	uint64_t max_read;
+	uint32_t work; /* the walk's steps and code lookups (DECODE_WORK_BUDGET) */
 	struct trace_frame frames[TRACE_MAX_FRAMES];
 };
 

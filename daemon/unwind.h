@@ -23,7 +23,15 @@ struct walk {
 	/* The next compiled frame's pc returns from a leaf call (no debug info at
 	 * the return address): name it by the nearest scope instead. */
 	bool leaf_return;
+	/* Steps and code-index nodes visited so far, shared by every trial walk
+	 * of the sample: a sample's cost is bounded (DECODE_WORK_BUDGET). */
+	uint32_t *work;
 };
+
+/* Work one sample may take: far above what any recorded sample needed
+ * (tests/corpus), low enough that no stack content can make decoding one
+ * sample cost more than a few milliseconds. */
+#define DECODE_WORK_BUDGET 200000u
 
 enum step {
 	STEP_CALLER,     /* frame emitted; pc/sp/fp now describe the caller */
@@ -62,6 +70,12 @@ static inline enum step walk_fail_at(struct walk *w, int reason, const char *fil
 	return STEP_FAIL;
 }
 #define walk_fail(w, reason) walk_fail_at((w), (reason), __FILE__, __LINE__)
+
+/* The code blob at pc, at the sample's time (counted as work). */
+static inline const struct code_blob *walk_find_code(const struct walk *w, uint64_t pc)
+{
+	return codemap_find_counted(w->ctx->code, pc, w->s->time_ns, w->work);
+}
 
 /* Reads a stack word, mapping fragment outcomes to walk steps: returns
  * STEP_CALLER on success. */

@@ -30,7 +30,7 @@ enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
 		return unwind_interpreted(w, b);
 
 	m = method_table_get(w->ctx->methods, id);
-	if (walk_push(w, id, (m->modifiers & 0x0100) ? FRAME_NATIVE : FRAME_INTERPRETED, 0) != 0)
+	if (walk_push(w, id, method_is_native(m) ? FRAME_NATIVE : FRAME_INTERPRETED, 0) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 	/* After "enter": the return address above the new rbp. */
 	if (fp > w->sp && frag_in_stack(s, fp) && frag_read_u64(s, fp + 8, &ret) == FRAG_OK &&

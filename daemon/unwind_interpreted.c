@@ -29,8 +29,8 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 		if (m->const_method && bcp >= code && bcp < code + m->code_size)
 			bci = (int32_t)(bcp - code);
 	}
-	if (walk_push(w, id, (method_table_get(w->ctx->methods, id)->modifiers & 0x0100) ?
-					  FRAME_NATIVE : FRAME_INTERPRETED, bci) != 0)
+	if (walk_push(w, id, method_is_native(method_table_get(w->ctx->methods, id)) ? FRAME_NATIVE : FRAME_INTERPRETED,
+		      bci) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 	if ((st = walk_read(w, fp + 8, &ret)) != STEP_CALLER)
 		return st;

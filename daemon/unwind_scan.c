@@ -32,7 +32,7 @@ static bool plausible(const struct walk *w, uint64_t v, const struct code_blob *
 	*leaf = false;
 	if (!walk_in_code_cache(w, v))
 		return false;
-	b = codemap_find(w->ctx->code, v, w->s->time_ns);
+	b = walk_find_code(w, v);
 	if (!b)
 		return false;
 	*bp = b;
@@ -83,7 +83,7 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 
 	if (!plausible(w, pc, &b, &leaf)) {
 		if (w->ctx->explain && walk_in_code_cache(w, pc)) {
-			b = codemap_find(w->ctx->code, pc, w->s->time_ns);
+			b = walk_find_code(w, pc);
 			fprintf(w->ctx->explain, "    candidate %#llx at sp %#llx: no call site (%s kind %d +%#llx)\n",
 				(unsigned long long)pc, (unsigned long long)sp, b ? (b->name ? b->name : "") : "no blob",
 				b ? b->kind : -1, b ? (unsigned long long)(pc - b->start) : 0ull);

@@ -168,7 +168,7 @@ static void test_sample_queue_bounded(void)
 	CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, 103, &trimmed), 1); /* the oldest made room */
 	free(s);
 	s = make_sample(10 * 1000, 9);
-	CHECK_EQ(sample_queue_push(&q, s, WAIT_ANY, 0, &trimmed), -1); /* bigger than the whole queue */
+	CHECK_EQ(sample_queue_push(&q, s, WAIT_UNKNOWN, 0, &trimmed), -1); /* bigger than the whole queue */
 	free(s);
 	CHECK_EQ(trimmed, 0); /* small samples are never cut */
 	CHECK_EQ(sample_queue_len(&q), 3);

@@ -84,22 +84,27 @@ static void test_queries(void)
 static int hellos, batches;
 static struct process *fake_process;
 
-static struct process *on_hello(void *ctx, struct agent_link *l, const char *name, const char *ver)
+static struct process *on_hello(void *ctx, struct agent_link *l, const char *name, const char *ver, char *why,
+				size_t whylen)
 {
 	(void)ctx;
 	(void)name;
 	(void)ver;
+	(void)why;
+	(void)whylen;
 	hellos++;
-	fake_process = process_create(&D.processes, l->pid, l->uid, "vm");
+	fake_process = process_create(&D.processes, l->peer.pid, l->peer.uid, "vm");
 	return fake_process;
 }
 
-static int on_batch(void *ctx, struct agent_link *l, const void *payload, size_t len,
-		    struct batch_info *info)
+static int on_batch(void *ctx, struct agent_link *l, const void *payload, size_t len, struct batch_info *info,
+		    char *why, size_t whylen)
 {
 	(void)ctx;
+	(void)why;
+	(void)whylen;
 	batches++;
-	return process_apply_batch(&D.processes, l->proc, payload, len, info);
+	return process_apply_batch(&D.processes, l->proc, payload, len, info, 0, monotonic_ns());
 }
 
 static const struct agent_link_hooks hooks = {NULL, on_hello, on_batch};
@@ -114,7 +119,7 @@ static struct agent_link *pair(int *peer)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	l = agent_link_new(sv[0], monotonic_ns());
 	CHECK(l != NULL);
-	CHECK(l && l->pid == getpid());
+	CHECK(l && l->peer.pid == getpid() && l->peer.pidfd >= 0);
 	*peer = sv[1];
 	return l;
 }
@@ -215,13 +220,16 @@ static void test_agent_link_garbage(void)
 		wbuf_free(&f);
 	}
 	/* A frame length beyond the limit. */
-	expect_closed((uint8_t[]){0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, 8, "bad frame length");
+	expect_closed((uint8_t[]){0xff, 0xff, 0xff, 0x7f, 1, 0, 0, 0}, 8, "frame too long before HELLO");
+	/* Before HELLO, a frame of more than a few KiB is refused as soon as
+	 * its header is in: nothing of it is buffered. */
+	expect_closed((uint8_t[]){0x00, 0x00, 0x10, 0x00, 1, 0, 0, 0}, 8, "frame too long before HELLO");
 	/* A frame length too small to hold a type. */
 	expect_closed((uint8_t[]){2, 0, 0, 0, 1, 0, 0, 0}, 8, "bad frame length");
 	/* A batch before HELLO. */
 	expect_closed((uint8_t[]){4, 0, 0, 0, JS_MSG_BATCH, 0, 0, 0}, 8, "message before HELLO");
 	/* Random bytes. */
-	expect_closed("GET / HTTP/1.1\r\n\r\n", 18, "bad frame length");
+	expect_closed("GET / HTTP/1.1\r\n\r\n", 18, "frame too long before HELLO");
 	/* Closing mid-frame. */
 	expect_closed((uint8_t[]){100, 0, 0, 0, 1, 0, 0, 0, 1, 2}, 10, "closed before HELLO");
 	CHECK_EQ(hellos, before);

@@ -186,7 +186,7 @@ static void test_batches(void)
 	wbuf_u16(&w, JS_REC_CLASS); /* garbage inside: counted */
 	wbuf_u32(&w, 2);
 	wbuf_put(&w, "zz", 2);
-	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info) == 0);
+	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info, 0) == 0);
 	CHECK_EQ(info.upto, 3);
 	CHECK_EQ(info.cut_ns, 12345);
 	CHECK(info.more);
@@ -195,17 +195,87 @@ static void test_batches(void)
 	CHECK_EQ(m.malformed_records, 1);
 	/* A record length running past the batch is a malformed batch. */
 	w.data[w.len - 3] = 0xff;
-	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info) == -1);
+	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info, 0) == -1);
 	/* Trailing garbage too. */
 	w.data[w.len - 3] = 2;
 	wbuf_u8(&w, 7);
-	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info) == -1);
+	CHECK(jvm_model_apply_batch(&m, w.data, w.len, &info, 0) == -1);
 	/* upto below since. */
 	CHECK(jvm_model_apply_batch(&m, (uint8_t[]){5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 						   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-				    29, &info) == -1);
+				    29, &info, 0) == -1);
 	wbuf_free(&w);
 	wbuf_free(&rec);
+	jvm_model_free(&m);
+}
+
+/* What an agent sends is bounded: ids are never array indexes (a method id
+ * near 2^24 costs one entry, not 2^24 of them), a line table of the most
+ * entries a method can have sorts at once, more is refused, and a batch
+ * stops once the model passes its limit. */
+static void test_agent_data_limits(void)
+{
+	struct jvm_model m;
+	struct wbuf w, rec;
+	struct batch_info info;
+
+	jvm_model_init(&m);
+	wbuf_init(&w);
+	wbuf_u32(&w, JS_MAX_METHOD_ID - 1);
+	wbuf_u32(&w, JS_MAX_CLASS_ID - 1);
+	wbuf_u64(&w, 0x1000);
+	wbuf_u64(&w, 0x2000);
+	wbuf_u32(&w, 10);
+	CHECK(jvm_model_apply_record(&m, JS_REC_METHOD_REF, w.data, w.len) == 0);
+	CHECK(jvm_model_bytes(&m) < (1u << 20));
+	CHECK_EQ(method_table_by_ptr(&m.methods, 0x1000), JS_MAX_METHOD_ID - 1);
+
+	/* A METHOD with 65536 line entries, descending. */
+	wbuf_reset(&w);
+	wbuf_u32(&w, 5);
+	wbuf_u32(&w, 1);
+	wbuf_u64(&w, 0x3000);
+	wbuf_u64(&w, 0x4000);
+	wbuf_u32(&w, 65535);
+	wbuf_u32(&w, 0);
+	wbuf_str(&w, "m");
+	wbuf_str(&w, "()V");
+	wbuf_u32(&w, JS_MAX_LINES);
+	for (uint32_t i = JS_MAX_LINES; i-- > 0;) {
+		wbuf_u32(&w, i);
+		wbuf_u32(&w, 100000 + i);
+	}
+	wbuf_i32(&w, -1);
+	CHECK(jvm_model_apply_record(&m, JS_REC_METHOD, w.data, w.len) == 0);
+	CHECK_EQ(method_table_line(&m.methods, 5, 0), 100000);
+	CHECK_EQ(method_table_line(&m.methods, 5, 40000), 140000);
+	/* One more entry than a method can have: refused. */
+	w.data[4 + 4 + 8 + 8 + 4 + 4 + 3 + 5] = 1; /* line count 65536 -> 65537 */
+	CHECK(jvm_model_apply_record(&m, JS_REC_METHOD, w.data, w.len) == -1);
+
+	/* A batch of many METHOD_REFs against a 1 MiB limit. */
+	wbuf_reset(&w);
+	wbuf_init(&rec);
+	wbuf_u64(&w, 0);
+	wbuf_u64(&w, 1);
+	wbuf_u64(&w, 1);
+	wbuf_u8(&w, 0);
+	wbuf_u32(&w, 100000);
+	for (uint32_t i = 1; i <= 100000; i++) {
+		wbuf_reset(&rec);
+		wbuf_u32(&rec, i);
+		wbuf_u32(&rec, 1);
+		wbuf_u64(&rec, 0x100000 + 8 * (uint64_t)i);
+		wbuf_u64(&rec, 0);
+		wbuf_u32(&rec, 1);
+		wbuf_u16(&w, JS_REC_METHOD_REF);
+		wbuf_u32(&w, (uint32_t)rec.len);
+		wbuf_put(&w, rec.data, rec.len);
+	}
+	CHECK_EQ(jvm_model_apply_batch(&m, w.data, w.len, &info, 1u << 20), BATCH_OVER_LIMIT);
+	CHECK(jvm_model_bytes(&m) < (1u << 20) + (256u << 10));
+	wbuf_free(&rec);
+	wbuf_free(&w);
 	jvm_model_free(&m);
 }
 
@@ -245,6 +315,7 @@ int main(void)
 	RUN(test_lying_code_records);
 	RUN(test_methods);
 	RUN(test_batches);
+	RUN(test_agent_data_limits);
 	RUN(test_layout_validation);
 	return CHECK_DONE();
 }

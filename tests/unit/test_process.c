@@ -57,17 +57,17 @@ static void test_hold_and_release(void)
 		return;
 	/* No layout yet: held. */
 	s = leaf_sample(100);
-	process_take_sample(&t, p, s);
+	process_take_sample(&t, p, s, s->time_ns);
 	free(s);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	CHECK(p->wants_fetch);
 	/* The layout arrives but the code does not: still held. */
 	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
-	process_retry_held(&t, p);
+	process_retry_held(&t, p, 10000);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	/* The code arrives: decoded. */
 	add_code(p);
-	process_retry_held(&t, p);
+	process_retry_held(&t, p, 10000);
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.resolved, 1);
 	CHECK_EQ(p->cct.samples, 1);
@@ -77,26 +77,26 @@ static void test_hold_and_release(void)
 	 * clock passes its time plus hold_ns, then counted as a failure. */
 	s = leaf_sample(5000);
 	s->regs[JS_REG_IP] = 0x10090000;
-	process_take_sample(&t, p, s);
+	process_take_sample(&t, p, s, s->time_ns);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	p->agent_cut_ns = 5500;
-	process_retry_held(&t, p);
+	process_retry_held(&t, p, 10000);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	p->agent_cut_ns = 6001;
-	process_retry_held(&t, p);
+	process_retry_held(&t, p, 10000);
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.failed, 1);
 	CHECK_EQ(p->stats.reasons[DECODE_FAIL_UNKNOWN_CODE], 1);
 
 	/* A sample already older than the agent's clock plus hold_ns does not
 	 * wait at all. */
-	process_take_sample(&t, p, s);
+	process_take_sample(&t, p, s, s->time_ns);
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.failed, 2);
 
 	/* Held samples of a process that exits are settled at once. */
 	s->time_ns = 9000;
-	process_take_sample(&t, p, s);
+	process_take_sample(&t, p, s, s->time_ns);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
 	process_agent_gone(&t, p, false, 1000000000ull);
 	CHECK_EQ(sample_queue_len(&p->held), 0);
@@ -113,6 +113,32 @@ static void test_hold_and_release(void)
 	process_table_free(&t);
 }
 
+/* An agent that never reports a complete state (its cut time stays put)
+ * does not keep samples held for ever: by jsampled's own clock they are
+ * settled 30 s past their hold time. */
+static void test_hold_ends_without_the_agent(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct process_table t;
+	struct process *p;
+	struct js_sample *s = leaf_sample(5000);
+	const uint64_t sec = 1000000000ull;
+
+	process_table_init(&t, &lim);
+	p = process_create(&t, 79, 0, "");
+	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
+	s->regs[JS_REG_IP] = 0x10090000; /* code never reported */
+	process_take_sample(&t, p, s, 5000);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	process_retry_held(&t, p, 5000 + 29 * sec);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	process_retry_held(&t, p, 5000 + 1000 + 30 * sec);
+	CHECK_EQ(sample_queue_len(&p->held), 0);
+	CHECK_EQ(p->stats.reasons[DECODE_FAIL_UNKNOWN_CODE], 1);
+	free(s);
+	process_table_free(&t);
+}
+
 static void test_held_queue_overflow_is_counted(void)
 {
 	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 3 * (sizeof(struct js_sample) + 256),
@@ -124,7 +150,7 @@ static void test_held_queue_overflow_is_counted(void)
 	p = process_create(&t, 78, 0, "");
 	for (int i = 0; i < 5; i++) {
 		struct js_sample *s = leaf_sample(100 + (uint64_t)i);
-		process_take_sample(&t, p, s);
+		process_take_sample(&t, p, s, s->time_ns);
 		free(s);
 	}
 	CHECK_EQ(sample_queue_len(&p->held), 3);
@@ -139,6 +165,7 @@ static void test_held_queue_overflow_is_counted(void)
 int main(void)
 {
 	RUN(test_hold_and_release);
+	RUN(test_hold_ends_without_the_agent);
 	RUN(test_held_queue_overflow_is_counted);
 	return CHECK_DONE();
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../../daemon/cct.h"
 #include "../../daemon/cct_format.h"
@@ -123,7 +124,7 @@ static void test_state_round_trip(void)
 	CHECK(state_encode(&t, 5000, &w) == 0);
 
 	process_table_init(&back, &lim);
-	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, why, sizeof(why)), 1);
+	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, 100, why, sizeof(why)), 1);
 	q = process_lookup(&back, pid);
 	CHECK(q != NULL);
 	if (q) {
@@ -147,7 +148,7 @@ static void test_state_round_trip(void)
 		struct process_table t2;
 		process_table_init(&t2, &lim);
 		w.data[i] ^= 0x5a;
-		CHECK(state_decode(&t2, w.data, w.len, 1000000, why, sizeof(why)) == -1);
+		CHECK(state_decode(&t2, w.data, w.len, 1000000, 100, why, sizeof(why)) == -1);
 		CHECK_EQ(t2.all.n, 0);
 		w.data[i] ^= 0x5a;
 		process_table_free(&t2);
@@ -156,7 +157,7 @@ static void test_state_round_trip(void)
 	for (size_t n = 0; n < w.len; n += 5) {
 		struct process_table t2;
 		process_table_init(&t2, &lim);
-		CHECK(state_decode(&t2, w.data, n, 1000000, why, sizeof(why)) == -1);
+		CHECK(state_decode(&t2, w.data, n, 1000000, 100, why, sizeof(why)) == -1);
 		CHECK_EQ(t2.all.n, 0);
 		process_table_free(&t2);
 	}
@@ -173,12 +174,12 @@ static void test_state_files(void)
 
 	one_profile(&t, 4000001);
 	process_table_init(&back, &lim);
-	CHECK_EQ(state_restore(&back, tmpdir, 1, why, sizeof(why)), 0); /* no file yet */
+	CHECK_EQ(state_restore(&back, tmpdir, 1, 100, why, sizeof(why)), 0); /* no file yet */
 	CHECK(state_save(&t, tmpdir, 10, why, sizeof(why)) == 0);
-	CHECK_EQ(state_restore(&back, tmpdir, 20, why, sizeof(why)), 1);
+	CHECK_EQ(state_restore(&back, tmpdir, 20, 100, why, sizeof(why)), 1);
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, STATE_FILE_NAME);
 	write_file(path, "JSMPSTAT but not really");
-	CHECK(state_restore(&back, tmpdir, 30, why, sizeof(why)) == -1);
+	CHECK(state_restore(&back, tmpdir, 30, 100, why, sizeof(why)) == -1);
 	snprintf(path, sizeof(path), "%s/%s.bad", tmpdir, STATE_FILE_NAME);
 	CHECK(access(path, F_OK) == 0);
 	CHECK(state_save(&t, "/nonexistent-dir", 10, why, sizeof(why)) == -1);
@@ -238,14 +239,77 @@ static void test_rules_and_procfs(void)
 
 static void test_attach_outcomes(void)
 {
+	struct attach_target t;
+
 	/* Not a JVM: we do not catch SIGQUIT, so no signal is ever sent. */
-	CHECK_EQ(hotspot_attach_run(getpid(), "/x.so", ""), ATTACH_NOT_READY);
-	CHECK_EQ(hotspot_attach_run(4000000, "/x.so", ""), ATTACH_GONE);
+	CHECK_EQ(attach_target_open(getpid(), procfs_start_time(getpid()), &t), ATTACH_OK);
+	CHECK_EQ(hotspot_attach_run(&t, "/x.so", ""), ATTACH_NOT_READY);
+	attach_target_close(&t);
+	/* A pid that is not running, and one whose start time says it is
+	 * another process now. */
+	CHECK_EQ(attach_target_open(4000000, 1, &t), ATTACH_GONE);
+	CHECK_EQ(attach_target_open(getpid(), procfs_start_time(getpid()) + 1, &t), ATTACH_GONE);
 	CHECK_STR(attach_result_name(ATTACH_NO_LISTENER), "no_attach_listener");
+	CHECK_STR(attach_result_name(ATTACH_NOT_THE_JVM), "listener_not_the_jvm");
 	CHECK_STR(attach_result_name(99), "unknown");
 	CHECK_EQ(hotspot_attach_result(ATTACH_LOAD_FAILED << 8), ATTACH_LOAD_FAILED);
-	CHECK_EQ(hotspot_attach_result(SIGALRM), ATTACH_TIMEOUT);
-	CHECK_EQ(hotspot_attach_result(SIGSEGV), ATTACH_CRASHED);
+	CHECK_EQ(hotspot_attach_result(SIGKILL), ATTACH_CRASHED);
+	/* Replies of JDK 17 and later, and lies. */
+	CHECK_EQ(hotspot_parse_reply("0\n0\n", 4), ATTACH_OK);
+	CHECK_EQ(hotspot_parse_reply("0\nreturn code: 0\n", 17), ATTACH_OK);
+	CHECK_EQ(hotspot_parse_reply("0\nreturn code: -1\n", 18), ATTACH_AGENT_FAILED);
+	CHECK_EQ(hotspot_parse_reply("101\nbad\n", 8), ATTACH_LOAD_FAILED);
+	CHECK_EQ(hotspot_parse_reply("", 0), ATTACH_PROTOCOL);
+	CHECK_EQ(hotspot_parse_reply("99999999999999999999999\n", 24), ATTACH_PROTOCOL);
+}
+
+/* A saved state of another boot: its pids mean nothing now, so nothing
+ * restored is taken for a running process; and restoring obeys the
+ * process and tree caps. */
+static void test_state_limits(void)
+{
+	struct process_table t, back;
+	struct process_limits small = {.cct_max_nodes = 3, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct wbuf w;
+	struct process *q;
+	char why[256];
+
+	/* Our own pid and start time: restored as still running... */
+	one_profile(&t, getpid())->start_time = procfs_start_time(getpid());
+	wbuf_init(&w);
+	CHECK(state_encode(&t, 5000, &w) == 0);
+	process_table_init(&back, &small);
+	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, 100, why, sizeof(why)), 1);
+	q = process_lookup(&back, getpid());
+	CHECK(q && q->state == PROCESS_AGENT_LOST);
+	/* ... with the tree folded into [other] past its cap (3 nodes: root,
+	 * main, work; then an [other] under work for leaf and one under the
+	 * root for [GC]), no sample lost. */
+	CHECK(q && q->cct.nodes.n == 5);
+	CHECK(q && q->cct.samples == 7 && q->cct.overflow_samples == 7);
+	process_table_free(&back);
+	/* ... but not when the saved boot id differs. */
+	{
+		char boot[40];
+		size_t at = 8 + 4 + 8 + 2;
+		state_boot_id(boot);
+		CHECK(strlen(boot) == 36 && w.len > at + 36 && memcmp(w.data + at, boot, 36) == 0);
+		w.data[at] ^= 1;
+		uint32_t crc = (uint32_t)crc32(0, w.data, (uInt)(w.len - 4));
+		memcpy(w.data + w.len - 4, &crc, 4);
+	}
+	process_table_init(&back, &small);
+	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, 100, why, sizeof(why)), 1);
+	q = process_lookup(&back, getpid());
+	CHECK(q && q->state == PROCESS_EXITED);
+	process_table_free(&back);
+	/* No room: nothing restored beyond --max-processes. */
+	process_table_init(&back, &small);
+	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, 0, why, sizeof(why)), 0);
+	CHECK_EQ(back.all.n, 0);
+	process_table_free(&back);
+	wbuf_free(&w);
+	process_table_free(&t);
 }
 
 int main(void)
@@ -260,6 +324,7 @@ int main(void)
 	test_cct_byte_cap();
 	test_rules_and_procfs();
 	test_attach_outcomes();
+	test_state_limits();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", tmpdir);

@@ -171,6 +171,11 @@ uint32_t store_write_batch(struct agent_store *s, uint64_t since, size_t max_byt
 	for (size_t i = lo; i < s->log.n; i++) {
 		const struct store_entry *e = &s->log.v[i];
 
+		if (e->len > JS_AGENT_MAX_RECORD) { /* could never be sent */
+			s->oversized++;
+			*upto = e->version;
+			continue;
+		}
 		if (count > 0 && w->len + e->len + 6 > max_bytes) {
 			*more = 1;
 			break;

@@ -52,6 +52,7 @@ struct agent_store {
 	size_t bytes;    /* payload bytes held */
 	size_t dead;     /* entries compaction may remove */
 	uint64_t dropped_oom;
+	uint64_t oversized; /* records too large for any BATCH, skipped */
 };
 
 int store_init(struct agent_store *s);

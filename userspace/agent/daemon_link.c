@@ -89,8 +89,8 @@ static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes
 	int more;
 	size_t more_at;
 
-	if (max_bytes > JS_AGENT_BATCH_BYTES * 4)
-		max_bytes = JS_AGENT_BATCH_BYTES * 4;
+	if (max_bytes > JS_AGENT_MAX_RECORD)
+		max_bytes = JS_AGENT_MAX_RECORD;
 	if (max_bytes < 4096)
 		max_bytes = 4096;
 	begin_frame(w);
@@ -211,7 +211,7 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	}
 	if (fd >= 0) {
 		/* The JVM is exiting: push what jsampled has not fetched yet. */
-		if (send_batch(fd, &w, acked, JS_AGENT_BATCH_BYTES * 4, 0) == 0) {
+		if (send_batch(fd, &w, acked, JS_AGENT_MAX_RECORD, 0) == 0) {
 			begin_frame(&w);
 			send_frame(fd, &w, JS_MSG_BYE);
 		}

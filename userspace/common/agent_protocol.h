@@ -23,8 +23,11 @@
 #define JS_AGENT_SOCKET_ENV "JSAMPLED_AGENT_SOCKET"
 
 #define JS_FRAME_HEADER_BYTES 8u
-/* Upper bound of one message in either direction; larger is a protocol error. */
-#define JS_AGENT_MAX_MESSAGE (32u << 20)
+/* Upper bound of one message in either direction; larger is a protocol
+ * error (it bounds what one connection makes jsampled buffer). */
+#define JS_AGENT_MAX_MESSAGE (8u << 20)
+/* A record larger than this cannot travel in a BATCH: the agent skips it. */
+#define JS_AGENT_MAX_RECORD (JS_AGENT_MAX_MESSAGE - 4096)
 /* What jsampled asks per BATCH; the agent may send less. */
 #define JS_AGENT_BATCH_BYTES (4u << 20)
 

@@ -164,9 +164,9 @@ static int extract(const char *in, const char *out, struct outcomes *o)
 		}
 		if (type == REC_BATCH) {
 			filter_batch(payload, len, o, &filtered);
-			recording_write(w, type, pid, filtered.data, filtered.len);
+			recording_write_at(w, type, pid, t, filtered.data, filtered.len);
 		} else {
-			recording_write(w, type, pid, payload, len);
+			recording_write_at(w, type, pid, t, payload, len);
 		}
 		written++;
 	}
@@ -205,8 +205,9 @@ int main(int argc, char **argv)
 		{"outcomes", no_argument, 0, 'O'},
 		{"help", no_argument, 0, 'h'},      {0, 0, 0, 0},
 	};
-	struct process_limits limits = {.cct_max_nodes = 1000000, .held_max_bytes = 64u << 20,
-					.hold_ns = 2000ull * 1000000};
+	static char *no_args[] = {"jsreplay", NULL};
+	struct process_limits limits;
+	struct options defaults;
 	struct daemon d;
 	struct recording *rec;
 	const char *cct_pid = NULL, *format = "tree";
@@ -217,8 +218,18 @@ int main(int argc, char **argv)
 	struct outcomes outcomes;
 	struct outcome_printer printer;
 	int print_outcomes = 0;
-	uint64_t events = 0, bad = 0;
+	uint64_t events = 0, bad = 0, now = 0;
+	char err[256];
 
+	/* The daemon's own defaults: a replay decides as jsampled would. */
+	if (options_parse(&defaults, 1, no_args, err, sizeof(err)) != 0) {
+		fprintf(stderr, "jsreplay: %s\n", err);
+		return 1;
+	}
+	limits.cct_max_nodes = defaults.cct_max_nodes;
+	limits.held_max_bytes = defaults.held_max_bytes;
+	limits.hold_ns = defaults.hold_ms * 1000000ull;
+	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -298,6 +309,14 @@ int main(int argc, char **argv)
 		if (r <= 0)
 			break;
 		events++;
+		/* The replay's clock: the newest sample time seen (the BPF clock
+		 * of the recorded run; event stamps of extracted recordings are
+		 * the extraction's). The daemon's clock was at most a drain
+		 * period ahead of it. */
+		if (type == REC_SAMPLE && len >= sizeof(struct js_sample) &&
+		    ((const struct js_sample *)payload)->time_ns > now)
+			now = ((const struct js_sample *)payload)->time_ns;
+		t = now;
 		p = process_lookup(&d.processes, pid);
 		if (type == REC_PROCESS) {
 			struct rbuf rb;
@@ -319,7 +338,7 @@ int main(int argc, char **argv)
 		switch (type) {
 		case REC_BATCH: {
 			struct batch_info info;
-			if (process_apply_batch(&d.processes, p, payload, len, &info) != 0)
+			if (process_apply_batch(&d.processes, p, payload, len, &info, defaults.max_model_bytes, t) != 0)
 				bad++;
 			break;
 		}
@@ -328,10 +347,10 @@ int main(int argc, char **argv)
 			    len != sizeof(struct js_sample) + ((const struct js_sample *)payload)->stack_len)
 				bad++;
 			else
-				process_take_sample(&d.processes, p, (const struct js_sample *)payload);
+				process_take_sample(&d.processes, p, (const struct js_sample *)payload, t);
 			break;
 		case REC_RETRY:
-			process_retry_held(&d.processes, p);
+			process_retry_held(&d.processes, p, t);
 			break;
 		case REC_EXIT:
 			process_agent_gone(&d.processes, p, len && payload[0], t);

@@ -1,0 +1,239 @@
+#include "query_conns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cct_format.h"
+#include "daemon.h"
+#include "log.h"
+#include "privileges.h"
+#include "query_server.h"
+#include "../userspace/common/fd_io.h"
+
+#define QUERY_TIMEOUT_NS (10ull * 1000000000) /* to send a request, or to wait for a render slot */
+#define RENDER_DEADLINE_NS (120ull * 1000000000)
+#define RENDER_SEND_TIMEOUT_S 20 /* a client that stops reading */
+#define MAX_RENDERS 4
+#define MAX_RENDERS_PER_USER 2
+
+/* Render children alive. */
+struct render_child {
+	pid_t pid;
+	uid_t uid;
+	uint64_t started_ns;
+	bool killed;
+};
+static struct render_child renders[MAX_RENDERS];
+
+static unsigned renders_of(uid_t uid, unsigned *all)
+{
+	unsigned n = 0;
+
+	*all = 0;
+	for (int i = 0; i < MAX_RENDERS; i++)
+		if (renders[i].pid > 0) {
+			(*all)++;
+			n += renders[i].uid == uid;
+		}
+	return n;
+}
+
+static void close_query(struct daemon *d, struct watch *w)
+{
+	struct query_conn *q = w->obj;
+
+	uid_count_add(&d->query_conns, q->uid, -1);
+	query_conn_free(q);
+	watch_del(&d->loop, w);
+}
+
+void queries_accept(struct daemon *d, int lfd)
+{
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct query_conn *q;
+
+		if (fd < 0)
+			return;
+		q = query_conn_new(fd, monotonic_ns());
+		if (!q) {
+			close(fd);
+			continue;
+		}
+		if (q->uid != 0 && uid_count(&d->query_conns, q->uid) >= d->opt.max_queries_per_user) {
+			d->counters.queries_refused_user_limit++;
+			query_conn_free(q);
+			continue;
+		}
+		if (!watch_add(&d->loop, W_QUERY, fd, q, EPOLLIN)) {
+			query_conn_free(q);
+			continue;
+		}
+		uid_count_add(&d->query_conns, q->uid, 1);
+	}
+}
+
+/* The child: writes "OK" and the rendering to the client, then exits. It
+ * holds a copy-on-write snapshot of everything; it keeps only the client's
+ * descriptor and no capability. */
+static void render_child(struct daemon *d, struct query_conn *q)
+{
+	struct timeval tv = {.tv_sec = RENDER_SEND_TIMEOUT_S};
+	struct process *p = process_lookup(&d->processes, q->render.pid);
+	struct wbuf out;
+	sigset_t none;
+	int fd = q->fd;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (fd > 3)
+		close_range(3, (unsigned)fd - 1, 0);
+	close_range((unsigned)fd + 1, ~0u, 0);
+	privileges_drop_all();
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	wbuf_init(&out);
+	if (!p) {
+		wbuf_printf(&out, "ERROR no profiled process %d\n", (int)q->render.pid);
+		_exit(sock_send_all(fd, out.data, out.len) == 0 ? 0 : 1);
+	}
+	wbuf_printf(&out, "OK\n");
+	_exit(cct_render_stream(&p->cct, &p->jvm.methods, (enum cct_format)q->render.format, &out, fd) == 0 ? 0 : 1);
+}
+
+/* Starts q's render if a slot is free; the connection then belongs to the
+ * child. Returns true if started (w is gone then). */
+static bool start_render(struct daemon *d, struct watch *w)
+{
+	struct query_conn *q = w->obj;
+	unsigned all, mine = renders_of(q->uid, &all);
+	int slot = -1;
+	pid_t child;
+
+	if (all >= MAX_RENDERS || (q->uid != 0 && mine >= MAX_RENDERS_PER_USER))
+		return false;
+	for (int i = 0; i < MAX_RENDERS && slot < 0; i++)
+		if (renders[i].pid <= 0)
+			slot = i;
+	child = fork();
+	if (child < 0) {
+		log_warn("cannot fork to render a query: %s", strerror(errno));
+		return false;
+	}
+	if (child == 0)
+		render_child(d, q);
+	renders[slot] = (struct render_child){.pid = child, .uid = q->uid, .started_ns = monotonic_ns()};
+	close_query(d, w); /* our copy of the connection */
+	return true;
+}
+
+void queries_on_event(struct daemon *d, struct watch *w, uint32_t events)
+{
+	struct query_conn *q = w->obj;
+	int r = 0;
+
+	if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) {
+		close_query(d, w); /* the client is gone */
+		return;
+	}
+	if (events & EPOLLIN)
+		r = query_conn_on_readable(q, d);
+	if (r == 0 && q->render_waiting) {
+		if (!start_render(d, w))
+			watch_mod(&d->loop, w, 0); /* waits for a slot (queries_maintain) */
+		return;
+	}
+	if (r == 0)
+		r = query_conn_flush(q);
+	if (r != 0 || (events & (EPOLLERR | EPOLLHUP))) {
+		close_query(d, w);
+		return;
+	}
+	watch_mod(&d->loop, w, q->answered ? EPOLLOUT : EPOLLIN);
+}
+
+/* The first query connection to act on now: one waiting for a render slot
+ * that is free now, or one past its time. */
+static struct watch *due(struct daemon *d, uint64_t now, bool *timed_out)
+{
+	for (struct watch *w = d->loop.connections; w; w = w->next) {
+		struct query_conn *q = w->obj;
+		unsigned all, mine;
+
+		if (w->kind != W_QUERY)
+			continue;
+		*timed_out = now - q->opened_ns > QUERY_TIMEOUT_NS;
+		if (*timed_out)
+			return w;
+		mine = renders_of(q->uid, &all);
+		if (q->render_waiting && all < MAX_RENDERS && (q->uid == 0 || mine < MAX_RENDERS_PER_USER))
+			return w;
+	}
+	return NULL;
+}
+
+void queries_maintain(struct daemon *d, uint64_t now)
+{
+	struct watch *w;
+	bool timed_out;
+
+	for (int i = 0; i < MAX_RENDERS; i++)
+		if (renders[i].pid > 0 && !renders[i].killed && now - renders[i].started_ns > RENDER_DEADLINE_NS) {
+			kill(renders[i].pid, SIGKILL); /* our unreaped child: the pid is still its */
+			renders[i].killed = true;
+			d->counters.renders_killed++;
+		}
+	while ((w = due(d, now, &timed_out))) {
+		struct query_conn *q = w->obj;
+		if (timed_out) {
+			if (q->render_waiting) {
+				/* Busy: say so rather than leave the client hanging. */
+				const char busy[] = "ERROR busy: too many queries rendering; try again\n";
+				send(q->fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			}
+			close_query(d, w);
+		} else if (!start_render(d, w)) {
+			break; /* fork failed: next tick */
+		}
+	}
+}
+
+bool queries_child_exited(struct daemon *d, pid_t pid, int status)
+{
+	(void)d;
+	(void)status;
+	for (int i = 0; i < MAX_RENDERS; i++)
+		if (renders[i].pid == pid) {
+			renders[i].pid = 0;
+			return true;
+		}
+	return false;
+}
+
+void queries_close_all(struct daemon *d)
+{
+	for (;;) {
+		struct watch *w = d->loop.connections;
+		while (w && w->kind != W_QUERY)
+			w = w->next;
+		if (!w)
+			break;
+		close_query(d, w);
+	}
+	for (int i = 0; i < MAX_RENDERS; i++)
+		if (renders[i].pid > 0) {
+			kill(renders[i].pid, SIGKILL);
+			waitpid(renders[i].pid, NULL, 0);
+			renders[i].pid = 0;
+		}
+}
