@@ -2,7 +2,8 @@
 #
 #   make            build/jsampled, build/jsamplectl, build/libjsagent.so
 #   make deps       install the Debian packages the build and tests need (root)
-#   make check      unit tests (plain and ASan/UBSan) and integration tests
+#   make check      unit tests (plain and ASan/UBSan), fuzzers briefly, integration tests
+#   make fuzz       the libFuzzer targets (build/fuzz/fuzz_*); make fuzz-campaign FUZZ_SECONDS=3600
 #   make demo       profile a bundled Java workload and print its CCT (root)
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
@@ -35,7 +36,7 @@ JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lcap
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
-DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd
 
 COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/common/fd_io.c
@@ -138,7 +139,28 @@ check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
 check-integration: all $(B)/asan/jsampled java
 	tests/integration/run-all.sh
 
-check: check-unit check-unit-asan check-integration
+# --- Fuzzing: libFuzzer targets (tests/fuzz/fuzz_*.c) built by clang with
+# ASan/UBSan, linked with the daemon code they exercise. ---
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(addprefix $(B)/fuzz/fuzz_,$(FUZZ_TARGETS))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+fuzz_obj = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(1))
+$(B)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(CFLAGS) -c $< -o $@
+$(call fuzz_obj,$(DAEMON_LIB_SRC)): $(B)/sampler.skel.h
+$(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(call fuzz_obj,$(DAEMON_LIB_SRC))
+	$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ -o $@ $(DAEMON_LIBS)
+.PHONY: fuzz check-fuzz fuzz-campaign
+fuzz: $(FUZZ_BINS)
+# A short run of each target in every `make check`; a campaign for longer.
+FUZZ_SECONDS ?= 20
+check-fuzz: fuzz
+	tests/fuzz/run-fuzzers.sh $(FUZZ_SECONDS)
+fuzz-campaign: fuzz
+	tests/fuzz/run-fuzzers.sh $(FUZZ_SECONDS) | tee $(B)/fuzz/campaign.txt
+
+check: check-unit check-unit-asan check-fuzz check-integration
 
 demo: all java
 	tests/demo/run-demo.sh
@@ -161,7 +183,7 @@ deps:
 clean:
 	rm -rf $(B)
 
--include $(shell find $(B)/obj $(B)/asan/obj $(B)/pic -name '*.d' -type f 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/asan/obj $(B)/pic $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
 
 # --- Install and package ---
 .PHONY: install deb bench bench-memory check-vm

@@ -28,6 +28,28 @@ static int same_namespace(pid_t pid)
 	return a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
 
+int pidns_parse_nspid(const char *line, uint32_t *host, uint32_t *inner)
+{
+	unsigned long h, in = 0;
+	const char *p;
+	char *end;
+
+	if (strncmp(line, "NSpid:", 6) != 0)
+		return -1;
+	h = strtoul(line + 6, &end, 10);
+	for (p = end; *p && *p != '\n'; p = end) {
+		unsigned long v = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+		in = v;
+	}
+	if (!h || !in || h > UINT32_MAX || in > UINT32_MAX)
+		return -1;
+	*host = (uint32_t)h;
+	*inner = (uint32_t)in;
+	return 0;
+}
+
 /* Rebuilds the map from the NSpid lines of /proc/<pid>/task/<tid>/status:
  * the first field is the host tid, the last the innermost namespace's. */
 static void rescan(struct pidns_map *m, pid_t pid)
@@ -49,18 +71,10 @@ static void rescan(struct pidns_map *m, pid_t pid)
 		if (!f)
 			continue;
 		while (fgets(line, sizeof(line), f)) {
-			unsigned long host, inner = 0;
-			char *p, *end;
+			uint32_t host, inner;
 			if (strncmp(line, "NSpid:", 6) != 0)
 				continue;
-			host = strtoul(line + 6, &end, 10);
-			for (p = end; *p && *p != '\n'; p = end) {
-				unsigned long v = strtoul(p, &end, 10);
-				if (end == p)
-					break;
-				inner = v;
-			}
-			if (host && inner)
+			if (pidns_parse_nspid(line, &host, &inner) == 0)
 				u64_map_put(&m->host, inner, host);
 			break;
 		}

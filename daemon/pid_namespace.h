@@ -18,5 +18,7 @@ void pidns_map_free(struct pidns_map *m);
 /* The host tid of thread ns_tid of process pid; 0 if it cannot be found
  * (the thread is gone). */
 uint32_t pidns_host_tid(struct pidns_map *m, pid_t pid, uint32_t ns_tid);
+/* "NSpid:\t<host>\t...\t<innermost>" -> both ends; -1 if malformed. */
+int pidns_parse_nspid(const char *line, uint32_t *host, uint32_t *inner);
 
 #endif

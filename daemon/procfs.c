@@ -29,14 +29,12 @@ ssize_t procfs_read(pid_t pid, const char *name, char *buf, size_t cap)
 	return len;
 }
 
-int procfs_status(pid_t pid, struct proc_status *st)
+int procfs_parse_status(char *buf, pid_t pid, struct proc_status *st)
 {
-	char buf[4096], *line, *save = NULL;
+	char *line, *save = NULL;
 	int have = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (procfs_read(pid, "status", buf, sizeof(buf)) <= 0)
-		return -1;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long a, b;
 		if (sscanf(line, "Uid: %lu %lu", &a, &b) == 2) {
@@ -62,14 +60,30 @@ int procfs_status(pid_t pid, struct proc_status *st)
 	return (have & 11) == 11 ? 0 : -1;
 }
 
+int procfs_status(pid_t pid, struct proc_status *st)
+{
+	char buf[4096];
+
+	memset(st, 0, sizeof(*st));
+	if (procfs_read(pid, "status", buf, sizeof(buf)) <= 0)
+		return -1;
+	return procfs_parse_status(buf, pid, st);
+}
+
 uint64_t procfs_start_time(pid_t pid)
 {
 	char buf[1024];
-	char *p;
-	int field = 2;
 
 	if (procfs_read(pid, "stat", buf, sizeof(buf)) <= 0)
 		return 0;
+	return procfs_parse_start_time(buf);
+}
+
+uint64_t procfs_parse_start_time(const char *buf)
+{
+	const char *p;
+	int field = 2;
+
 	/* comm (field 2) may hold spaces and parentheses: skip to its last ')'. */
 	p = strrchr(buf, ')');
 	if (!p)
@@ -87,10 +101,21 @@ uint64_t procfs_start_time(pid_t pid)
 	return 0;
 }
 
+bool procfs_maps_line_has(char *line, const char *suffix)
+{
+	size_t sl = strlen(suffix), n = strlen(line);
+
+	while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+		line[--n] = 0;
+	/* " (deleted)": an upgraded package's old file is still that library. */
+	if (n > 10 && strcmp(line + n - 10, " (deleted)") == 0)
+		line[n -= 10] = 0;
+	return n >= sl && memcmp(line + n - sl, suffix, sl) == 0;
+}
+
 int procfs_maps_has(pid_t pid, const char *suffix)
 {
 	char path[64], line[4096];
-	size_t sl = strlen(suffix);
 	int found = 0;
 	FILE *f;
 
@@ -98,15 +123,8 @@ int procfs_maps_has(pid_t pid, const char *suffix)
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	while (!found && fgets(line, sizeof(line), f)) {
-		size_t n = strlen(line);
-		while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
-			line[--n] = 0;
-		/* " (deleted)": an upgraded package's old file is still that library. */
-		if (n > 10 && strcmp(line + n - 10, " (deleted)") == 0)
-			line[n -= 10] = 0;
-		found = n >= sl && memcmp(line + n - sl, suffix, sl) == 0;
-	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = procfs_maps_line_has(line, suffix);
 	fclose(f);
 	return found;
 }
@@ -126,10 +144,17 @@ int procfs_exe(pid_t pid, char *out, size_t cap)
 
 int procfs_cgroup(pid_t pid, char *out, size_t cap)
 {
-	char buf[4096], *line, *save = NULL;
+	char buf[4096];
 
 	if (procfs_read(pid, "cgroup", buf, sizeof(buf)) <= 0)
 		return -1;
+	return procfs_parse_cgroup(buf, out, cap);
+}
+
+int procfs_parse_cgroup(char *buf, char *out, size_t cap)
+{
+	char *line, *save = NULL;
+
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		if (strncmp(line, "0::", 3) == 0) {
 			snprintf(out, cap, "%s", line + 3);
@@ -155,22 +180,35 @@ static bool words_hold(const char *list, const char *arg)
 	return false;
 }
 
-bool procfs_java_option(pid_t pid, const char *arg)
+bool procfs_args_hold(const char *buf, size_t n, const char *arg)
+{
+	for (size_t i = 0; i < n; i += strnlen(buf + i, n - i) + 1)
+		if (strnlen(buf + i, n - i) == strlen(arg) && memcmp(buf + i, arg, strlen(arg)) == 0)
+			return true;
+	return false;
+}
+
+bool procfs_env_options_hold(const char *buf, size_t n, const char *arg)
 {
 	static const char *const vars[] = {"JAVA_TOOL_OPTIONS=", "JDK_JAVA_OPTIONS=", "_JAVA_OPTIONS="};
+
+	/* buf is NUL-terminated at n (procfs_read), so each entry is too. */
+	for (size_t i = 0; i < n; i += strnlen(buf + i, n - i) + 1)
+		for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++)
+			if (strncmp(buf + i, vars[v], strlen(vars[v])) == 0 && words_hold(buf + i + strlen(vars[v]), arg))
+				return true;
+	return false;
+}
+
+bool procfs_java_option(pid_t pid, const char *arg)
+{
 	static char buf[256 * 1024]; /* one thread: not on the stack */
 	ssize_t n = procfs_read(pid, "cmdline", buf, sizeof(buf));
 
-	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1)
-		if (strcmp(buf + i, arg) == 0)
-			return true;
+	if (n > 0 && procfs_args_hold(buf, (size_t)n, arg))
+		return true;
 	n = procfs_read(pid, "environ", buf, sizeof(buf));
-	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1)
-		for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++)
-			if (strncmp(buf + i, vars[v], strlen(vars[v])) == 0 &&
-			    words_hold(buf + i + strlen(vars[v]), arg))
-				return true;
-	return false;
+	return n > 0 && procfs_env_options_hold(buf, (size_t)n, arg);
 }
 
 uint64_t procfs_ns_inode(pid_t pid, const char *ns)

@@ -43,6 +43,17 @@ bool pidfd_running(int pidfd);
 /* Whether tid is a thread of process pid (/proc/<pid>/task/<tid>). */
 bool procfs_task_of(pid_t pid, uint32_t tid);
 
+/* The parsers behind the readers, on text already read (the fuzzers call
+ * them directly). buf is modified where it is not const. */
+int procfs_parse_status(char *buf, pid_t pid, struct proc_status *st);
+uint64_t procfs_parse_start_time(const char *buf);
+bool procfs_maps_line_has(char *line, const char *suffix);
+int procfs_parse_cgroup(char *buf, char *out, size_t cap);
+/* cmdline (NUL-separated args) holds arg; environ's Java option variables
+ * hold it as a word. buf[n] must be 0. */
+bool procfs_args_hold(const char *buf, size_t n, const char *arg);
+bool procfs_env_options_hold(const char *buf, size_t n, const char *arg);
+
 /* Inode of /proc/<pid>/ns/<ns> ("mnt", "pid"), 0 if unknown. */
 uint64_t procfs_ns_inode(pid_t pid, const char *ns);
 

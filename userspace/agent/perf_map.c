@@ -6,8 +6,10 @@
  * event callbacks, under a lock, one short line each. */
 #include "perf_map.h"
 
+#include <fcntl.h>
 #include <jvmti.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,11 +20,26 @@ static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 int perf_map_open(void)
 {
 	char path[64];
+	struct stat st;
+	int fd;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
-	map = fopen(path, "we");
-	if (!map)
+	/* /tmp is shared: a name planted by another user (a link to a file of
+	 * ours, or a file of theirs) is not followed or written. A stale map
+	 * of our own pid is replaced. */
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	    ftruncate(fd, 0) != 0) {
+		close(fd);
+		return -1;
+	}
+	map = fdopen(fd, "w");
+	if (!map) {
+		close(fd);
+		return -1;
+	}
 	setvbuf(map, NULL, _IOLBF, 0); /* perf may read it while the JVM runs */
 	return 0;
 }
