@@ -24,7 +24,9 @@
 /* An attach child past this is killed: it runs as the JVM's user, who can
  * stop it (the listener wait inside it is 10 s). */
 #define ATTACH_DEADLINE_NS (20000 * MS)
-#define NS_IDLE_NS (60000 * MS)  /* an unused namespace socket is released after this */
+/* A namespace socket no live agent has used for this long is released (an
+ * attached agent connects within a second or two). */
+#define NS_IDLE_NS (10000 * MS)
 #define NS_CHECK_NS (5000 * MS)
 
 enum cand_state { C_WATCH, C_ATTACHING, C_DONE };
@@ -308,9 +310,16 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 	}
 	if (target_agent_path(c->pid, d->opt->agent_path, agent, sizeof(agent), why, sizeof(why)) != 0 ||
 	    agent_socket_for(d, c->pid, now, sock, sizeof(sock), why, sizeof(why)) != 0) {
-		log_warn("cannot attach to JVM pid %d: %s", (int)c->pid, why);
 		attach_target_close(&target);
 		d->counters.attach_failed++;
+		/* A full set of namespace sockets frees up as containers go:
+		 * like a JVM not ready yet, retried for a while. */
+		if (d->ns_sockets.n >= d->opt->max_agent_namespaces && ++c->not_ready < NOT_READY_TRIES) {
+			log_info("cannot attach to JVM pid %d yet: %s", (int)c->pid, why);
+			c->due_ns = now + 5000 * MS;
+			return;
+		}
+		log_warn("cannot attach to JVM pid %d: %s", (int)c->pid, why);
 		done(c);
 		return;
 	}

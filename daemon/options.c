@@ -134,7 +134,8 @@ static void usage(FILE *f)
 		} else if (s->type == T_ATTACH) {
 			snprintf(def, sizeof(def), " (default auto)");
 		}
-		fprintf(f, "  %-34s %s%s%s\n", head, s->help, def, s->reloadable ? "" : " [restart]");
+		fprintf(f, "  %-34s %s%s%s\n", head, s->help, def,
+			s->reloadable || s->type == T_HELP || s->type == T_CONFIG ? "" : " [restart]");
 	}
 	fprintf(f, "Options marked [restart] take effect at the next start; the others on SIGHUP.\n");
 }

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const cap_value_t kept[] = {CAP_BPF, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SETUID, CAP_SETGID};
+static const cap_value_t kept[] = {CAP_BPF, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SETUID, CAP_SETGID, CAP_KILL};
 #define NKEPT (sizeof(kept) / sizeof(kept[0]))
 
 int privileges_socket_access(const char *path, const char *group, char *why, size_t whylen)

@@ -12,7 +12,9 @@ int privileges_socket_access(const char *path, const char *group, char *why, siz
 /* Keeps only what running needs: CAP_BPF (map updates; kernels before 6.3
  * check it on every bpf() call), CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH
  * (other users' /proc/<pid> files and roots), CAP_SETUID/CAP_SETGID (an
- * attach runs as the JVM's user). The rest is dropped from the effective,
+ * attach runs as the JVM's user), CAP_KILL (to kill such an attach child
+ * past its deadline: it then belongs to that user, who may have stopped
+ * it). The rest is dropped from the effective,
  * permitted and bounding sets, and no_new_privs is set. Returns 0, or -1
  * with why (nothing to drop is not an error). */
 int privileges_drop(char *why, size_t whylen);

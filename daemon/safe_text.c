@@ -3,14 +3,17 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if none. */
+/* Length of the valid UTF-8 sequence at p (at most n bytes) of a
+ * character that is safe to show, 0 if none: C0 and C1 controls (U+0080-
+ * U+009F: 0x9b is CSI to many terminals), DEL and the bidirectional
+ * overrides (which reorder what a terminal shows) are not. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
 {
 	size_t len;
 	uint32_t cp;
 
 	if (p[0] < 0x80)
-		return 1;
+		return p[0] >= 0x20 && p[0] != 0x7f;
 	if (p[0] >= 0xc2 && p[0] <= 0xdf)
 		len = 2, cp = p[0] & 0x1f;
 	else if (p[0] >= 0xe0 && p[0] <= 0xef)
@@ -30,6 +33,8 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
 	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	if (cp <= 0x9f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+		return 0;
 	return len;
 }
 
@@ -42,7 +47,7 @@ size_t safe_text(char *out, size_t cap, const char *in, size_t n)
 	if (cap == 0)
 		return 0;
 	for (size_t i = 0; i < n;) {
-		size_t k = p[i] >= 0x20 && p[i] != 0x7f ? utf8_seq(p + i, n - i) : 0;
+		size_t k = utf8_seq(p + i, n - i);
 
 		if (k) {
 			if (o + k >= cap)

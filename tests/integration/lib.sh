@@ -11,7 +11,7 @@ JCMD=${JCMD:-$JAVA_HOME/bin/jcmd}
 PY=/usr/bin/python3
 # DAEMON may point at the ASan/UBSan build (build/asan/jsampled).
 DAEMON=${DAEMON:-$B/jsampled}
-AGENT=$B/libjsagent.so
+AGENT=${AGENT:-$B/libjsagent.so}
 TEST_NAME=$(basename "$0" .sh)
 TMP=$(mktemp -d "/tmp/jsampled-$TEST_NAME.XXXXXX")
 DAEMON_PID=
@@ -38,7 +38,7 @@ require_environment() {
 }
 
 cleanup() {
-	local rc=$?
+	local rc=${1:-$?}
 	# Subshells (background jobs) may inherit the trap: only the test's
 	# own shell cleans up.
 	[ "$BASHPID" = "$$" ] || return 0

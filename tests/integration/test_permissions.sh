@@ -42,6 +42,20 @@ note "$TEST_USER sees its JVM $USER_JVM, not root's $ROOT_JVM ('$(head -1 "$TMP/
 u_samples=$(as_user "$TEST_USER" stats --json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['samples'])")
 r_samples=$(ctl stats --json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['samples'])")
 [ "$u_samples" -lt "$r_samples" ] || fail "$TEST_USER's stats include other users' samples ($u_samples vs root $r_samples)"
+# ... and none of the host's: the BPF program's, discovery's and the
+# daemon's counters are root's to see.
+as_user "$TEST_USER" stats --json >"$TMP/user.stats"
+as_user "$TEST_USER" stats >"$TMP/user.stats.txt"
+"$PY" - "$TMP/user.stats" <<'PYEOF' || fail "$TEST_USER's stats show host-wide counters: $(cat "$TMP/user.stats")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+leaked = [k for k in ("bpf", "discovery", "daemon", "unknown_pid_samples", "rss_bytes", "cpu_s") if k in d]
+print("host-wide keys shown to the user:", leaked)
+sys.exit(1 if leaked or d.get("processes") != 1 else 0)
+PYEOF
+grep -qE "^(bpf_|jvms_|attach_)" "$TMP/user.stats.txt" && fail "$TEST_USER's text stats show host-wide counters"
+ctl stats --json | "$PY" -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if 'bpf' in d and 'daemon' in d else 1)" ||
+	fail "root's stats lack the host-wide counters"
 
 # A user outside the group cannot even connect.
 rc=0

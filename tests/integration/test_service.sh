@@ -80,4 +80,41 @@ first_ping=$(grep -n "WATCHDOG=1" "$TMP/notify.txt" | head -1 | cut -d: -f1)
 [ "$first_ready" -lt "$first_ping" ] || fail "a watchdog ping came before READY=1"
 tail -1 "$TMP/notify.txt" | grep "STOPPING=1" >/dev/null || fail "no STOPPING=1 at the end"
 note "notify protocol: READY=1, STATUS, $pings watchdog pings in 5.5 s, STOPPING=1 on SIGTERM"
+
+# With exactly the capabilities the unit grants (as systemd would: bounding
+# set and ambient set from deploy/jsampled.service), jsampled ends up with
+# only the ones it keeps, in every set - the bounding set included.
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$ROOT/deploy/jsampled.service")
+ambient=$(sed -n 's/^AmbientCapabilities=//p' "$ROOT/deploy/jsampled.service")
+[ -n "$caps" ] && [ "$caps" = "$ambient" ] || fail "the unit's bounding and ambient sets differ or are missing"
+# Only those this machine's root has (a sandbox may lack some: here
+# CAP_SYS_RESOURCE), named for setpriv.
+have=$((16#$(awk '$1 == "CapBnd:" {print $2}' /proc/self/status)))
+list=
+for c in $caps; do
+	n=$(awk -v c="$c" '$1 == "#define" && $2 == c {print $3}' /usr/include/linux/capability.h)
+	[ -n "$n" ] || fail "unknown capability $c in the unit"
+	if (( (have >> n) & 1 )); then
+		list="$list,+$(echo "${c#CAP_}" | tr 'A-Z' 'a-z')"
+	else
+		note "this machine's root lacks $c: started without it"
+	fi
+done
+list=${list#,}
+DAEMON_WRAP=(setpriv --bounding-set=-all,$list --inh-caps=-all,$list --ambient-caps=-all,$list)
+"${DAEMON_WRAP[@]}" "$DAEMON" --socket "$TMP/c.sock" --agent-socket "$TMP/ca.sock" --attach off \
+	>>"$TMP/daemon.log" 2>&1 &
+DAEMON_PID=$!
+for _ in $(seq 1 100); do [ -S "$TMP/c.sock" ] && break; sleep 0.05; done
+[ -S "$TMP/c.sock" ] || fail "jsampled did not start with the unit's capabilities: $(tail -3 "$TMP/daemon.log")"
+sleep 0.5
+# CAP_KILL 5, CAP_SETGID 6, CAP_SETUID 7, CAP_SYS_PTRACE 19, CAP_DAC_READ_SEARCH 2, CAP_BPF 39
+want=$(printf '%016x' $(( (1 << 5) | (1 << 6) | (1 << 7) | (1 << 19) | (1 << 2) | (1 << 39) )))
+for set in CapBnd CapPrm CapEff; do
+	got=$(awk -v s="$set:" '$1 == s {print $2}' "/proc/$DAEMON_PID/status")
+	[ "$got" = "$want" ] || fail "$set is $got after start, want $want (only the capabilities jsampled keeps)"
+done
+grep -q "bounding set could not be reduced" "$TMP/daemon.log" && fail "jsampled could not reduce its bounding set"
+stop_daemon
+note "with the unit's capabilities ($caps), after start: CapBnd = CapPrm = CapEff = $want"
 note "passed"

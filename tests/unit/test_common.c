@@ -7,6 +7,7 @@
 #include "../../daemon/trace.h"
 #include "../../userspace/common/u64_map.h"
 #include "../../userspace/common/wire.h"
+#include "../../daemon/safe_text.h"
 #include "check.h"
 
 static void test_wire_roundtrip(void)
@@ -202,6 +203,31 @@ static void test_string_pool(void)
 	string_pool_free(&p);
 }
 
+/* Text from other processes is kept escaped: no control character (C0,
+ * DEL, C1 - U+009B is CSI), no bidirectional override, no invalid UTF-8
+ * reaches an output; plain and non-ASCII text is kept as it is. */
+static void test_safe_text(void)
+{
+	char out[64];
+
+	safe_text(out, sizeof(out), "java.lang.String", 16);
+	CHECK_STR(out, "java.lang.String");
+	safe_text(out, sizeof(out), "Gr\xc3\xbc\xc3\x9f" "e", 7);
+	CHECK_STR(out, "Gr\xc3\xbc\xc3\x9f" "e"); /* UTF-8 kept */
+	safe_text(out, sizeof(out), "a\x1b]0;x\x07" "b", 8);
+	CHECK_STR(out, "a\\x1b]0;x\\x07b");
+	safe_text(out, sizeof(out), "\xc2\x9b" "31m\x7f", 6);
+	CHECK_STR(out, "\\xc2\\x9b31m\\x7f");
+	safe_text(out, sizeof(out), "\xe2\x80\xae" "abc", 6); /* RIGHT-TO-LEFT OVERRIDE */
+	CHECK_STR(out, "\\xe2\\x80\\xaeabc");
+	safe_text(out, sizeof(out), "\xff\xc0\x80\xed\xa0\x80", 6); /* invalid, overlong, surrogate */
+	CHECK(strchr(out, (char)0xff) == NULL && strlen(out) == 24);
+	safe_text(out, 8, "abcdefghijk", 11); /* cut to fit, terminated */
+	CHECK_STR(out, "abcdefg");
+	safe_text(out, 8, "ab\x01\x02", 4); /* an escape is never cut in half */
+	CHECK_STR(out, "ab\\x01");
+}
+
 int main(void)
 {
 	RUN(test_wire_roundtrip);
@@ -210,5 +236,6 @@ int main(void)
 	RUN(test_sample_queue_bounded);
 	RUN(test_sample_queue_trims_big_samples);
 	RUN(test_string_pool);
+	RUN(test_safe_text);
 	return CHECK_DONE();
 }

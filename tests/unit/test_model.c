@@ -49,6 +49,49 @@ static void test_find_nested_and_timed(void)
 	jvm_model_free(&m);
 }
 
+/* Lookups stay cheap whatever the agent reports: 20,000 blobs plus one
+ * huge blob over all of them (a lying agent's), blobs loaded in any order
+ * and after lookups (the index is rebuilt), and a reference lookup by
+ * scanning agrees with the index on every probe. */
+static void test_lookup_cost(void)
+{
+	struct jvm_model m;
+	const uint32_t n = 20000;
+	uint32_t work = 0, worst = 0;
+
+	jvm_model_init(&m);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = (i * 7919u) % n; /* any order */
+		const struct test_code c = {.id = 10 + k, .kind = JS_CODE_NMETHOD, .start = 0x100000 + 0x100 * (uint64_t)k,
+					    .size = 0x80, .frame_size = 2, .frame_complete = 0, .method_id = 1};
+		CHECK(tb_apply_code(&m, &c) == 0);
+		if (i == n / 2)
+			codemap_find(&m.code, 0x100000, 0); /* index built half way */
+	}
+	const struct test_code huge = {.id = 5, .kind = JS_CODE_STUB, .start = 0x100000, .size = 0x100 * n,
+				       .frame_size = 0, .frame_complete = -1};
+	CHECK(tb_apply_code(&m, &huge) == 0);
+	for (uint32_t probe = 0; probe < 4000; probe++) {
+		uint64_t pc = 0x100000 + (uint64_t)probe * 0x100 * (n / 4000) + (probe % 2 ? 0x90 : 0x10);
+		const struct code_blob *slow = NULL;
+
+		work = 0;
+		const struct code_blob *b = codemap_find_counted(&m.code, pc, 1, &work);
+		if (work > worst)
+			worst = work;
+		for (size_t i = 0; i < m.code.blobs.n; i++) { /* the reference: every blob */
+			const struct code_blob *c = m.code.blobs.v[i];
+			if (pc >= c->start && pc < c->start + c->size && (!slow || c->size < slow->size))
+				slow = c;
+		}
+		CHECK(b == slow);
+	}
+	/* log2(20001) is about 15: a lookup visits a few dozen nodes, not 20,000. */
+	printf("  worst lookup: %u index nodes of %zu blobs\n", worst, m.code.blobs.n);
+	CHECK(worst < 100);
+	jvm_model_free(&m);
+}
+
 static void test_scopes_and_states(void)
 {
 	struct jvm_model m;
@@ -311,6 +354,7 @@ static void test_layout_validation(void)
 int main(void)
 {
 	RUN(test_find_nested_and_timed);
+	RUN(test_lookup_cost);
 	RUN(test_scopes_and_states);
 	RUN(test_lying_code_records);
 	RUN(test_methods);
