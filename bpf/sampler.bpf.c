@@ -6,7 +6,7 @@
  * buffer. Decoding happens later, in user space (ICPE'14, Hofer &
  * Mössenböck, section 2.1).
  *
- * Costs measured on the project machines (../shared/platform.md): the stack
+ * Costs measured on the project machines (docs/hotspot.md, section 4): the stack
  * copy dominates, so only the live part is copied; a ring-buffer wake-up per
  * record stalls the sampling timer, so records are submitted without one and
  * the consumer drains on a timer, with a forced wake-up past a watermark.

@@ -140,7 +140,7 @@ enum attach_result hotspot_parse_reply(const char *buf, size_t len)
 		return ATTACH_PROTOCOL;
 	if (status != 0)
 		return ATTACH_LOAD_FAILED;
-	/* Then the agent's return code: "0" in JDK 17, "return code: 0" later. */
+	/* Then the agent's return code: a bare "0" (older JDKs) or "return code: 0". */
 	for (p = end; *p && !(*p >= '0' && *p <= '9') && *p != '-'; p++)
 		;
 	if (!*p)

@@ -1,5 +1,5 @@
 /* Drains the BPF ring buffer into the per-process sample path. Records are
- * submitted without wake-ups (../shared/platform.md), so the event loop
+ * submitted without wake-ups (docs/hotspot.md, section 4), so the event loop
  * drains on a timer; the BPF side forces a wake-up past its watermark. */
 #ifndef JSAMPLED_RINGBUF_DRAIN_H
 #define JSAMPLED_RINGBUF_DRAIN_H

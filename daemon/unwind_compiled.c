@@ -4,7 +4,7 @@
  * including the return address, so sender_sp = sp + size*8, the return pc
  * is at sender_sp-8 and the caller's rbp was saved at sender_sp-16 (C1, C2
  * and native wrappers all push rbp in the prologue, with or without
- * PreserveFramePointer: ../shared/hotspot-notes.md). rbp itself is not
+ * PreserveFramePointer: docs/hotspot.md). rbp itself is not
  * used as a frame pointer: without PreserveFramePointer it is a general
  * register in compiled code. */
 #include <string.h>

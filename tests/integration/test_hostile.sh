@@ -34,14 +34,16 @@ canary_intact() {
 
 # in_container CMD...: runs CMD in mount and pid namespaces of its own with
 # a private /tmp (no user namespace: its root is our root, as in a
-# container without one). The test's files are in /mnt/h there. Killing
+# container without one). The test's files are in /mnt/h there; the build
+# directory (with jsampled's agent) is hidden, wherever it is. Killing
 # the unshare process (its pid is recorded in CTR_PIDS) ends everything
 # inside.
 CTR_PIDS=()
 in_container() {
 	exec unshare --mount --pid --fork --kill-child --mount-proc --propagation private \
 		sh -c "mount -t tmpfs tmpfs /mnt && mkdir /mnt/h &&
-		cp -r '$TMP/java' '$TMP/hostile.py' '$TMP/racer' /mnt/h/ && mount -t tmpfs tmpfs /tmp &&
+		cp -r '$TMP/java' '$TMP/hostile.py' '$TMP/racer' /mnt/h/ && mount -t tmpfs tmpfs '$B' &&
+		mount -t tmpfs tmpfs /tmp &&
 		exec \"\$@\"" sh "$@"
 }
 end_containers() {
@@ -304,7 +306,7 @@ attack_9() {
 	copy=$(printf 'libjsagent-%x-%x.so' "$size" "$mtime")
 	MARK="hostile-ctr-$$"
 	in_container sh -c "mkdir -m 755 /tmp/.jsampled && head -c $size /dev/zero >/tmp/.jsampled/$copy &&
-		mount -t tmpfs tmpfs '$B' && exec '$JAVA' -cp $IN/java PhasedWorkload 60 - 1 $MARK" >"$TMP/planted.out" 2>&1 &
+		exec '$JAVA' -cp $IN/java PhasedWorkload 60 - 1 $MARK" >"$TMP/planted.out" 2>&1 &
 	CTR_PIDS+=("$!")
 	PLANTED_JVM=
 	for _ in $(seq 1 100); do

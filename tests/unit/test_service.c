@@ -254,7 +254,7 @@ static void test_attach_outcomes(void)
 	CHECK_STR(attach_result_name(99), "unknown");
 	CHECK_EQ(hotspot_attach_result(ATTACH_LOAD_FAILED << 8), ATTACH_LOAD_FAILED);
 	CHECK_EQ(hotspot_attach_result(SIGKILL), ATTACH_CRASHED);
-	/* Replies of JDK 17 and later, and lies. */
+	/* Replies of older and newer JDKs, and lies. */
 	CHECK_EQ(hotspot_parse_reply("0\n0\n", 4), ATTACH_OK);
 	CHECK_EQ(hotspot_parse_reply("0\nreturn code: 0\n", 17), ATTACH_OK);
 	CHECK_EQ(hotspot_parse_reply("0\nreturn code: -1\n", 18), ATTACH_AGENT_FAILED);

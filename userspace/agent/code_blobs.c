@@ -46,7 +46,7 @@ static int blob_code_range(const struct hs_layout *L, uint64_t blob, uint64_t *b
 		if (vm_read_ptr(&L->blob_code_begin, blob, begin) != 0 ||
 		    vm_read_ptr(&L->blob_code_end, blob, end) != 0)
 			return -1;
-	} else { /* JDK 21+: offsets from the blob */
+	} else { /* later JDKs (25 has them): offsets from the blob */
 		if (vm_read_int(&L->blob_code_offset, blob, &v) != 0)
 			return -1;
 		*begin = blob + (uint64_t)v;

@@ -8,7 +8,7 @@
  * sequences HotSpot emits (x86-64: C2 MachPrologNode/MachEpilogNode, C1
  * build_frame/remove_frame, native wrappers), instead of the decoder
  * guessing from bytes per sample (which gave false positives, see
- * ../shared/hotspot-notes.md).
+ * docs/hotspot.md).
  */
 #ifndef JSAGENT_FRAME_STATES_H
 #define JSAGENT_FRAME_STATES_H

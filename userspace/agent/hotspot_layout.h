@@ -1,7 +1,7 @@
 /* The HotSpot data layout the agent and the decoder rely on, resolved by
  * name from vmStructs once per JVM. JDK versions differ in field names and
- * widths (JDK 17's CodeBlob::_code_begin pointer became JDK 21+'s
- * _code_offset, HeapBlock shrank, ...); each alternative is tried by name. */
+ * widths (JDK 17's CodeBlob::_code_begin pointer became an _code_offset by
+ * JDK 25, HeapBlock shrank, ...; docs/hotspot.md); each is tried by name. */
 #ifndef JSAGENT_HOTSPOT_LAYOUT_H
 #define JSAGENT_HOTSPOT_LAYOUT_H
 
