@@ -33,42 +33,62 @@ WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
-DAEMON_LIBS := -lbpf -lelf -lz -lsystemd -lcap
+# The core needs zlib (gzip recordings); the service libbpf, libsystemd, libcap.
+DECODE_LIBS := -lz
+DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap $(DECODE_LIBS)
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
 DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd
 
 COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/common/fd_io.c
-DAEMON_SRC := $(wildcard daemon/*.c)
-# Everything of the daemon but main(), for unit tests and tools.
-DAEMON_LIB_SRC := $(filter-out daemon/main.c,$(DAEMON_SRC)) $(COMMON_SRC)
+# The decoding core (libjsdecode.a): from an agent's records and a stack
+# fragment to a trace, and from traces to a process's CCT and statistics. It
+# reads no /proc, opens no socket and loads no BPF; jsampled and jsreplay
+# (daemon/tools) both link it, as do the unit tests of the decoder.
+DECODE_SRC := $(addprefix daemon/,decoder.c unwind_scan.c unwind_interp_entry.c unwind_entry.c \
+	unwind_anchor.c unwind_compiled.c unwind_interpreted.c codemap.c method_table.c string_pool.c \
+	jvm_model.c vm_layout.c thread_roles.c truncated_context.c sample_queue.c process.c \
+	recording.c cct.c cct_format.c stats.c stats_format.c json.c safe_text.c log.c) $(COMMON_SRC)
+# The service around it (libjsdaemon.a): BPF, sockets, discovery, attach,
+# admission, queries, state, privileges. main.c is the event loop.
+SERVICE_SRC := $(filter-out daemon/main.c $(DECODE_SRC),$(wildcard daemon/*.c))
 AGENT_SRC := $(wildcard userspace/agent/*.c) $(COMMON_SRC)
+# The agent's JVM-free parts, unit tested on their own.
+AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c
 CTL_SRC := userspace/jsamplectl/jsamplectl.c
-UNIT_SRC := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
-UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(UNIT_SRC))
+REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c
 JAVA_SRC := $(wildcard tests/java/*.java)
+
+# Unit tests, by what they link: the decoding core, core and service, the agent.
+UNIT_CORE := test_cct test_common test_decoder test_model test_process
+UNIT_SERVICE := test_links test_service
+UNIT_AGENT := test_agent
+UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT))
+UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
 pic_obj = $(patsubst %.c,$(B)/pic/%.o,$(1))
 
 .SECONDARY:
-.PHONY: all deps check check-unit check-unit-asan check-integration demo java clean asan bench-pipeline bench-decode
+.PHONY: all
 all: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so $(B)/jsreplay
 
-# --- BPF: vmlinux.h from the running kernel's BTF, CO-RE object, skeleton ---
+# --- BPF: vmlinux.h from the running kernel's BTF, CO-RE objects, skeletons.
+# bpf/x.bpf.c (+ its record header bpf/x.h) -> build/x.bpf.o -> build/x.skel.h
+# holding `struct x_bpf`. ---
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(B) -Wall -Werror
 $(B)/vmlinux.h:
 	@mkdir -p $(B)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(B)/sampler.bpf.o: bpf/sampler.bpf.c bpf/sampler.h $(B)/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(B) -Ibpf -Wall -Werror -c $< -o $@
+$(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(B)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
 	$(LLVM_STRIP) -g $@
 
-$(B)/sampler.skel.h: $(B)/sampler.bpf.o
-	$(BPFTOOL) gen skeleton $< name sampler_bpf > $@.tmp && mv $@.tmp $@
+$(B)/%.skel.h: $(B)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@.tmp && mv $@.tmp $@
 
 # --- C objects: plain, sanitized, position independent (agent) ---
 $(B)/obj/%.o: %.c
@@ -83,20 +103,30 @@ $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(OPT) -fPIC -fvisibility=hidden $(JNI_INC) $(CFLAGS) -c $< -o $@
 
-# The sampler loader includes the generated skeleton.
-$(call obj,daemon/sampler.c) $(call asan_obj,daemon/sampler.c): $(B)/sampler.skel.h
+# The BPF loader includes the generated skeleton.
+$(call obj,daemon/sampler_bpf.c) $(call asan_obj,daemon/sampler_bpf.c): $(B)/sampler.skel.h
 
-$(B)/jsampled: $(call obj,$(DAEMON_SRC) $(COMMON_SRC))
+# --- The two libraries, plain and sanitized ---
+$(B)/libjsdecode.a: $(call obj,$(DECODE_SRC))
+$(B)/libjsdaemon.a: $(call obj,$(SERVICE_SRC))
+$(B)/asan/libjsdecode.a: $(call asan_obj,$(DECODE_SRC))
+$(B)/asan/libjsdaemon.a: $(call asan_obj,$(SERVICE_SRC))
+%.a:
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(B)/jsampled: $(call obj,daemon/main.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a
 	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
 
-$(B)/asan/jsampled: $(call asan_obj,$(DAEMON_SRC) $(COMMON_SRC))
+$(B)/asan/jsampled: $(call asan_obj,daemon/main.c) $(B)/asan/libjsdaemon.a $(B)/asan/libjsdecode.a
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 
-$(B)/asan/jsreplay: $(call asan_obj,userspace/jsreplay/jsreplay.c $(DAEMON_LIB_SRC))
-	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
+# The replay tool links the core alone (and the option table, for its defaults).
+$(B)/jsreplay: $(call obj,$(REPLAY_SRC)) $(B)/libjsdecode.a
+	$(CC) $(OPT) $^ -o $@ $(DECODE_LIBS)
 
-$(B)/jsreplay: $(call obj,userspace/jsreplay/jsreplay.c $(DAEMON_LIB_SRC))
-	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
+$(B)/asan/jsreplay: $(call asan_obj,$(REPLAY_SRC)) $(B)/asan/libjsdecode.a
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(DECODE_LIBS)
 
 $(B)/jsamplectl: $(call obj,$(CTL_SRC))
 	$(CC) $(OPT) $^ -o $@
@@ -104,43 +134,53 @@ $(B)/jsamplectl: $(call obj,$(CTL_SRC))
 $(B)/libjsagent.so: $(call pic_obj,$(AGENT_SRC))
 	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined $^ -o $@ -lpthread
 
-# --- Unit tests: each tests/unit/test_x.c is one program, linked with the
-# daemon and agent code it needs (the agent's JVM-free parts). ---
-AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c
-$(B)/tests/%: $(call obj,tests/unit/%.c) $(call obj,$(DAEMON_LIB_SRC) $(AGENT_TESTABLE))
-	@mkdir -p $(dir $@)
-	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS) -lpthread
+# --- Unit tests: each tests/unit/test_x.c is one program ---
+$(addprefix $(B)/tests/,$(UNIT_CORE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdecode.a
+	$(CC) $(OPT) $^ -o $@ $(DECODE_LIBS)
+$(addprefix $(B)/tests/,$(UNIT_SERVICE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a
+	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
+$(addprefix $(B)/tests/,$(UNIT_AGENT)): $(B)/tests/%: $(call obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
+	$(CC) $(OPT) $^ -o $@ -lpthread
 
-$(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(call asan_obj,$(DAEMON_LIB_SRC) $(AGENT_TESTABLE))
-	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS) -lpthread
-
-$(call obj,$(UNIT_SRC) userspace/jsreplay/jsreplay.c) $(call asan_obj,$(UNIT_SRC) userspace/jsreplay/jsreplay.c): $(B)/sampler.skel.h
+$(addprefix $(B)/asan/tests/,$(UNIT_CORE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdecode.a
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(DECODE_LIBS)
+$(addprefix $(B)/asan/tests/,$(UNIT_SERVICE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdaemon.a $(B)/asan/libjsdecode.a
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
+$(addprefix $(B)/asan/tests/,$(UNIT_AGENT)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
+	$(CC) $(SAN_FLAGS) $^ -o $@ -lpthread
 
 # --- Java programs used by the demo and the integration tests ---
 $(B)/java/.stamp: $(JAVA_SRC)
 	@mkdir -p $(B)/java
 	$(JAVAC) -d $(B)/java $(JAVA_SRC)
 	@touch $@
+.PHONY: java
 java: $(B)/java/.stamp
 
+.PHONY: asan
 asan: $(B)/asan/jsampled
 
+.PHONY: check-unit
 check-unit: $(UNIT_BINS) $(B)/jsreplay
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	@echo "== decoder fixtures, one per rule (tests/fixtures)"; tests/fixtures/check-fixtures.sh
 	@echo "== decoder regression corpus (tests/corpus)"; tests/corpus/check-corpus.sh
 
+.PHONY: check-unit-asan
 check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
 	@set -e; for t in $(UNIT_ASAN_BINS); do echo "== $$t (ASan/UBSan)"; \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $$t; done
+	@echo "== decoder fixtures (ASan/UBSan)"; \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 JSREPLAY=$(B)/asan/jsreplay tests/fixtures/check-fixtures.sh
 	@echo "== decoder regression corpus (ASan/UBSan)"; \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 JSREPLAY=$(B)/asan/jsreplay tests/corpus/check-corpus.sh
 
+.PHONY: check-integration
 check-integration: all $(B)/asan/jsampled java
 	tests/integration/run-all.sh
 
 # --- Fuzzing: libFuzzer targets (tests/fuzz/fuzz_*.c) built by clang with
-# ASan/UBSan, linked with the daemon code they exercise. ---
+# ASan/UBSan, linked with the libraries they exercise. ---
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(addprefix $(B)/fuzz/fuzz_,$(FUZZ_TARGETS))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -148,29 +188,38 @@ fuzz_obj = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(1))
 $(B)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(CFLAGS) -c $< -o $@
-$(call fuzz_obj,$(DAEMON_LIB_SRC)): $(B)/sampler.skel.h
-$(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(call fuzz_obj,$(DAEMON_LIB_SRC))
+$(call fuzz_obj,daemon/sampler_bpf.c): $(B)/sampler.skel.h
+$(B)/fuzz/libjsdecode.a: $(call fuzz_obj,$(DECODE_SRC))
+$(B)/fuzz/libjsdaemon.a: $(call fuzz_obj,$(SERVICE_SRC))
+$(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(B)/fuzz/libjsdaemon.a $(B)/fuzz/libjsdecode.a
 	$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ -o $@ $(DAEMON_LIBS)
-.PHONY: fuzz check-fuzz fuzz-campaign
+.PHONY: fuzz
 fuzz: $(FUZZ_BINS)
 # A short run of each target in every `make check`; a campaign for longer.
 FUZZ_SECONDS ?= 20
+.PHONY: check-fuzz
 check-fuzz: fuzz
 	tests/fuzz/run-fuzzers.sh $(FUZZ_SECONDS)
+.PHONY: fuzz-campaign
 fuzz-campaign: fuzz
 	tests/fuzz/run-fuzzers.sh $(FUZZ_SECONDS) | tee $(B)/fuzz/campaign.txt
 
+.PHONY: check
 check: check-unit check-unit-asan check-fuzz check-integration
 
+.PHONY: demo
 demo: all java
 	tests/demo/run-demo.sh
 
+.PHONY: bench-pipeline
 bench-pipeline: all java
 	tests/bench/pipeline.sh $(FREQS)
 
+.PHONY: bench-decode
 bench-decode: all java
 	tests/bench/bench_decode.py $(BENCH_DECODE_ARGS)
 
+.PHONY: deps
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -180,27 +229,26 @@ deps:
 		{ apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
 	fi
 
+.PHONY: clean
 clean:
 	rm -rf $(B)
 
 -include $(shell find $(B)/obj $(B)/asan/obj $(B)/pic $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
 
 # --- Install and package ---
-.PHONY: install deb bench bench-memory check-vm
 # The package under a real systemd (PID 1) in a QEMU guest; not part of `make check`
 # (it builds a Debian system with debootstrap once, ~5 minutes, then boots it: ~5 minutes).
 VM_PACKAGES := qemu-system-x86 debootstrap e2fsprogs
+.PHONY: check-vm
 check-vm: deb java
 	apt-get install -y --no-install-recommends $(VM_PACKAGES) >/dev/null
 	tests/vm/check-vm.sh
 
 # --- The comparison benchmark's peers (tests/bench/peers) ---
-$(B)/bench/null_sampler.bpf.o: tests/bench/peers/null_sampler.bpf.c $(B)/vmlinux.h
+$(B)/bench/%.bpf.o: tests/bench/peers/%.bpf.c $(B)/vmlinux.h
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(B) -Wall -Werror -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(LLVM_STRIP) -g $@
-$(B)/bench/null_sampler.skel.h: $(B)/bench/null_sampler.bpf.o
-	$(BPFTOOL) gen skeleton $< name null_sampler_bpf > $@.tmp && mv $@.tmp $@
 $(B)/bench/null_sampler: tests/bench/peers/null_sampler.c $(B)/bench/null_sampler.skel.h
 	$(CC) $(BASE_CFLAGS) $(OPT) -I$(B)/bench $< -o $@ -lbpf -lelf -lz
 $(B)/bench/libspsampler.so: tests/bench/peers/safepoint_sampler.c
@@ -211,15 +259,17 @@ BENCH_PEERS := $(B)/bench/null_sampler $(B)/bench/libspsampler.so
 # jsampled vs JFR, a safepoint sampler, perf and a null sampler: accuracy and
 # overhead in one run (root; about 25 minutes). Writes tests/bench/results/.
 BENCH_PACKAGES := gnuplot-nox linux-perf
+.PHONY: bench
 bench: all $(BENCH_PEERS)
 	apt-get install -y --no-install-recommends $(BENCH_PACKAGES) >/dev/null
 	tests/bench/compare.py
 
 # jsampled's memory with 50 JVMs x 200 threads (root).
+.PHONY: bench-memory
 bench-memory: all java
 	tests/bench/memory.sh 50 200 240 99
 
-.PHONY: install deb
+.PHONY: install
 install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
 	install -D -m 0755 $(B)/jsampled $(DESTDIR)$(PREFIX)/sbin/jsampled
 	install -D -m 0755 $(B)/jsamplectl $(DESTDIR)$(PREFIX)/bin/jsamplectl
@@ -235,6 +285,7 @@ install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/README.md
 
 DEB := $(B)/jsampled_$(VERSION)_amd64.deb
+.PHONY: deb
 deb: $(DEB)
 $(DEB): $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
 		deploy/jsampled.conf $(wildcard deploy/debian/*) README.md

@@ -142,6 +142,7 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 		return NULL;
 	}
 	p->start_time = id->start_time;
+	procfs_comm(id->pid, p->comm, sizeof(p->comm));
 	p->link = l;
 	return p;
 }

@@ -11,6 +11,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "process_rules.h"
+#include "procfs.h"
 #include "sampler_targets.h"
 
 #define REFRESH_FETCH_NS (1000ull * 1000000)  /* keep code maps fresh */
@@ -298,3 +299,49 @@ void agents_close_all(struct daemon *d)
 		watch_del(&d->loop, w);
 	}
 }
+
+static bool discovery_has_agent(void *ctx, pid_t pid)
+{
+	struct daemon *d = ctx;
+	struct process *p = process_lookup(&d->processes, pid);
+
+	return p && p->link;
+}
+
+static void discovery_listener(void *ctx, int fd)
+{
+	struct daemon *d = ctx;
+
+	if (!watch_add(&d->loop, W_AGENT_LISTEN, fd, NULL, EPOLLIN))
+		log_err("cannot watch an agent socket");
+}
+
+static void discovery_listener_closed(void *ctx, int fd)
+{
+	struct daemon *d = ctx;
+
+	for (struct watch *w = d->loop.fixed; w; w = w->next)
+		if (w->kind == W_AGENT_LISTEN && w->fd == fd) {
+			watch_del(&d->loop, w);
+			return;
+		}
+}
+
+static bool discovery_ns_in_use(void *ctx, uint64_t mnt_ns)
+{
+	struct daemon *d = ctx;
+
+	for (size_t i = 0; i < d->processes.all.n; i++) {
+		const struct process *p = d->processes.all.v[i];
+		if (p->link && procfs_ns_inode(p->pid, "mnt") == mnt_ns)
+			return true;
+	}
+	return false;
+}
+
+const struct discovery_hooks agent_discovery_hooks = {
+	.has_agent = discovery_has_agent,
+	.on_listener = discovery_listener,
+	.on_listener_closed = discovery_listener_closed,
+	.ns_in_use = discovery_ns_in_use,
+};

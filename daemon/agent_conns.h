@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 struct daemon;
+struct discovery_hooks;
 struct watch;
 
 void agents_accept(struct daemon *d, int listen_fd);
@@ -26,5 +27,8 @@ void agents_maintain(struct daemon *d, uint64_t now);
 /* After a reload: agents of processes the new rules exclude are let go. */
 void agents_apply_rules(struct daemon *d);
 void agents_close_all(struct daemon *d);
+/* What discovery asks about agents (has pid one? is a container's socket
+ * still used?) and tells about their listening sockets; ctx is the daemon. */
+extern const struct discovery_hooks agent_discovery_hooks;
 
 #endif

@@ -57,6 +57,22 @@ const char *decode_failure_description(int reason)
 	return reason >= 0 && reason < DECODE_FAILURE_COUNT ? failure_descriptions[reason] : "";
 }
 
+int trace_bad_caller(const struct method_table *m, const struct trace_frame *f, uint32_t n, bool root_first)
+{
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		/* caller and callee of the i-th call in the trace */
+		const struct trace_frame *caller = root_first ? &f[i] : &f[i + 1];
+		const struct trace_frame *callee = root_first ? &f[i + 1] : &f[i];
+
+		if (caller->type == FRAME_PSEUDO || callee->type == FRAME_PSEUDO || (caller->flags & FRAME_FLAG_VIA_VM) ||
+		    caller->bci < 0)
+			continue;
+		if (method_table_is_call_site(m, caller->method_id, caller->bci) == 0)
+			return (int)(caller - f);
+	}
+	return -1;
+}
+
 static bool in_code_cache(const struct vm_layout *L, uint64_t pc)
 {
 	return L->code_low && pc >= L->code_low && pc < L->code_high;
@@ -81,22 +97,16 @@ bool walk_thread_has_no_java(const struct walk *w)
  * are walked like compiled frames but contribute no Java frame. */
 static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 {
-	uint64_t sender_sp, ret, saved_fp;
 	enum step st;
 
 	if (b->frame_size_words <= 0)
 		return walk_fail(w, DECODE_FAIL_RETURN_INTO_STUB);
-	sender_sp = w->sp + (uint64_t)b->frame_size_words * 8;
-	if ((st = walk_read(w, sender_sp - 8, &ret)) != STEP_CALLER ||
-	    (st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
-		return st;
-	w->pc = ret;
-	w->sp = sender_sp;
-	w->fp = saved_fp;
+	st = walk_pop_frame(w, w->sp + (uint64_t)b->frame_size_words * 8, true);
 	/* Runtime stubs are also called from slow paths without debug info
 	 * (C1's monitorexit, for one): the caller may not be at a call site. */
-	w->leaf_return = true;
-	return STEP_CALLER;
+	if (st == STEP_CALLER)
+		w->leaf_return = true;
+	return st;
 }
 
 /* The top pc is in a stub or adapter (VM-generated code with no Java
@@ -124,8 +134,7 @@ static enum step unwind_top_stub(struct walk *w, const struct code_blob *b)
 		uint64_t ret, saved_fp;
 		enum step st;
 
-		if (frag_read_u64(s, w->fp + 8, &ret) == FRAG_OK && frag_read_u64(s, w->fp, &saved_fp) == FRAG_OK &&
-		    walk_try_caller(w, ret, w->fp + 16, saved_fp, &st)) {
+		if (frame_words_at(s, w->fp + 16, &ret, &saved_fp) && walk_try_caller(w, ret, w->fp + 16, saved_fp, &st)) {
 			w->rule = DECODE_RULE_STUB_FRAME;
 			return st;
 		}

@@ -20,10 +20,19 @@
 #include "trace.h"
 #include "vm_layout.h"
 
+/* Working memory of one decoding, owned by the caller (a process table
+ * has one): nothing in the decoder is static, so decodings may run side by
+ * side on separate scratch. */
+struct decode_scratch {
+	struct trace trial;                         /* the walk on from a candidate caller (unwind_scan.c) */
+	struct trace_frame first[TRACE_MAX_FRAMES]; /* the first shifted frame that validated (unwind_compiled.c) */
+};
+
 struct decode_ctx {
 	const struct vm_layout *layout;
 	struct codemap *code; /* lookups may sort it lazily */
 	const struct method_table *methods;
+	struct decode_scratch *scratch;
 	/* No newer agent data will arrive (the agent is gone, or the sample
 	 * has been held long enough): missing code is a failure, not a wait. */
 	bool final;
@@ -41,5 +50,13 @@ enum decode_status {
 
 enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_sample *s,
 				 struct trace *out, int *reason);
+
+/* The first frame of frames[0..n) that calls the next one through an
+ * invoke instruction of its method and yet does not stand at one (the
+ * decoder followed a wrong frame), or -1. A call through the VM (an entry
+ * frame between the two), a pseudo frame or an unknown bci is not checked.
+ * root_first: frames[i] calls frames[i + 1] (else frames[i] calls
+ * frames[i - 1], the order a walk finds them in). */
+int trace_bad_caller(const struct method_table *m, const struct trace_frame *frames, uint32_t n, bool root_first);
 
 #endif

@@ -1,14 +1,10 @@
 #include "log.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <systemd/sd-journal.h>
 #include <time.h>
 
 static int max_level = LOG_INFO;
-static int use_journal = -1; /* decided on first use */
+static void (*sink)(int priority, const char *fmt, va_list ap);
 
 void log_set_level(int max_priority)
 {
@@ -20,18 +16,9 @@ int log_level(void)
 	return max_level;
 }
 
-/* systemd sets JOURNAL_STREAM=dev:ino for the stream stderr is connected to. */
-static int stderr_is_journal(void)
+void log_set_sink(void (*s)(int priority, const char *fmt, va_list ap))
 {
-	const char *js = getenv("JOURNAL_STREAM");
-	unsigned long dev, ino;
-	struct stat st;
-
-	if (!js || sscanf(js, "%lu:%lu", &dev, &ino) != 2)
-		return 0;
-	if (fstat(2, &st) != 0)
-		return 0;
-	return st.st_dev == dev && st.st_ino == ino;
+	sink = s;
 }
 
 void log_msg(int priority, const char *fmt, ...)
@@ -41,11 +28,9 @@ void log_msg(int priority, const char *fmt, ...)
 
 	if (priority > max_level)
 		return;
-	if (use_journal < 0)
-		use_journal = stderr_is_journal();
 	va_start(ap, fmt);
-	if (use_journal) {
-		sd_journal_printv(priority, fmt, ap);
+	if (sink) {
+		sink(priority, fmt, ap);
 	} else {
 		struct timespec ts;
 		struct tm tm;
@@ -54,8 +39,7 @@ void log_msg(int priority, const char *fmt, ...)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		localtime_r(&ts.tv_sec, &tm);
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-		fprintf(stderr, "%s.%03ld jsampled %s: ", when, ts.tv_nsec / 1000000,
-			names[priority & 7]);
+		fprintf(stderr, "%s.%03ld jsampled %s: ", when, ts.tv_nsec / 1000000, names[priority & 7]);
 		vfprintf(stderr, fmt, ap);
 		fputc('\n', stderr);
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../userspace/common/agent_protocol.h"
 #include "safe_text.h"
 
 void method_table_init(struct method_table *t)
@@ -227,6 +228,13 @@ const char *method_table_class_name(const struct method_table *t, uint32_t class
 	const struct class_info *c = class_slot(t, class_id);
 
 	return c ? c->name : NULL;
+}
+
+const char *method_table_class_source(const struct method_table *t, uint32_t class_id)
+{
+	const struct class_info *c = class_slot(t, class_id);
+
+	return c ? c->source : NULL;
 }
 
 uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr)

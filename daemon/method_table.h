@@ -24,9 +24,6 @@
 /* Longest name kept (escaped); longer ones are cut. */
 #define JS_MAX_NAME 1024
 
-/* JVM access flags (JVMS 4.6) the decoder needs. */
-#define JVM_ACC_NATIVE 0x0100
-
 struct line_entry {
 	uint32_t start_bci;
 	uint32_t line;
@@ -79,6 +76,8 @@ int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t clas
 const struct method_info *method_table_get(const struct method_table *t, uint32_t id);
 /* The class's name, or NULL if unknown. */
 const char *method_table_class_name(const struct method_table *t, uint32_t class_id);
+/* The class's source file ("String.java", "" if it has none), or NULL. */
+const char *method_table_class_source(const struct method_table *t, uint32_t class_id);
 /* Method id of a Method*, 0 if unknown. */
 uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr);
 /* Whether bci is an invoke instruction of the method: 1 yes, 0 no, -1

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../bpf/sampler.h"
+#include "sampler_bpf.h"
 
 #define CONFIG_LINE 1024
 #define MIB 20 /* shift */
@@ -68,7 +69,7 @@ static const struct opt_spec specs[] = {
 	{"exclude-cgroup", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.exclude_cgroup), true, "never these cgroups"},
 	{"rescan-s", T_UINT, "N", 1, 86400, 0, 60, NULL, F(rescan_s), true,
 	 "full /proc scan for JVMs every N s (exec events find new JVMs in between)"},
-	{"frequency", T_UINT, "HZ", 1, 100000, 0, 99, NULL, F(frequency_hz), true, "samples per second per CPU"},
+	{"frequency", T_UINT, "HZ", SAMPLER_MIN_HZ, SAMPLER_MAX_HZ, 0, 99, NULL, F(frequency_hz), true, "samples per second per CPU"},
 	{"fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_DEFAULT_FRAGMENT_BYTES, NULL,
 	 F(fragment_bytes), false, "user stack bytes copied per sample (only the live part is copied)"},
 	{"max-fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_MAX_FRAGMENT_BYTES, NULL,

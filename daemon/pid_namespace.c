@@ -6,17 +6,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void pidns_map_init(struct pidns_map *m)
-{
-	m->same = -1;
-	u64_map_init(&m->host);
-}
-
-void pidns_map_free(struct pidns_map *m)
-{
-	u64_map_free(&m->host);
-}
-
 static int same_namespace(pid_t pid)
 {
 	char path[64];

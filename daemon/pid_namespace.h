@@ -13,8 +13,19 @@ struct pidns_map {
 	struct u64_map host;  /* namespaced tid -> host tid, when other */
 };
 
-void pidns_map_init(struct pidns_map *m);
-void pidns_map_free(struct pidns_map *m);
+/* The map is plain data (a process keeps one); only the lookup below reads
+ * /proc. */
+static inline void pidns_map_init(struct pidns_map *m)
+{
+	m->same = -1;
+	u64_map_init(&m->host);
+}
+
+static inline void pidns_map_free(struct pidns_map *m)
+{
+	u64_map_free(&m->host);
+}
+
 /* The host tid of thread ns_tid of process pid; 0 if it cannot be found
  * (the thread is gone). */
 uint32_t pidns_host_tid(struct pidns_map *m, pid_t pid, uint32_t ns_tid);

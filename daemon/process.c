@@ -9,11 +9,7 @@
 #include "decoder.h"
 #include "recording.h"
 #include "log.h"
-#include "procfs.h"
 #include "safe_text.h"
-
-/* One trace buffer: decoding is single-threaded. */
-static struct trace scratch_trace;
 
 void process_table_init(struct process_table *t, const struct process_limits *limits)
 {
@@ -55,6 +51,10 @@ void process_free(struct process *p)
 
 void process_table_free(struct process_table *t)
 {
+	free(t->trace);
+	free(t->scratch);
+	t->trace = NULL;
+	t->scratch = NULL;
 	for (size_t i = 0; i < t->all.n; i++)
 		process_free(t->all.v[i]);
 	vec_free(&t->all);
@@ -66,22 +66,6 @@ struct process *process_lookup(const struct process_table *t, pid_t pid)
 	uint64_t *p = u64_map_get(&t->by_pid, (uint64_t)pid);
 
 	return p ? (struct process *)(uintptr_t)*p : NULL;
-}
-
-static void read_comm(pid_t pid, char comm[16])
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	comm[0] = 0;
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(comm, 16, f))
-		comm[strcspn(comm, "\n")] = 0;
-	fclose(f);
-	safe_text_inplace(comm, 16); /* the process chose it */
 }
 
 struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, const char *vm)
@@ -96,8 +80,6 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 	p->state = PROCESS_LIVE;
 	p->hold_ns = t->limits.hold_ns;
 	snprintf(p->vm, sizeof(p->vm), "%s", vm ? vm : "");
-	read_comm(pid, p->comm);
-	p->start_time = procfs_start_time(pid);
 	jvm_model_init(&p->jvm);
 	session_state_init(p, t);
 	if (cct_init(&p->cct, t->limits.cct_max_nodes) != 0 || vec_push(&t->all, p) != 0 ||
@@ -196,27 +178,10 @@ size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t r
 	return gone;
 }
 
-/* A decoded trace is impossible if a Java frame that calls the next one
- * (not through the VM) does not stand at an invoke instruction of its
- * method: the decoder then followed a wrong frame. Counted, and logged with
- * --verbose, so decoder bugs show up in the stats. */
-static bool trace_impossible(const struct process *p, const struct trace *tr, uint32_t *at)
-{
-	for (uint32_t i = 0; i + 1 < tr->n; i++) {
-		const struct trace_frame *f = &tr->frames[i];
-
-		if (f->type == FRAME_PSEUDO || (f->flags & FRAME_FLAG_VIA_VM) || f->bci < 0 ||
-		    tr->frames[i + 1].type == FRAME_PSEUDO)
-			continue;
-		if (method_table_is_call_site(&p->jvm.methods, f->method_id, f->bci) == 0) {
-			*at = i;
-			return true;
-		}
-	}
-	return false;
-}
-
-static void log_impossible(const struct process *p, const struct js_sample *s, const struct trace *tr, uint32_t at)
+/* A decoded trace with a calling frame not at an invoke instruction is
+ * impossible: the decoder followed a wrong frame. Counted as `wrong`, and
+ * logged with --verbose, so decoder bugs show up in the stats. */
+static void log_impossible(const struct process *p, const struct js_sample *s, const struct trace *tr, int at)
 {
 	static uint32_t logged;
 	char caller[256], callee[256];
@@ -225,7 +190,7 @@ static void log_impossible(const struct process *p, const struct js_sample *s, c
 		return;
 	method_table_name(&p->jvm.methods, tr->frames[at].method_id, caller, sizeof(caller));
 	method_table_name(&p->jvm.methods, tr->frames[at + 1].method_id, callee, sizeof(callee));
-	log_debug("pid %d tid %u: impossible trace (rule %s): %s (type %u, bci %d) calls %s (type %u), frame %u of %u",
+	log_debug("pid %d tid %u: impossible trace (rule %s): %s (type %u, bci %d) calls %s (type %u), frame %d of %u",
 		  (int)p->pid, s->tid, decode_rule_name(tr->top_rule), caller, tr->frames[at].type,
 		  tr->frames[at].bci, callee, tr->frames[at + 1].type, at, tr->n);
 }
@@ -259,21 +224,21 @@ static void record_trace(struct process *p, const struct js_sample *s, enum deco
 
 /* With --verbose, the first failures of each reason are logged with where
  * the walk stopped, for diagnosis. */
-static void log_failure(struct process *p, const struct js_sample *s, int reason)
+static void log_failure(struct process *p, const struct js_sample *s, const struct trace *tr, int reason)
 {
 	static uint32_t logged[DECODE_FAILURE_COUNT];
 	const struct code_blob *b;
 
 	if (reason <= 0 || reason >= DECODE_FAILURE_COUNT || logged[reason]++ >= 100000)
 		return;
-	b = codemap_find(&p->jvm.code, scratch_trace.stop_pc, s->time_ns);
+	b = codemap_find(&p->jvm.code, tr->stop_pc, s->time_ns);
 	log_debug("pid %d tid %u [%.16s] flags %#x state %u %s: ip %#llx sp %#llx bp %#llx; stopped at pc %#llx sp %#llx "
 		  "fp %#llx after %u frames, in %s blob %s (start %#llx size %u frame %d)",
 		  (int)p->pid, s->tid, s->comm, s->flags, s->thread_state, decode_failure_name(reason),
 		  (unsigned long long)s->regs[JS_REG_IP], (unsigned long long)s->regs[JS_REG_SP],
-		  (unsigned long long)s->regs[JS_REG_BP], (unsigned long long)scratch_trace.stop_pc,
-		  (unsigned long long)scratch_trace.stop_sp, (unsigned long long)scratch_trace.stop_fp,
-		  scratch_trace.n, b ? "a" : "no", b && b->name ? b->name : "",
+		  (unsigned long long)s->regs[JS_REG_BP], (unsigned long long)tr->stop_pc,
+		  (unsigned long long)tr->stop_sp, (unsigned long long)tr->stop_fp,
+		  tr->n, b ? "a" : "no", b && b->name ? b->name : "",
 		  (unsigned long long)(b ? b->start : 0), b ? b->size : 0, b ? b->frame_size_words : 0);
 }
 
@@ -286,7 +251,7 @@ static void log_failure(struct process *p, const struct js_sample *s, int reason
  * program can stop copying there; a trimmed copy that turns out too short
  * switches trimming off for that thread. */
 static void learn_copy_end(struct process_table *t, struct process *p, const struct js_sample *s,
-			   enum decode_status st)
+			   enum decode_status st, const struct trace *tr)
 {
 	uint64_t *known = u64_map_get(&p->copy_ends, s->tid);
 	uint64_t end;
@@ -315,9 +280,9 @@ static void learn_copy_end(struct process_table *t, struct process *p, const str
 		}
 		return;
 	}
-	if (st != DECODE_RESOLVED || !scratch_trace.max_read || (known && *known == COPY_END_DISABLED))
+	if (st != DECODE_RESOLVED || !tr->max_read || (known && *known == COPY_END_DISABLED))
 		return;
-	end = (scratch_trace.max_read + COPY_END_SLACK + 63) & ~63ull;
+	end = (tr->max_read + COPY_END_SLACK + 63) & ~63ull;
 	if (s->stack_end && end > s->stack_end)
 		end = s->stack_end;
 	if (known && *known >= end)
@@ -326,58 +291,61 @@ static void learn_copy_end(struct process_table *t, struct process *p, const str
 	t->hooks.on_copy_end(t->hooks.ctx, p, s->tid, end);
 }
 
+/* The table's working memory for decoding, made on first use. */
+static bool decode_memory(struct process_table *t)
+{
+	if (!t->trace)
+		t->trace = calloc(1, sizeof(*t->trace));
+	if (!t->scratch)
+		t->scratch = calloc(1, sizeof(*t->scratch));
+	return t->trace && t->scratch;
+}
+
 /* Decodes s; returns false if it must wait for newer agent data. */
 static bool try_decode(struct process_table *t, struct process *p, const struct js_sample *s, bool final)
 {
+	struct trace *tr;
+	enum decode_status st;
+	int reason;
+
+	if (!decode_memory(t)) {
+		p->stats.dropped++;
+		p->stats.dropped_no_memory++;
+		return true;
+	}
 	struct decode_ctx ctx = {
 		.layout = &p->jvm.layout,
 		.code = &p->jvm.code,
 		.methods = &p->jvm.methods,
+		.scratch = t->scratch,
 		.final = final,
 	};
-	int reason;
-	enum decode_status st = decode_sample(&ctx, s, &scratch_trace, &reason);
-
+	tr = t->trace;
+	st = decode_sample(&ctx, s, tr, &reason);
 	if (st == DECODE_RETRY)
 		return false;
-	decode_stats_account(&p->stats, st, reason, scratch_trace.top_rule);
-	if (t->on_decoded)
-		t->on_decoded(t->on_decoded_ctx, s, st, reason, &scratch_trace);
+	decode_stats_account(&p->stats, st, reason, tr->top_rule);
 	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
-		log_failure(p, s, reason);
-	if (st == DECODE_FAILED && t->explain && t->explain_left) {
-		t->explain_left--;
-		fprintf(t->explain, "sample tid %u [%.16s] flags %#x state %u anchor sp %#llx fp %#llx pc %#llx, stack %#llx..%#llx (end %#llx): %s\n",
-			s->tid, s->comm, s->flags, s->thread_state, (unsigned long long)s->anchor_sp,
-			(unsigned long long)s->anchor_fp, (unsigned long long)s->anchor_pc,
-			(unsigned long long)s->stack_addr, (unsigned long long)(s->stack_addr + s->stack_len),
-			(unsigned long long)s->stack_end, decode_failure_name(reason));
-		ctx.explain = t->explain;
-		decode_sample(&ctx, s, &scratch_trace, &reason);
-	}
-	learn_copy_end(t, p, s, st);
+		log_failure(p, s, tr, reason);
+	learn_copy_end(t, p, s, st, tr);
 	/* JVM-internal threads need no stack copies from now on. */
-	if (st == DECODE_NOT_JAVA && scratch_trace.n == 1 && scratch_trace.frames[0].method_id != PSEUDO_NATIVE &&
+	if (st == DECODE_NOT_JAVA && tr->n == 1 && tr->frames[0].method_id != PSEUDO_NATIVE &&
 	    t->hooks.on_internal_thread && !u64_map_get(&p->internal_threads, s->tid)) {
 		u64_map_put(&p->internal_threads, s->tid, 1);
 		t->hooks.on_internal_thread(t->hooks.ctx, p, s->tid);
 	}
 	if (st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) {
-		uint32_t at;
-		if (trace_impossible(p, &scratch_trace, &at)) {
+		int at = trace_bad_caller(&p->jvm.methods, tr->frames, tr->n, true);
+		if (at >= 0) {
 			p->stats.wrong++;
 			if (log_level() >= LOG_DEBUG)
-				log_impossible(p, s, &scratch_trace, at);
-			if (t->explain) { /* rare and always worth a look */
-				fprintf(t->explain, "sample tid %u [%.16s] flags %#x: impossible trace\n", s->tid,
-					s->comm, s->flags);
-				ctx.explain = t->explain;
-				decode_sample(&ctx, s, &scratch_trace, &reason);
-			}
+				log_impossible(p, s, tr, at);
 		}
 	}
+	if (t->hooks.on_decoded)
+		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
 	if (st != DECODE_FAILED)
-		record_trace(p, s, st, &scratch_trace);
+		record_trace(p, s, st, tr);
 	return true;
 }
 
@@ -412,11 +380,11 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 	p->stats.held_total++;
 	if (log_level() >= LOG_DEBUG && p->stats.held_total % 100 == 1)
 		log_debug("held: tid %u t %llu waits %u for %#llx", s->tid, (unsigned long long)s->time_ns,
-			  scratch_trace.wait, (unsigned long long)scratch_trace.wait_key);
-	if (scratch_trace.wait < 4)
-		p->stats.held_for[scratch_trace.wait]++;
+			  t->trace->wait, (unsigned long long)t->trace->wait_key);
+	if (t->trace->wait < 4)
+		p->stats.held_for[t->trace->wait]++;
 	p->wants_fetch = true;
-	dropped = sample_queue_push(&p->held, s, scratch_trace.wait, scratch_trace.wait_key, &trimmed);
+	dropped = sample_queue_push(&p->held, s, t->trace->wait, t->trace->wait_key, &trimmed);
 	p->stats.held_trimmed += trimmed;
 	if (dropped != 0) {
 		uint64_t n = dropped < 0 ? 1 : (uint64_t)dropped;
@@ -455,8 +423,8 @@ static void retry_held(struct process_table *t, struct process *p, bool final, u
 				free(h.s);
 				continue;
 			}
-			h.wait = scratch_trace.wait;
-			h.key = scratch_trace.wait_key;
+			h.wait = t->trace->wait;
+			h.key = t->trace->wait_key;
 		}
 		if (sample_queue_requeue(&p->held, &h) < 0) {
 			p->stats.dropped++;
@@ -486,7 +454,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 		if (t->hooks.on_thread)
 			t->hooks.on_thread(t->hooks.ctx, p, th);
 		/* Per-thread learning starts over for a new thread on the tid. */
-		uint32_t host = pidns_host_tid(&p->tids, p->pid, th->tid);
+		uint32_t host = t->hooks.host_tid ? t->hooks.host_tid(t->hooks.ctx, p, th->tid) : th->tid;
 		u64_map_del(&p->copy_ends, host);
 		u64_map_del(&p->max_copies, host);
 		u64_map_del(&p->internal_threads, host);

@@ -11,7 +11,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #include "../userspace/common/u64_map.h"
@@ -42,12 +41,12 @@ struct process_limits {
 struct process {
 	pid_t pid;
 	uid_t uid;
-	uint64_t start_time; /* /proc/<pid>/stat start time: with pid, the instance */
+	uint64_t start_time; /* /proc/<pid>/stat start time: with pid, the instance (set by admission) */
 	bool restored;       /* profile loaded from a saved state */
 	uint64_t seen_ns; /* CLOCK_MONOTONIC */
 	uint64_t exited_ns;
 	enum process_state state;
-	char comm[16];
+	char comm[16];     /* its name, escaped (set by admission) */
 	char vm[96];
 	struct agent_link *link;
 	struct jvm_model jvm;
@@ -77,6 +76,9 @@ struct process {
  * replay). jsampled mirrors all of it into the BPF maps (sampler_targets.c). */
 struct process_hooks {
 	void *ctx;
+	/* The host's tid of a thread the agent names (its pid namespace may
+	 * be another); NULL: the same. */
+	uint32_t (*host_tid)(void *ctx, struct process *p, uint32_t ns_tid);
 	/* A Java thread a batch started or ended. */
 	void (*on_thread)(void *ctx, struct process *p, const struct jvm_thread *t);
 	/* A thread's copy end was learned (end > 0) or given up (end == 0). */
@@ -85,6 +87,10 @@ struct process_hooks {
 	void (*on_max_copy)(void *ctx, struct process *p, uint32_t tid, uint32_t bytes);
 	/* A thread turned out to be JVM-internal (by its name): no stack needed. */
 	void (*on_internal_thread)(void *ctx, struct process *p, uint32_t tid);
+	/* Every final decoding outcome (the replay tool's outcomes, extracts
+	 * and explanations). */
+	void (*on_decoded)(void *ctx, struct process *p, const struct js_sample *s, enum decode_status st, int reason,
+			   const struct trace *tr);
 };
 
 struct process_table {
@@ -98,13 +104,8 @@ struct process_table {
 	struct process_hooks hooks;
 	uint32_t fragment_bytes;     /* the configured copy size */
 	uint32_t max_fragment_bytes; /* how far a deep thread's copy may grow (0: never) */
-	/* Called with every final decoding outcome (jsreplay --extract). */
-	void (*on_decoded)(void *ctx, const struct js_sample *s, enum decode_status st, int reason,
-			   const struct trace *tr);
-	void *on_decoded_ctx;
-	/* jsreplay --explain: walks of failed samples are described here. */
-	FILE *explain;
-	uint32_t explain_left;
+	struct trace *trace;            /* decoding's working memory (decoder.h) */
+	struct decode_scratch *scratch;
 };
 
 void process_table_init(struct process_table *t, const struct process_limits *limits);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../userspace/common/fd_io.h"
+#include "safe_text.h"
 
 ssize_t procfs_read(pid_t pid, const char *name, char *buf, size_t cap)
 {
@@ -234,4 +235,14 @@ bool pidfd_running(int pidfd)
 	struct pollfd p = {.fd = pidfd, .events = POLLIN};
 
 	return pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+void procfs_comm(pid_t pid, char *out, size_t cap)
+{
+	char buf[64] = "";
+
+	if (procfs_read(pid, "comm", buf, sizeof(buf)) < 0)
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	safe_text(out, cap, buf, strlen(buf)); /* the process chose it */
 }

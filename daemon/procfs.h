@@ -28,6 +28,9 @@ uint64_t procfs_start_time(pid_t pid);
 /* Whether a mapped file's path ends in suffix (e.g. "/libjvm.so"). */
 int procfs_maps_has(pid_t pid, const char *suffix);
 
+/* The process's name (comm), escaped; "" if unknown. */
+void procfs_comm(pid_t pid, char *out, size_t cap);
+
 /* The executable's path, or the cgroup v2 path ("/system.slice/x.service"). */
 int procfs_exe(pid_t pid, char *out, size_t cap);
 int procfs_cgroup(pid_t pid, char *out, size_t cap);

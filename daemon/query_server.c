@@ -12,8 +12,9 @@
 #include "cct_format.h"
 #include "daemon.h"
 #include "json.h"
-#include "sampler.h"
+#include "sampler_bpf.h"
 #include "sock_io.h"
+#include "stats_format.h"
 
 struct query_conn *query_conn_new(int fd, uint64_t now_ns)
 {
@@ -55,28 +56,6 @@ static bool may_see(uid_t uid, const struct process *p)
 	return uid == 0 || p->uid == uid;
 }
 
-static const char *state_name(enum process_state s)
-{
-	switch (s) {
-	case PROCESS_LIVE:
-		return "live";
-	case PROCESS_AGENT_LOST:
-		return "agent-lost";
-	default:
-		return "exited";
-	}
-}
-
-static uint64_t java_samples(const struct decode_stats *s)
-{
-	return s->resolved + s->incomplete + s->failed;
-}
-
-static double pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 static void answer_list(struct daemon *d, uid_t uid, struct wbuf *out)
 {
 	wbuf_printf(out, "%-8s %-10s %10s %9s %-16s %s\n", "PID", "STATE", "SAMPLES", "RESOLVED",
@@ -88,8 +67,8 @@ static void answer_list(struct daemon *d, uid_t uid, struct wbuf *out)
 		if (!may_see(uid, p))
 			continue;
 		wbuf_printf(out, "%-8d %-10s %10llu %8.2f%% %-16s %s\n", (int)p->pid,
-			    state_name(p->state), (unsigned long long)s->samples,
-			    pct(s->resolved + s->incomplete, java_samples(s)), p->comm, p->vm);
+			    process_state_name(p->state), (unsigned long long)s->samples,
+			    stats_resolved_pct(s), p->comm, p->vm);
 	}
 }
 
@@ -120,102 +99,102 @@ static struct process *find_process(struct daemon *d, uid_t uid, const char *arg
 	return p;
 }
 
-static void stats_fields(const struct decode_stats *s, struct wbuf *out, bool json)
+static uint64_t self_rss_bytes(void)
 {
-	uint64_t java = java_samples(s);
-	const char *fmt = json ? "\"%s\":%llu," : "%-22s %llu\n";
+	unsigned long size = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
 
-#define FIELD(name, v) wbuf_printf(out, fmt, name, (unsigned long long)(v))
-	FIELD("samples", s->samples);
-	FIELD("java_samples", java);
-	FIELD("resolved", s->resolved);
-	FIELD("incomplete", s->incomplete);
-	FIELD("not_java", s->not_java);
-	FIELD("failed", s->failed);
-	FIELD("wrong", s->wrong);
-	FIELD("held", s->held_total);
-	FIELD("held_for_layout", s->held_for[WAIT_LAYOUT]);
-	FIELD("held_for_code", s->held_for[WAIT_CODE]);
-	FIELD("held_for_method", s->held_for[WAIT_METHOD]);
-	FIELD("held_for_other", s->held_for[WAIT_UNKNOWN]);
-	FIELD("held_trimmed", s->held_trimmed);
-	FIELD("dropped", s->dropped);
-	FIELD("dropped_queue_full", s->dropped_queue_full);
-	FIELD("dropped_no_memory", s->dropped_no_memory);
-	FIELD("kernel_mode", s->kernel_mode);
-	FIELD("stack_bytes", s->stack_bytes);
-#undef FIELD
-	if (json) {
-		wbuf_printf(out, "\"resolved_pct\":%.4f,\"incomplete_pct\":%.4f,\"failed_pct\":%.4f,",
-			    pct(s->resolved + s->incomplete, java), pct(s->incomplete, java),
-			    pct(s->failed, java));
-		wbuf_printf(out, "\"reasons\":{");
-		for (int r = 1, first = 1; r < DECODE_FAILURE_COUNT; r++) {
-			wbuf_printf(out, "%s\"%s\":%llu", first ? "" : ",", decode_failure_name(r),
-				    (unsigned long long)s->reasons[r]);
-			first = 0;
-		}
-		wbuf_printf(out, "},\"rules\":{");
-		for (int r = 1, first = 1; r < DECODE_RULE_COUNT; r++) {
-			wbuf_printf(out, "%s\"%s\":%llu", first ? "" : ",", decode_rule_name(r),
-				    (unsigned long long)s->rules[r]);
-			first = 0;
-		}
-		wbuf_printf(out, "}");
-	} else {
-		wbuf_printf(out, "%-22s %.2f%%\n", "resolved_pct", pct(s->resolved + s->incomplete, java));
-		wbuf_printf(out, "%-22s %.2f%%\n", "incomplete_pct", pct(s->incomplete, java));
-		wbuf_printf(out, "%-22s %.2f%%\n", "failed_pct", pct(s->failed, java));
-		for (int r = 1; r < DECODE_FAILURE_COUNT; r++)
-			if (s->reasons[r])
-				wbuf_printf(out, "  %-20s %llu  (%s)\n", decode_failure_name(r),
-					    (unsigned long long)s->reasons[r], decode_failure_description(r));
-		wbuf_printf(out, "decoded by\n");
-		for (int r = 1; r < DECODE_RULE_COUNT; r++)
-			if (s->rules[r])
-				wbuf_printf(out, "  %-20s %llu  (%s)\n", decode_rule_name(r),
-					    (unsigned long long)s->rules[r], decode_rule_description(r));
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &rss) != 2)
+			rss = 0;
+		fclose(f);
 	}
+	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static void process_stats(const struct process *p, struct wbuf *out, bool json)
+/* A user's own totals: only what its processes did. */
+static void user_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
 {
-	if (json) {
-		wbuf_printf(out, "{\"pid\":%d,\"uid\":%u,\"state\":\"%s\",\"restored\":%s,\"comm\":", (int)p->pid,
-			    (unsigned)p->uid, state_name(p->state), p->restored ? "true" : "false");
-		json_string(out, p->comm);
-		wbuf_printf(out, ",\"cct_nodes\":%zu,\"cct_bytes\":%zu,\"cct_overflow_samples\":%llu,",
-			    p->cct.nodes.n, cct_bytes(&p->cct), (unsigned long long)p->cct.overflow_samples);
-		wbuf_printf(out, "\"model_bytes\":%zu,\"code_blobs\":%zu,", jvm_model_bytes(&p->jvm),
-			    p->jvm.code.blobs.n);
-		wbuf_printf(out, "\"malformed_records\":%llu,\"incomplete_grafted\":%llu,\"incomplete_truncated\":%llu,",
-			    (unsigned long long)p->jvm.malformed_records, (unsigned long long)p->contexts.grafted,
-			    (unsigned long long)p->contexts.truncated);
-		wbuf_printf(out, "\"held_bytes\":%zu,\"foreign_threads\":%llu,\"over_limit\":%s,", p->held.bytes,
-			    (unsigned long long)p->foreign_threads, p->over_limit ? "true" : "false");
-		stats_fields(&p->stats, out, true);
+	struct decode_stats sum = {0};
+	unsigned long long n = 0;
+
+	for (size_t i = 0; i < d->processes.all.n; i++)
+		if (may_see(uid, d->processes.all.v[i])) {
+			decode_stats_add(&sum, &d->processes.all.v[i]->stats);
+			n++;
+		}
+	const struct stat_field f[] = {{"processes", n}, {"uid", uid}};
+
+	if (json)
+		wbuf_printf(out, "{");
+	stats_format_list(f, STATS_N(f), out, json);
+	stats_format_decode(&sum, out, json);
+	if (json)
 		wbuf_printf(out, "}\n");
-	} else {
-		wbuf_printf(out, "pid %d (%s, uid %u) %s%s, %zu CCT nodes (%llu samples in [other]), %zu code blobs\n",
-			    (int)p->pid, p->comm, (unsigned)p->uid, state_name(p->state),
-			    p->restored ? " (restored)" : "", p->cct.nodes.n,
-			    (unsigned long long)p->cct.overflow_samples, p->jvm.code.blobs.n);
-		stats_fields(&p->stats, out, false);
-		if (p->jvm.malformed_records)
-			wbuf_printf(out, "%-22s %llu\n", "malformed_records",
-				    (unsigned long long)p->jvm.malformed_records);
-	}
 }
 
-/* The daemon's own counters (struct daemon_counters), one list for the
- * text and JSON answers. */
-static void daemon_counter_fields(const struct daemon *d, struct wbuf *out, bool json)
+/* The whole host's counters, for root: every process (also forgotten
+ * ones), the BPF program, discovery and the daemon's own. */
+static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
 {
+	struct decode_stats sum = d->processes.retired;
+	struct js_counters k = {0};
+	uint64_t run_ns = 0, run_cnt = 0;
+	struct rusage ru;
 	const struct daemon_counters *c = &d->counters;
-	const struct {
-		const char *name;
-		uint64_t v;
-	} f[] = {
+	const struct discovery_counters *dc = &d->discovery.counters;
+
+	if (uid != 0) {
+		user_stats(d, uid, out, json);
+		return;
+	}
+	for (size_t i = 0; i < d->processes.all.n; i++)
+		decode_stats_add(&sum, &d->processes.all.v[i]->stats);
+	if (d->sampler) {
+		sampler_read_counters(d->sampler, &k);
+		sampler_prog_stats(d->sampler, &run_ns, &run_cnt);
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	/* Kernel-side drops belong to no process: they count in the total. */
+	sum.dropped += k.ringbuf_full + d->processes.unknown_pid_samples;
+
+	const struct stat_field top[] = {
+		{"processes", d->processes.all.n},
+		{"rss_bytes", self_rss_bytes()},
+		{"unknown_pid_samples", d->processes.unknown_pid_samples},
+		{"malformed_samples", d->processes.malformed_samples},
+	};
+	const struct stat_real times[] = {
+		{"uptime_s", (double)(monotonic_ns() - d->started_ns) / 1e9},
+		{"cpu_s", (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+				  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6},
+	};
+	const struct stat_field bpf[] = {
+		{"events", k.events},
+		{"target", k.target},
+		{"emitted", k.emitted},
+		{"ringbuf_full", k.ringbuf_full},
+		{"copy_fault", k.copy_fault},
+		{"no_user_regs", k.no_user_regs},
+		{"vma_lookup_failed", k.vma_lookup_failed},
+		{"wakeups", k.wakeups},
+		{"bytes", k.bytes},
+		{"vma_lookups", k.vma_lookups},
+		{"run_time_ns", run_ns},
+		{"run_cnt", run_cnt},
+	};
+	const struct stat_field discovery[] = {
+		{"execs_seen", dc->execs_seen},
+		{"jvms_found", dc->jvms_found},
+		{"attached", dc->attached},
+		{"attach_failed", dc->attach_failed},
+		{"attach_timeouts", dc->attach_timeouts},
+		{"excluded", dc->excluded},
+		{"had_agent", dc->had_agent},
+		{"agent_namespaces", d->discovery.ns_sockets.n},
+		{"agent_namespaces_released", dc->ns_released},
+	};
+	const struct stat_field daemon[] = {
 		{"agents_accepted", c->agents_accepted},
 		{"agents_refused", c->agents_refused},
 		{"agents_refused_by_rules", c->agents_refused_by_rules},
@@ -234,125 +213,18 @@ static void daemon_counter_fields(const struct daemon *d, struct wbuf *out, bool
 		{"queries_refused", c->queries_refused},
 		{"queries_refused_user_limit", c->queries_refused_user_limit},
 		{"renders_killed", c->renders_killed},
-		{"attach_timeouts", d->discovery.counters.attach_timeouts},
-		{"agent_namespaces", d->discovery.ns_sockets.n},
-		{"agent_namespaces_released", d->discovery.counters.ns_released},
 	};
 
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		wbuf_printf(out, json ? "%s\"%s\":%llu" : "%s%-22s %llu\n", json && i ? "," : "", f[i].name,
-			    (unsigned long long)f[i].v);
-}
-
-static uint64_t self_rss_bytes(void)
-{
-	unsigned long size = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (f) {
-		if (fscanf(f, "%lu %lu", &size, &rss) != 2)
-			rss = 0;
-		fclose(f);
-	}
-	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-/* A user's own totals: only what its processes did. */
-static void user_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
-{
-	struct decode_stats sum = {0};
-	size_t n = 0;
-
-	for (size_t i = 0; i < d->processes.all.n; i++)
-		if (may_see(uid, d->processes.all.v[i])) {
-			decode_stats_add(&sum, &d->processes.all.v[i]->stats);
-			n++;
-		}
-	if (json) {
-		wbuf_printf(out, "{\"processes\":%zu,\"uid\":%u,", n, (unsigned)uid);
-		stats_fields(&sum, out, true);
+	if (json)
+		wbuf_printf(out, "{");
+	stats_format_list(top, STATS_N(top), out, json);
+	stats_format_reals(times, STATS_N(times), out, json);
+	stats_format_group("bpf", bpf, STATS_N(bpf), out, json);
+	stats_format_group("discovery", discovery, STATS_N(discovery), out, json);
+	stats_format_group("daemon", daemon, STATS_N(daemon), out, json);
+	stats_format_decode(&sum, out, json);
+	if (json)
 		wbuf_printf(out, "}\n");
-		return;
-	}
-	wbuf_printf(out, "%-22s %zu\n%-22s %u\n", "processes", n, "uid", (unsigned)uid);
-	stats_fields(&sum, out, false);
-}
-
-/* The whole host's counters, for root: every process (also forgotten
- * ones), the BPF program, discovery and the daemon's own. */
-static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
-{
-	struct decode_stats sum = d->processes.retired;
-	struct js_counters k = {0};
-	uint64_t run_ns = 0, run_cnt = 0;
-	struct rusage ru;
-	double cpu;
-
-	if (uid != 0) {
-		user_stats(d, uid, out, json);
-		return;
-	}
-	for (size_t i = 0; i < d->processes.all.n; i++)
-		decode_stats_add(&sum, &d->processes.all.v[i]->stats);
-	if (d->sampler) {
-		sampler_read_counters(d->sampler, &k);
-		sampler_prog_stats(d->sampler, &run_ns, &run_cnt);
-	}
-	getrusage(RUSAGE_SELF, &ru);
-	cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	/* Kernel-side drops belong to no process: they count in the total. */
-	sum.dropped += k.ringbuf_full + d->processes.unknown_pid_samples;
-	if (json) {
-		wbuf_printf(out, "{\"processes\":%zu,\"uptime_s\":%.3f,\"cpu_s\":%.3f,\"rss_bytes\":%llu,",
-			    d->processes.all.n, (double)(monotonic_ns() - d->started_ns) / 1e9, cpu,
-			    (unsigned long long)self_rss_bytes());
-		wbuf_printf(out,
-			    "\"bpf\":{\"events\":%llu,\"target\":%llu,\"emitted\":%llu,\"ringbuf_full\":%llu,"
-			    "\"copy_fault\":%llu,\"no_user_regs\":%llu,\"vma_lookup_failed\":%llu,"
-			    "\"wakeups\":%llu,\"bytes\":%llu,\"vma_lookups\":%llu,\"run_time_ns\":%llu,\"run_cnt\":%llu},",
-			    (unsigned long long)k.events, (unsigned long long)k.target,
-			    (unsigned long long)k.emitted, (unsigned long long)k.ringbuf_full,
-			    (unsigned long long)k.copy_fault, (unsigned long long)k.no_user_regs,
-			    (unsigned long long)k.vma_lookup_failed, (unsigned long long)k.wakeups,
-			    (unsigned long long)k.bytes, (unsigned long long)k.vma_lookups, (unsigned long long)run_ns,
-			    (unsigned long long)run_cnt);
-		wbuf_printf(out,
-			    "\"discovery\":{\"execs_seen\":%llu,\"jvms_found\":%llu,\"attached\":%llu,"
-			    "\"attach_failed\":%llu,\"excluded\":%llu,\"had_agent\":%llu},",
-			    (unsigned long long)d->discovery.counters.execs_seen,
-			    (unsigned long long)d->discovery.counters.jvms_found,
-			    (unsigned long long)d->discovery.counters.attached,
-			    (unsigned long long)d->discovery.counters.attach_failed,
-			    (unsigned long long)d->discovery.counters.excluded,
-			    (unsigned long long)d->discovery.counters.had_agent);
-		wbuf_printf(out, "\"daemon\":{");
-		daemon_counter_fields(d, out, true);
-		wbuf_printf(out, "},");
-		wbuf_printf(out, "\"unknown_pid_samples\":%llu,\"malformed_samples\":%llu,",
-			    (unsigned long long)d->processes.unknown_pid_samples,
-			    (unsigned long long)d->processes.malformed_samples);
-		stats_fields(&sum, out, true);
-		wbuf_printf(out, "}\n");
-		return;
-	}
-	wbuf_printf(out, "%-22s %zu\n%-22s %.1f s\n%-22s %.3f s\n%-22s %llu\n", "processes",
-		    d->processes.all.n, "uptime", (double)(monotonic_ns() - d->started_ns) / 1e9,
-		    "cpu", cpu, "rss_bytes", (unsigned long long)self_rss_bytes());
-	wbuf_printf(out, "%-22s %llu\n%-22s %llu\n%-22s %llu\n%-22s %llu\n%-22s %llu\n",
-		    "bpf_events", (unsigned long long)k.events, "bpf_target", (unsigned long long)k.target,
-		    "bpf_emitted", (unsigned long long)k.emitted, "bpf_ringbuf_full",
-		    (unsigned long long)k.ringbuf_full, "bpf_copy_fault", (unsigned long long)k.copy_fault);
-	wbuf_printf(out, "%-22s %llu\n%-22s %llu\n%-22s %llu\n%-22s %llu\n%-22s %llu\n", "jvms_found",
-		    (unsigned long long)d->discovery.counters.jvms_found, "jvms_attached",
-		    (unsigned long long)d->discovery.counters.attached, "attach_failed",
-		    (unsigned long long)d->discovery.counters.attach_failed, "jvms_excluded",
-		    (unsigned long long)d->discovery.counters.excluded, "processes_refused",
-		    (unsigned long long)d->counters.processes_refused_limit);
-	wbuf_printf(out, "%-22s %llu\n", "unknown_pid_samples",
-		    (unsigned long long)d->processes.unknown_pid_samples);
-	daemon_counter_fields(d, out, false);
-	stats_fields(&sum, out, false);
 }
 
 int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *out, struct render_request *defer)
@@ -404,7 +276,7 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 			if (!p)
 				return QUERY_ANSWERED;
 			wbuf_printf(out, "OK\n");
-			process_stats(p, out, json);
+			stats_format_process(p, out, json);
 		} else if (positional == 0) {
 			wbuf_printf(out, "OK\n");
 			global_stats(d, uid, out, json);

@@ -5,7 +5,7 @@
 #include <sys/resource.h>
 
 #include "log.h"
-#include "sampler.h"
+#include "sampler_bpf.h"
 
 static void restart_needed(const char *name)
 {

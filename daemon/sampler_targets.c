@@ -4,7 +4,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "procfs.h"
-#include "sampler.h"
+#include "sampler_bpf.h"
 
 /* The BPF program reads a JavaFrameAnchor as three consecutive words: only
  * offsets 0, 8 and 16, each once, describe one. */
@@ -71,11 +71,17 @@ void sampler_targets_stop(struct daemon *d, struct process *p)
 	p->sampled = false;
 }
 
+uint32_t sampler_targets_host_tid(void *ctx, struct process *p, uint32_t ns_tid)
+{
+	(void)ctx;
+	return pidns_host_tid(&p->tids, p->pid, ns_tid);
+}
+
 void sampler_targets_on_thread(void *ctx, struct process *p, const struct jvm_thread *t)
 {
 	struct daemon *d = ctx;
 	const struct vm_layout *L = &p->jvm.layout;
-	uint32_t host = pidns_host_tid(&p->tids, p->pid, t->tid);
+	uint32_t host = sampler_targets_host_tid(ctx, p, t->tid);
 	struct js_thread_info ti = {0};
 
 	if (!host)

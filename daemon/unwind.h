@@ -95,6 +95,45 @@ static inline enum step walk_read(struct walk *w, uint64_t addr, uint64_t *out)
 	}
 }
 
+/* Moves the walk to a caller: its pc, sp and fp. Every unwinder decides
+ * where the caller is; this is the one place the walk moves. */
+static inline enum step walk_to_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp)
+{
+	w->pc = pc;
+	w->sp = sp;
+	w->fp = fp;
+	return STEP_CALLER;
+}
+
+/* A frame that ends at sender_sp (its caller's sp) holds the return address
+ * at sender_sp - 8 and, once saved, the caller's rbp at sender_sp - 16
+ * (compiled frames, sized stubs, prologues past "push rbp"). saved_fp NULL:
+ * not saved (yet). */
+static inline enum step walk_frame_words(struct walk *w, uint64_t sender_sp, uint64_t *ret, uint64_t *saved_fp)
+{
+	enum step st = walk_read(w, sender_sp - 8, ret);
+
+	if (st == STEP_CALLER && saved_fp)
+		st = walk_read(w, sender_sp - 16, saved_fp);
+	return st;
+}
+
+/* Pops such a frame: the walk moves to its caller. fp_saved false: the
+ * caller's rbp is still in the register. */
+static inline enum step walk_pop_frame(struct walk *w, uint64_t sender_sp, bool fp_saved)
+{
+	uint64_t ret, fp = w->fp;
+	enum step st = walk_frame_words(w, sender_sp, &ret, fp_saved ? &fp : NULL);
+
+	return st == STEP_CALLER ? walk_to_caller(w, ret, sender_sp, fp) : st;
+}
+
+/* The same two words of a candidate frame, read without touching the walk. */
+static inline bool frame_words_at(const struct js_sample *s, uint64_t sender_sp, uint64_t *ret, uint64_t *saved_fp)
+{
+	return frag_read_u64(s, sender_sp - 8, ret) == FRAG_OK && frag_read_u64(s, sender_sp - 16, saved_fp) == FRAG_OK;
+}
+
 /* Pushes the frames of compiled code at pc (inlined chain from the scope
  * descriptors, or the blob's method alone). */
 enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool exact);

@@ -38,8 +38,5 @@ enum step unwind_anchor(struct walk *w)
 	} else if (pc == 0 && (st = walk_read(w, s->anchor_sp - 8, &pc)) != STEP_CALLER)
 		return st;
 	w->rule = DECODE_RULE_ANCHOR;
-	w->pc = pc;
-	w->sp = s->anchor_sp;
-	w->fp = s->anchor_fp;
-	return STEP_CALLER;
+	return walk_to_caller(w, pc, s->anchor_sp, s->anchor_fp);
 }

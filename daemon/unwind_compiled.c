@@ -43,21 +43,14 @@ enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool e
  * (ICPE'14 section 2.3, with ranges the agent computed from the code). */
 static enum step unwind_partial(struct walk *w, const struct code_blob *b, int state)
 {
-	uint64_t ret, saved_fp = w->fp;
-	uint64_t ret_at = state == JS_FRAME_STATE_RBP_PUSHED ? w->sp + 8 : w->sp;
-	enum step st;
+	bool pushed = state == JS_FRAME_STATE_RBP_PUSHED;
 
 	if (walk_push(w, b->method_id,
 		       b->kind == JS_CODE_NATIVE_WRAPPER ? FRAME_NATIVE : FRAME_COMPILED, -1) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
-	if ((st = walk_read(w, ret_at, &ret)) != STEP_CALLER)
-		return st;
-	if (state == JS_FRAME_STATE_RBP_PUSHED && (st = walk_read(w, w->sp, &saved_fp)) != STEP_CALLER)
-		return st;
-	w->pc = ret;
-	w->sp = ret_at + 8;
-	w->fp = saved_fp;
-	return STEP_CALLER;
+	/* The frame so far: the return address, and the caller's rbp below it
+	 * once pushed. */
+	return walk_pop_frame(w, w->sp + (pushed ? 16 : 8), pushed);
 }
 
 /* The top pc lies in the nmethod's stub section: a static-call stub on the
@@ -74,9 +67,7 @@ static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
 	if (!(ret >= b->start && ret < b->start + b->size) &&
 	    walk_push(w, b->method_id, FRAME_COMPILED, -1) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
-	w->pc = ret;
-	w->sp += 8;
-	return STEP_CALLER;
+	return walk_to_caller(w, ret, w->sp + 8, w->fp);
 }
 
 /* C2 intrinsics save registers on the stack inside a method's body
@@ -91,12 +82,11 @@ static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
  * frame's return address below its real one). */
 #define MAX_PUSHED_WORDS 6
 
-static struct trace_frame first_found[TRACE_MAX_FRAMES]; /* decoding is single-threaded */
-
 static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum step *st)
 {
 	const struct walk orig = *w;
 	const uint32_t n0 = w->out->n;
+	struct trace_frame *first_found = w->ctx->scratch->first;
 	struct walk found = orig;
 	uint32_t found_n = 0;
 	enum step found_st = STEP_FAIL, r;
@@ -106,8 +96,7 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 		uint64_t sender_sp = orig.sp + (uint64_t)((int64_t)b->frame_size_words + k) * 8, ret, saved_fp;
 		struct walk t = orig;
 
-		if (frag_read_u64(orig.s, sender_sp - 8, &ret) != FRAG_OK ||
-		    frag_read_u64(orig.s, sender_sp - 16, &saved_fp) != FRAG_OK)
+		if (!frame_words_at(orig.s, sender_sp, &ret, &saved_fp))
 			break;
 		w->out->n = n0; /* a try writes frames only when it validates */
 		if (!walk_try_caller(&t, ret, sender_sp, saved_fp, &r))
@@ -196,12 +185,9 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	if (st != STEP_CALLER)
 		return st;
 	sender_sp = w->sp + (uint64_t)b->frame_size_words * 8;
-	if ((st = walk_read(w, sender_sp - 8, &ret)) != STEP_CALLER)
-		return st;
 	/* Just after C2's "sub rsp", the caller's rbp is still in the register. */
-	if (rbp_unsaved)
-		saved_fp = w->fp;
-	else if ((st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
+	saved_fp = w->fp;
+	if ((st = walk_frame_words(w, sender_sp, &ret, rbp_unsaved ? NULL : &saved_fp)) != STEP_CALLER)
 		return st;
 	if (w->top && w->ctx->explain && !walk_in_code_cache(w, ret)) {
 		/* The words the frame should span, and a few above. */
@@ -217,8 +203,5 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 		w->rule = DECODE_RULE_SHIFTED_FRAME;
 		return st;
 	}
-	w->pc = ret;
-	w->sp = sender_sp;
-	w->fp = saved_fp;
-	return STEP_CALLER;
+	return walk_to_caller(w, ret, sender_sp, saved_fp);
 }

@@ -33,9 +33,6 @@ enum step unwind_entry(struct walk *w)
 	/* A zero last_Java_pc means the return address sits just below sp. */
 	if (last_pc == 0 && (st = walk_read(w, last_sp - 8, &last_pc)) != STEP_CALLER)
 		return st == STEP_FAIL ? walk_fail(w, DECODE_FAIL_BAD_ENTRY_FRAME) : st;
-	w->pc = last_pc;
-	w->sp = last_sp;
-	w->fp = last_fp;
 	w->via_vm = true;
-	return STEP_CALLER;
+	return walk_to_caller(w, last_pc, last_sp, last_fp);
 }

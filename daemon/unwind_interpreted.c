@@ -52,8 +52,5 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 	 * leaves it one word lower. */
 	if (sender_sp <= fp || !frag_in_stack(w->s, sender_sp))
 		return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
-	w->pc = ret;
-	w->sp = sender_sp;
-	w->fp = saved_fp;
-	return STEP_CALLER;
+	return walk_to_caller(w, ret, sender_sp, saved_fp);
 }

@@ -19,8 +19,6 @@
  * correctness. */
 #define SCAN_WORDS 2048
 
-static struct trace scan_trace; /* decoding is single-threaded */
-
 /* Whether v could be a return address into Java code at all. A return
  * address into compiled code is either a call site with debug info, or the
  * return from a leaf call (runtime stubs, intrinsics calling native code),
@@ -56,24 +54,6 @@ static bool plausible(const struct walk *w, uint64_t v, const struct code_blob *
 	}
 }
 
-/* Whether every Java caller in the chain found from a candidate (top
- * first) stands at an invoke instruction, as a real caller must; a stale
- * return address left on the stack by an earlier call usually leads to a
- * frame that does not. Frames whose bytecode is unknown pass. */
-static bool chain_at_call_sites(const struct walk *w, const struct trace *t)
-{
-	for (uint32_t i = 1; i < t->n; i++) {
-		const struct trace_frame *caller = &t->frames[i];
-
-		if (caller->type == FRAME_PSEUDO || (caller->flags & FRAME_FLAG_VIA_VM) || caller->bci < 0 ||
-		    t->frames[i - 1].type == FRAME_PSEUDO)
-			continue;
-		if (method_table_is_call_site(w->ctx->methods, caller->method_id, caller->bci) == 0)
-			return false;
-	}
-	return true;
-}
-
 bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum step *result)
 {
 	const struct code_blob *b;
@@ -90,10 +70,12 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 		}
 		return false;
 	}
+	struct trace *trial = &w->ctx->scratch->trial;
+
 	sub = *w;
 	sub.leaf_return = leaf;
-	sub.out = &scan_trace;
-	scan_trace.n = 0;
+	sub.out = trial;
+	trial->n = 0;
 	sub.pc = pc;
 	sub.sp = sp;
 	sub.fp = fp;
@@ -102,25 +84,25 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	st = walk_run(&sub);
 	if (st == STEP_RETRY) {
 		/* The walk on needs agent data not fetched yet: decide later. */
-		w->out->wait = scan_trace.wait;
-		w->out->wait_key = scan_trace.wait_key;
+		w->out->wait = trial->wait;
+		w->out->wait_key = trial->wait_key;
 		*result = STEP_RETRY;
 		return true;
 	}
-	if (!(st == STEP_COMPLETE || (st == STEP_INCOMPLETE && scan_trace.n >= 2)) || scan_trace.n == 0)
+	if (!(st == STEP_COMPLETE || (st == STEP_INCOMPLETE && trial->n >= 2)) || trial->n == 0)
 		return false;
-	if (!chain_at_call_sites(w, &scan_trace))
+	/* A stale return address left by an earlier call usually leads to a
+	 * caller that does not stand at an invoke instruction. */
+	if (trace_bad_caller(w->ctx->methods, trial->frames, trial->n, false) >= 0)
 		return false;
-	if (w->out->n + scan_trace.n > TRACE_MAX_FRAMES) {
+	if (w->out->n + trial->n > TRACE_MAX_FRAMES) {
 		*result = walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 		return true;
 	}
-	memcpy(&w->out->frames[w->out->n], scan_trace.frames, scan_trace.n * sizeof(scan_trace.frames[0]));
-	w->out->n += scan_trace.n;
-	w->pc = sub.pc;
-	w->sp = sub.sp;
-	w->fp = sub.fp;
+	memcpy(&w->out->frames[w->out->n], trial->frames, trial->n * sizeof(trial->frames[0]));
+	w->out->n += trial->n;
 	w->max_read = sub.max_read > w->max_read ? sub.max_read : w->max_read;
+	walk_to_caller(w, sub.pc, sub.sp, sub.fp);
 	*result = st;
 	return true;
 }

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 int loop_init(struct event_loop *l)
@@ -10,6 +11,21 @@ int loop_init(struct event_loop *l)
 	l->connections = l->fixed = l->graveyard = NULL;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	return l->epfd >= 0 ? 0 : -1;
+}
+
+int timer_fd_every(unsigned ms)
+{
+	struct itimerspec its = {
+		.it_interval = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
+		.it_value = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
+	};
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static bool is_connection(enum watch_kind k)

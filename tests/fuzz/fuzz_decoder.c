@@ -15,6 +15,7 @@
 
 static struct process_table table;
 static struct trace tr;
+static struct decode_scratch scratch;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -68,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(s, data, size);
 	s->stack_len = (uint32_t)(size - sizeof(*s)); /* the bytes that are there */
 	struct decode_ctx ctx = {.layout = &p->jvm.layout, .code = &p->jvm.code, .methods = &p->jvm.methods,
-				 .final = (s->flags & 1) != 0};
+				 .scratch = &scratch, .final = (s->flags & 1) != 0};
 	st = decode_sample(&ctx, s, &tr, &reason);
 	if (st > DECODE_FAILED || tr.n > TRACE_MAX_FRAMES || tr.work > 2 * DECODE_WORK_BUDGET ||
 	    (st == DECODE_FAILED && (reason <= 0 || reason >= DECODE_FAILURE_COUNT)))

@@ -119,10 +119,12 @@ static void expect(const struct trace *t, const uint32_t *ids, const uint8_t *ty
 }
 
 static struct trace tr;
+static struct decode_scratch scratch;
 
 static enum decode_status run(struct js_sample *s, bool final, int *reason)
 {
-	struct decode_ctx ctx = {&model.layout, &model.code, &model.methods, final, NULL};
+	struct decode_ctx ctx = {.layout = &model.layout, .code = &model.code, .methods = &model.methods,
+				 .scratch = &scratch, .final = final};
 	enum decode_status st = decode_sample(&ctx, s, &tr, reason);
 	free(s);
 	return st;

@@ -81,6 +81,68 @@ static void test_queries(void)
 	CHECK(strncmp(a, "OK\n{", 4) == 0 && strstr(a, "\"samples\":3,")); /* only its own */
 }
 
+/* Every number in a JSON stats answer also stands in the text one: member
+ * "x" as line "x", member "x" of object "g" as line "g_x" (the failure
+ * reasons and rules excepted: text lists only those that occurred). The
+ * JSON is also checked to be balanced and to have no empty member. */
+static void check_text_has_json_fields(uid_t uid, const char *json_req, const char *text_req)
+{
+	char *json = strdup(answer(uid, json_req));
+	char *text = strdup(answer(uid, text_req));
+	char group[64] = "", key[64];
+	int depth = 0, fields = 0;
+
+	CHECK(strncmp(json, "OK\n{", 4) == 0 && strncmp(text, "OK\n", 3) == 0);
+	for (const char *c = json + 3; *c; c++) {
+		if (*c == '{')
+			depth++;
+		else if (*c == '}')
+			depth--, group[0] = depth >= 2 ? group[0] : 0;
+		else if (*c == ',')
+			CHECK(c[1] != ',' && c[1] != '}');
+		if (*c != '"' || c[-1] == '\\')
+			continue;
+		const char *end = strchr(c + 1, '"');
+		size_t n = (size_t)(end - c - 1);
+
+		CHECK(end && n > 0 && n < sizeof(key));
+		if (!end || n == 0 || n >= sizeof(key))
+			break;
+		memcpy(key, c + 1, n);
+		key[n] = 0;
+		c = end;
+		CHECK(c[1] == ':');
+		if (c[2] == '"') /* a string value: step over it */
+			c = strchr(c + 3, '"');
+		if (!c)
+			break;
+		if (c[2] == '{') {
+			snprintf(group, sizeof(group), "%s", key);
+			continue;
+		}
+		if (depth == 1 || (strcmp(group, "reasons") != 0 && strcmp(group, "rules") != 0)) {
+			char line[160];
+
+			snprintf(line, sizeof(line), "\n%s%s%s ", depth == 1 ? "" : group, depth == 1 ? "" : "_", key);
+			if (!strstr(text, line))
+				fprintf(stderr, "  text answer to '%s' lacks %s\n", text_req, line + 1);
+			CHECK(strstr(text, line) != NULL);
+			fields++;
+		}
+	}
+	CHECK_EQ(depth, 0);
+	CHECK(fields > 10);
+	free(json);
+	free(text);
+}
+
+static void test_stats_text_and_json_agree(void)
+{
+	check_text_has_json_fields(0, "stats json", "stats");
+	check_text_has_json_fields(1000, "stats json", "stats");
+	check_text_has_json_fields(1000, "stats 4242 json", "stats 4242");
+}
+
 static int hellos, batches;
 static struct process *fake_process;
 
@@ -240,6 +302,7 @@ int main(void)
 {
 	setup_daemon();
 	RUN(test_queries);
+	RUN(test_stats_text_and_json_agree);
 	RUN(test_agent_link_good);
 	RUN(test_agent_link_garbage);
 	answer(0, "list");

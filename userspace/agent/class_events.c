@@ -175,7 +175,7 @@ static void resolve_one(jvmtiEnv *jvmti, const struct pending_method *p, struct 
 	jint nbytes = 0;
 	uint16_t calls[1024];
 	int ncalls = -1;
-	if (!(modifiers & 0x0500 /* native, abstract */) &&
+	if (!(modifiers & (JVM_ACC_NATIVE | JVM_ACC_ABSTRACT)) &&
 	    (*jvmti)->GetBytecodes(jvmti, m, &nbytes, &bytes) == JVMTI_ERROR_NONE && bytes) {
 		ncalls = bytecode_call_sites(bytes, (size_t)nbytes, calls, 1024);
 		if (ncalls > 1024)

@@ -8,7 +8,7 @@
 #include "../common/agent_protocol.h"
 #include "agent.h"
 #include "perf_map.h"
-#include "code_blobs.h"
+#include "code_heap.h"
 #include "frame_states.h"
 #include "safe_read.h"
 
@@ -167,11 +167,11 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 	if (atomic_load(&g_agent.disabled) || code_size <= 0)
 		return;
 	perf_map_method(jvmti, method, code_addr, code_size);
-	have_blob = code_blob_find(&g_agent.layout, start, &blob) == 0;
+	have_blob = hs_blob_find(&g_agent.layout, start, &blob) == 0;
 	if (have_blob)
-		code_blob_nmethod(&g_agent.layout, &blob, &nm);
+		hs_blob_nmethod(&g_agent.layout, &blob, &nm);
 	if ((*jvmti)->GetMethodModifiers(jvmti, method, &modifiers) == JVMTI_ERROR_NONE &&
-	    (modifiers & 0x0100 /* ACC_NATIVE */))
+	    (modifiers & JVM_ACC_NATIVE))
 		kind = JS_CODE_NATIVE_WRAPPER;
 	if (have_blob && nm.entry_bci >= 0)
 		flags |= JS_CODE_FLAG_OSR;
@@ -231,7 +231,7 @@ void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const 
 	if (atomic_load(&g_agent.disabled) || length <= 0 || !name)
 		return;
 	perf_map_stub(name, address, length);
-	have_blob = code_blob_find(&g_agent.layout, start, &blob) == 0;
+	have_blob = hs_blob_find(&g_agent.layout, start, &blob) == 0;
 	agent_log(1, "dynamic code %s at %#lx+%d frame %d", name, (unsigned long)start, length,
 		  have_blob ? blob.frame_size_words : -1);
 	wbuf_init(&w);

@@ -143,6 +143,11 @@ enum js_code_flags {
  *   u64 stack_base (highest address), u64 stack_size, u64 time_ns, str name.
  */
 
+/* The METHOD record's modifiers are the JVM's access flags (JVMS 4.6);
+ * these are the ones agent and daemon test. */
+#define JVM_ACC_NATIVE 0x0100
+#define JVM_ACC_ABSTRACT 0x0400
+
 #define JS_MAX_INLINE_DEPTH 255
 #define JS_MAX_FRAME_STATES 1024
 

@@ -1,4 +1,4 @@
-#include "sampler.h"
+#include "sampler_bpf.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -129,9 +129,10 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 		snprintf(err, errlen, "cannot count possible CPUs: %s", strerror(-e));
 		goto cleanup;
 	}
-	if (cfg->frequency_hz == 0 || cfg->frequency_hz > 100000) {
+	if (cfg->frequency_hz < SAMPLER_MIN_HZ || cfg->frequency_hz > SAMPLER_MAX_HZ) {
 		e = -EINVAL;
-		snprintf(err, errlen, "frequency %u Hz out of range (1..100000)", cfg->frequency_hz);
+		snprintf(err, errlen, "frequency %u Hz out of range (%u..%u)", cfg->frequency_hz, SAMPLER_MIN_HZ,
+			 SAMPLER_MAX_HZ);
 		goto cleanup;
 	}
 	if (cfg->fragment_bytes > JS_MAX_FRAGMENT_BYTES) {
@@ -250,7 +251,7 @@ int sampler_set_frequency(struct sampler *s, unsigned frequency_hz)
 {
 	__u64 period;
 
-	if (frequency_hz == 0 || frequency_hz > 100000)
+	if (frequency_hz < SAMPLER_MIN_HZ || frequency_hz > SAMPLER_MAX_HZ)
 		return -EINVAL;
 	period = 1000000000ull / frequency_hz;
 	for (int cpu = 0; cpu < s->ncpus; cpu++)

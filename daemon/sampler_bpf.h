@@ -1,14 +1,19 @@
 /* The BPF sampler's lifecycle: open the skeleton, set its knobs, load, attach
  * one cpu-clock perf event per online CPU, and manage the maps jsampled fills
  * (target processes, per-thread facts). */
-#ifndef JSAMPLED_SAMPLER_H
-#define JSAMPLED_SAMPLER_H
+#ifndef JSAMPLED_SAMPLER_BPF_H
+#define JSAMPLED_SAMPLER_BPF_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "../bpf/sampler.h"
+
+/* cpu-clock periods down to 10 us; the option table takes its range from
+ * here. */
+#define SAMPLER_MIN_HZ 1
+#define SAMPLER_MAX_HZ 100000
 
 struct sampler_config {
 	unsigned frequency_hz;

@@ -1,4 +1,4 @@
-#include "code_blobs.h"
+#include "code_heap.h"
 
 #include <string.h>
 
@@ -59,7 +59,7 @@ static int blob_code_range(const struct hs_layout *L, uint64_t blob, uint64_t *b
 	return 0;
 }
 
-int code_blob_find(const struct hs_layout *L, uint64_t addr, struct hs_blob *out)
+int hs_blob_find(const struct hs_layout *L, uint64_t addr, struct hs_blob *out)
 {
 	uint64_t heap, low, segmap, blob;
 	int64_t log2, v;
@@ -108,7 +108,7 @@ int code_blob_find(const struct hs_layout *L, uint64_t addr, struct hs_blob *out
 	return 0;
 }
 
-int code_blob_nmethod(const struct hs_layout *L, const struct hs_blob *b, struct hs_nmethod *out)
+int hs_blob_nmethod(const struct hs_layout *L, const struct hs_blob *b, struct hs_nmethod *out)
 {
 	int64_t v;
 	uint64_t p;

@@ -2,8 +2,8 @@
  * CodeHeap::find_blob_start does: through the code heap's segment map. JVMTI
  * reports code ranges but not the blob facts the decoder needs (frame size,
  * frame-complete offset, nmethod entry points), so they are read here. */
-#ifndef JSAGENT_CODE_BLOBS_H
-#define JSAGENT_CODE_BLOBS_H
+#ifndef JSAGENT_CODE_HEAP_H
+#define JSAGENT_CODE_HEAP_H
 
 #include <stdint.h>
 
@@ -27,7 +27,7 @@ struct hs_nmethod {
 };
 
 /* 0 when addr lies in a used code-cache block whose blob contains addr. */
-int code_blob_find(const struct hs_layout *L, uint64_t addr, struct hs_blob *out);
-int code_blob_nmethod(const struct hs_layout *L, const struct hs_blob *b, struct hs_nmethod *out);
+int hs_blob_find(const struct hs_layout *L, uint64_t addr, struct hs_blob *out);
+int hs_blob_nmethod(const struct hs_layout *L, const struct hs_blob *b, struct hs_nmethod *out);
 
 #endif

@@ -1,0 +1,334 @@
+/*
+ * jsreplay: the offline decoder. Replays a recording made with
+ * `jsampled --record FILE` through the daemon's own sample path (the
+ * decoding core, libjsdecode: same functions, same order), so the result is
+ * what jsampled computed - or what the current decoder computes from the
+ * same inputs, which is how decoder changes are measured and tested
+ * (tests/corpus/, tests/fixtures/).
+ *
+ *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
+ *                 [--failures] [--explain N] [--hold-ms N]
+ * Without options it prints the stats of every process in the recording.
+ * --explain N describes the walk of the first N failed samples on stderr.
+ *
+ *   jsreplay FILE --outcomes
+ * prints one line per decoded sample, in decoding order: its thread and
+ * time, the outcome (rule or failure reason) and the trace (the corpus
+ * format, names as known when the sample was decoded).
+ *
+ *   jsreplay FILE --traces
+ * prints each sample's outcome and trace, top frame first, by the names
+ * the agent had reported by the end (the fixture format).
+ *
+ *   jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]
+ *                               [--minimal]
+ * writes a smaller recording that decodes its samples as FILE did
+ * (replay_extract.h): how tests/corpus/ and tests/fixtures/ are made.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cct_format.h"
+#include "../decoder.h"
+#include "../log.h"
+#include "../options.h"
+#include "../process.h"
+#include "../recording.h"
+#include "../stats_format.h"
+#include "replay_extract.h"
+#include "replay_outcomes.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
+		   "                     [--failures] [--explain N] [--hold-ms N]\n"
+		   "       jsreplay FILE --outcomes | --traces\n"
+		   "       jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]\n"
+		   "                                   [--minimal]\n");
+}
+
+/* What the replay does with each final outcome, besides what jsampled does
+ * (process.c): the sample path's on_decoded hook. */
+struct replay {
+	struct extract_plan *extract; /* --extract */
+	bool print;                   /* --outcomes */
+	struct trace_log *traces;     /* --traces */
+	uint32_t explain_left;        /* --explain N */
+	struct decode_scratch scratch;
+	struct trace again;
+};
+
+/* --explain: the walk of a failed or impossible sample, step by step. */
+static void explain(struct replay *rp, struct process *p, const struct js_sample *s, int reason)
+{
+	struct decode_ctx ctx = {.layout = &p->jvm.layout, .code = &p->jvm.code, .methods = &p->jvm.methods,
+				 .scratch = &rp->scratch, .final = true, .explain = stderr};
+	int r;
+
+	fprintf(stderr, "sample tid %u [%.16s] flags %#x state %u anchor sp %#llx fp %#llx pc %#llx, stack %#llx..%#llx "
+			"(end %#llx): %s\n",
+		s->tid, s->comm, s->flags, s->thread_state, (unsigned long long)s->anchor_sp,
+		(unsigned long long)s->anchor_fp, (unsigned long long)s->anchor_pc, (unsigned long long)s->stack_addr,
+		(unsigned long long)(s->stack_addr + s->stack_len), (unsigned long long)s->stack_end,
+		reason ? decode_failure_name(reason) : "impossible trace");
+	decode_sample(&ctx, s, &rp->again, &r);
+}
+
+static void on_decoded(void *ctx, struct process *p, const struct js_sample *s, enum decode_status st, int reason,
+		       const struct trace *tr)
+{
+	struct replay *rp = ctx;
+
+	if (rp->extract)
+		extract_note(rp->extract, s, st, reason, tr);
+	if (rp->print)
+		outcome_print_line(stdout, p, s, st, reason, tr);
+	if (rp->traces && trace_log_add(rp->traces, p, s, st, reason, tr) != 0) {
+		fprintf(stderr, "jsreplay: out of memory\n");
+		exit(1);
+	}
+	if (rp->explain_left &&
+	    (st == DECODE_FAILED || ((st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) &&
+				      trace_bad_caller(&p->jvm.methods, tr->frames, tr->n, true) >= 0))) {
+		rp->explain_left--;
+		explain(rp, p, s, st == DECODE_FAILED ? reason : 0);
+	}
+}
+
+/* One recorded event, given to the sample path as jsampled gave it. */
+static int replay_event(struct process_table *table, uint8_t type, pid_t pid, uint64_t now, const uint8_t *payload,
+			uint32_t len, uint64_t max_model_bytes)
+{
+	struct process *p = process_lookup(table, pid);
+
+	if (type == REC_PROCESS) {
+		struct rbuf rb;
+		char vm[96];
+		uid_t uid;
+
+		rbuf_init(&rb, payload, len);
+		uid = rbuf_u32(&rb);
+		rbuf_str_copy(&rb, vm, sizeof(vm));
+		if (p)
+			process_agent_gone(table, p, false, now);
+		return process_create(table, pid, uid, vm) ? 0 : -1;
+	}
+	if (!p)
+		return -1;
+	switch (type) {
+	case REC_BATCH: {
+		struct batch_info info;
+		return process_apply_batch(table, p, payload, len, &info, max_model_bytes, now);
+	}
+	case REC_SAMPLE:
+		if (len < sizeof(struct js_sample) ||
+		    len != sizeof(struct js_sample) + ((const struct js_sample *)payload)->stack_len)
+			return -1;
+		process_take_sample(table, p, (const struct js_sample *)payload, now);
+		return 0;
+	case REC_RETRY:
+		process_retry_held(table, p, now);
+		return 0;
+	case REC_EXIT:
+		process_agent_gone(table, p, len && payload[0], now);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* Replays the whole recording into table; 0, or -1 if it ends early. */
+static int replay_file(const char *path, struct process_table *table, uint64_t max_model_bytes)
+{
+	struct recording *rec = recording_open(path);
+	uint64_t events = 0, bad = 0, now = 0;
+	int r;
+
+	if (!rec) {
+		fprintf(stderr, "jsreplay: cannot read %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		uint8_t type;
+		pid_t pid;
+		uint64_t t;
+		const uint8_t *payload;
+		uint32_t len;
+
+		r = recording_next(rec, &type, &pid, &t, &payload, &len);
+		if (r <= 0)
+			break;
+		events++;
+		/* The replay's clock: the newest sample time seen (the BPF clock
+		 * of the recorded run; event stamps of extracted recordings are
+		 * the extraction's). The daemon's clock was at most a drain
+		 * period ahead of it. */
+		if (type == REC_SAMPLE && len >= sizeof(struct js_sample) &&
+		    ((const struct js_sample *)payload)->time_ns > now)
+			now = ((const struct js_sample *)payload)->time_ns;
+		if (replay_event(table, type, pid, now, payload, len, max_model_bytes) != 0)
+			bad++;
+	}
+	recording_close(rec);
+	if (r < 0)
+		fprintf(stderr, "jsreplay: the recording is truncated or corrupt after %llu events\n",
+			(unsigned long long)events);
+	if (bad)
+		fprintf(stderr, "jsreplay: %llu events could not be replayed\n", (unsigned long long)bad);
+	/* Whatever is still held is settled as if the agents had gone. */
+	for (size_t i = 0; i < table->all.n; i++)
+		process_agent_gone(table, table->all.v[i], false, UINT64_MAX / 2);
+	return r < 0 ? -1 : 0;
+}
+
+static int print_cct(struct process_table *table, const char *pid, const char *format)
+{
+	struct process *p = process_lookup(table, (pid_t)strtol(pid, NULL, 10));
+	int fmt = cct_format_parse(format);
+	struct wbuf out;
+
+	if (!p || fmt < 0) {
+		fprintf(stderr, "jsreplay: %s\n", !p ? "no such process in the recording" : "unknown format");
+		return -1;
+	}
+	wbuf_init(&out);
+	cct_render(&p->cct, &p->jvm.methods, (enum cct_format)fmt, &out);
+	fwrite(out.data, 1, out.len, stdout);
+	wbuf_free(&out);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"stats", no_argument, 0, 's'},     {"json", no_argument, 0, 'j'},
+		{"cct", required_argument, 0, 'c'}, {"format", required_argument, 0, 'f'},
+		{"failures", no_argument, 0, 'F'},  {"hold-ms", required_argument, 0, 'H'},
+		{"explain", required_argument, 0, 'E'},
+		{"extract", required_argument, 0, 'X'},
+		{"per-outcome", required_argument, 0, 'P'},
+		{"only", required_argument, 0, 'N'},
+		{"minimal", no_argument, 0, 'M'},
+		{"sample", required_argument, 0, 'S'},
+		{"outcomes", no_argument, 0, 'O'},
+		{"traces", no_argument, 0, 'T'},
+		{"help", no_argument, 0, 'h'},      {0, 0, 0, 0},
+	};
+	static char *no_args[] = {"jsreplay", NULL};
+	static struct replay rp; /* holds a whole trace: not on the stack */
+	struct process_limits limits;
+	struct options defaults;
+	struct process_table table;
+	struct extract_plan plan;
+	struct trace_log traces;
+	const char *cct_pid = NULL, *format = "tree", *extract_to = NULL, *only = NULL, *sample = NULL;
+	int stats = 0, json = 0, print_outcomes = 0, print_traces = 0, minimal = 0, c, rc = 0;
+	unsigned per_outcome = 20;
+	char err[256];
+
+	/* The daemon's own defaults: a replay decides as jsampled would. */
+	if (options_parse(&defaults, 1, no_args, err, sizeof(err)) != 0) {
+		fprintf(stderr, "jsreplay: %s\n", err);
+		return 1;
+	}
+	limits.cct_max_nodes = defaults.cct_max_nodes;
+	limits.held_max_bytes = defaults.held_max_bytes;
+	limits.hold_ns = defaults.hold_ms * 1000000ull;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			stats = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'c':
+			cct_pid = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'F':
+			log_set_level(LOG_DEBUG); /* the decoder logs each failure's stop */
+			break;
+		case 'H':
+			limits.hold_ns = strtoull(optarg, NULL, 10) * 1000000ull;
+			break;
+		case 'E':
+			rp.explain_left = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'X':
+			extract_to = optarg;
+			break;
+		case 'P':
+			per_outcome = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'N':
+			only = optarg;
+			break;
+		case 'M':
+			minimal = 1;
+			break;
+		case 'S':
+			sample = optarg;
+			break;
+		case 'O':
+			print_outcomes = 1;
+			break;
+		case 'T':
+			print_traces = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!cct_pid && !extract_to && !print_outcomes && !print_traces)
+		stats = 1;
+	process_table_init(&table, &limits);
+	extract_init(&plan, per_outcome, only, minimal);
+	if (sample && extract_only_sample(&plan, sample) != 0) {
+		fprintf(stderr, "jsreplay: --sample wants TID:TIME\n");
+		process_table_free(&table);
+		return 2;
+	}
+	trace_log_init(&traces);
+	rp.extract = extract_to ? &plan : NULL;
+	rp.print = print_outcomes && !extract_to;
+	rp.traces = print_traces && !extract_to ? &traces : NULL;
+	table.hooks.on_decoded = on_decoded;
+	table.hooks.ctx = &rp;
+	if (replay_file(argv[optind], &table, defaults.max_model_bytes) != 0)
+		rc = 1;
+	if (extract_to) {
+		rc = extract_write(&plan, argv[optind], extract_to);
+		goto cleanup;
+	}
+	if (rp.traces)
+		trace_log_print(stdout, &traces, &table);
+	for (size_t i = 0; stats && i < table.all.n; i++) {
+		struct wbuf out;
+		wbuf_init(&out);
+		stats_format_process(table.all.v[i], &out, json);
+		fwrite(out.data, 1, out.len, stdout);
+		wbuf_free(&out);
+	}
+	if (cct_pid && print_cct(&table, cct_pid, format) != 0)
+		rc = 1;
+cleanup:
+	trace_log_free(&traces);
+	extract_free(&plan);
+	process_table_free(&table);
+	return rc;
+}
