@@ -255,6 +255,7 @@ int main(int argc, char **argv)
 	daemon_apply_limits(d);
 	d->processes.hooks = sampler_hooks;
 	d->processes.hooks.ctx = d;
+	dh.ctx = d;
 	discovery_init(&d->discovery, &d->opt, &dh);
 	if (d->opt.record_path[0]) {
 		d->processes.recording = recording_create(d->opt.record_path, 1); /* fast: runs live */
