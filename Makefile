@@ -30,18 +30,26 @@ JAVAC      ?= $(JAVA_HOME)/bin/javac
 B := build
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B)
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B) -I$(B)/gen
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
-# The core needs zlib (gzip recordings); the service libbpf, libsystemd, libcap.
-DECODE_LIBS := -lz
+# The core needs zlib (gzip recordings and pprof) and protobuf-c (pprof); the
+# service libbpf, libsystemd, libcap.
+DECODE_LIBS := -lz -lprotobuf-c -lm
 DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap $(DECODE_LIBS)
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
 DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev \
-	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd
+	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
+	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
+	protobuf-compiler golang-go chromium chromium-driver
+# pprof's profile.proto, as Debian ships it with Google's pprof sources.
+PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
 COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/common/fd_io.c
+# Generated: pprof's protobuf-c code, and the flame-graph page as a C string.
+GEN_SRC := $(B)/gen/profile.pb-c.c $(B)/gen/flamegraph_page.c
+WEB_PAGE := userspace/common/web/flamegraph.html
 # The decoding core (libjsdecode.a): from an agent's records and a stack
 # fragment to a trace, and from traces to a process's CCT and statistics. It
 # reads no /proc, opens no socket and loads no BPF; jsampled and jsreplay
@@ -49,19 +57,20 @@ COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/commo
 DECODE_SRC := $(addprefix daemon/,decoder.c unwind_scan.c unwind_interp_entry.c unwind_entry.c \
 	unwind_anchor.c unwind_compiled.c unwind_interpreted.c codemap.c method_table.c string_pool.c \
 	jvm_model.c vm_layout.c thread_roles.c truncated_context.c sample_queue.c process.c \
-	recording.c cct.c cct_format.c stats.c stats_format.c json.c safe_text.c log.c) $(COMMON_SRC)
+	recording.c cct.c cct_slices.c cct_view.c cct_format.c named_tree.c cct_page.c cct_pprof.c cct_svg.c \
+	stats.c stats_format.c json.c safe_text.c log.c) $(COMMON_SRC) $(GEN_SRC)
 # The service around it (libjsdaemon.a): BPF, sockets, discovery, attach,
 # admission, queries, state, privileges. main.c is the event loop.
 SERVICE_SRC := $(filter-out daemon/main.c $(DECODE_SRC),$(wildcard daemon/*.c))
 AGENT_SRC := $(wildcard userspace/agent/*.c) $(COMMON_SRC)
 # The agent's JVM-free parts, unit tested on their own.
 AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c
-CTL_SRC := userspace/jsamplectl/jsamplectl.c
+CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/flamegraph_page.c $(B)/gen/index_page.c
 REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c
 JAVA_SRC := $(wildcard tests/java/*.java)
 
 # Unit tests, by what they link: the decoding core, core and service, the agent.
-UNIT_CORE := test_cct test_common test_decoder test_model test_process
+UNIT_CORE := test_cct test_common test_decoder test_model test_process test_profiles
 UNIT_SERVICE := test_links test_service
 UNIT_AGENT := test_agent
 UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT))
@@ -70,6 +79,7 @@ UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UN
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
 pic_obj = $(patsubst %.c,$(B)/pic/%.o,$(1))
+fuzz_obj = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(1))
 
 .SECONDARY:
 .PHONY: all
@@ -89,6 +99,19 @@ $(B)/%.bpf.o: bpf/%.bpf.c bpf/%.h $(B)/vmlinux.h
 
 $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@.tmp && mv $@.tmp $@
+
+# --- Generated C: pprof's messages (protoc-c), the page (embed.py) ---
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h: $(PROFILE_PROTO)
+	@mkdir -p $(B)/gen
+	protoc-c --c_out=$(B)/gen --proto_path=$(dir $(PROFILE_PROTO)) $(notdir $(PROFILE_PROTO))
+$(B)/gen/flamegraph_page.c: $(WEB_PAGE) userspace/common/web/embed.py
+	@mkdir -p $(B)/gen
+	python3 userspace/common/web/embed.py jsampled_flamegraph_page $< $@
+$(B)/gen/index_page.c: userspace/jsamplectl/web/index.html userspace/common/web/embed.py
+	@mkdir -p $(B)/gen
+	python3 userspace/common/web/embed.py jsamplectl_index_page $< $@
+# Everything that includes the generated header waits for it.
+$(call obj,daemon/cct_pprof.c) $(call asan_obj,daemon/cct_pprof.c) $(call fuzz_obj,daemon/cct_pprof.c): $(B)/gen/profile.pb-c.h
 
 # --- C objects: plain, sanitized, position independent (agent) ---
 $(B)/obj/%.o: %.c
@@ -129,7 +152,7 @@ $(B)/asan/jsreplay: $(call asan_obj,$(REPLAY_SRC)) $(B)/asan/libjsdecode.a
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DECODE_LIBS)
 
 $(B)/jsamplectl: $(call obj,$(CTL_SRC))
-	$(CC) $(OPT) $^ -o $@
+	$(CC) $(OPT) $^ -o $@ -lmicrohttpd
 
 $(B)/libjsagent.so: $(call pic_obj,$(AGENT_SRC))
 	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined $^ -o $@ -lpthread
@@ -184,7 +207,6 @@ check-integration: all $(B)/asan/jsampled java
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(addprefix $(B)/fuzz/fuzz_,$(FUZZ_TARGETS))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
-fuzz_obj = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(1))
 $(B)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(CFLAGS) -c $< -o $@

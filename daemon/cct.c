@@ -4,10 +4,11 @@
 
 int cct_init(struct cct *c, uint32_t max_nodes)
 {
-	struct cct_node root = {.parent = 0, .method_id = 0, .type = FRAME_PSEUDO};
+	struct cct_node root = {.parent = 0, .method_id = 0, .type = FRAME_PSEUDO, .bci = -1};
 
 	memset(c, 0, sizeof(*c));
 	u64_map_init(&c->children);
+	cct_slices_init(&c->slices);
 	c->max_nodes = max_nodes < 2 ? 2 : max_nodes;
 	return vec_push(&c->nodes, root);
 }
@@ -16,23 +17,36 @@ void cct_free(struct cct *c)
 {
 	vec_free(&c->nodes);
 	u64_map_free(&c->children);
+	cct_slices_free(&c->slices);
 }
 
-static uint64_t child_key(uint32_t parent, uint32_t method_id, uint8_t type)
+static uint64_t child_key(uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, uint32_t attempt)
 {
-	return (uint64_t)parent << 32 | (uint64_t)(method_id & 0xffffff) << 8 | type;
+	uint64_t k = u64_hash((uint64_t)parent << 32 | method_id) ^
+		     u64_hash(((uint64_t)type << 32 | (uint32_t)bci) + (uint64_t)attempt * 0x9e3779b97f4a7c15ull);
+	return k ? k : 1; /* 0 is no key of the map */
 }
 
-/* The child of parent for a frame, created if allowed. 0 if not found and
- * not created (limit or OOM). */
-static uint32_t child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int create)
+static bool is_node(const struct cct_node *n, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci)
 {
-	uint64_t key = child_key(parent, method_id, type);
-	uint64_t *hit = u64_map_get(&c->children, key);
-	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type};
+	return n->parent == parent && n->method_id == method_id && n->type == type && n->bci == bci;
+}
 
-	if (hit)
-		return (uint32_t)*hit;
+uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create)
+{
+	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type, .bci = bci};
+	uint64_t key;
+
+	for (uint32_t attempt = 0;; attempt++) {
+		uint64_t *hit;
+
+		key = child_key(parent, method_id, type, bci, attempt);
+		hit = u64_map_get(&c->children, key);
+		if (!hit)
+			break;
+		if (is_node(&c->nodes.v[*hit], parent, method_id, type, bci))
+			return (uint32_t)*hit;
+	}
 	if (!create || c->nodes.n >= UINT32_MAX - 1)
 		return 0;
 	if (vec_push(&c->nodes, n) != 0)
@@ -44,33 +58,50 @@ static uint32_t child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_
 	return (uint32_t)(c->nodes.n - 1);
 }
 
-int cct_add(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count)
+/* The node a root-first path ends in, created as far as the cap allows;
+ * 0 on allocation failure. */
+static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count)
 {
 	uint32_t node = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t next = child(c, node, frames[i].method_id, frames[i].type,
-				      c->nodes.n < c->max_nodes);
+		int32_t bci = frames[i].type == FRAME_PSEUDO ? -1 : frames[i].bci;
+		uint32_t next = cct_child(c, node, frames[i].method_id, frames[i].type, bci, c->nodes.n < c->max_nodes);
+
 		if (!next) {
 			/* Over the cap: the rest of the path collapses into [other]
 			 * (one such node per parent, allowed past the cap). */
-			next = child(c, node, PSEUDO_OVERFLOW, FRAME_PSEUDO, 1);
-			if (!next)
-				return -1;
-			c->overflow_samples += count;
-			node = next;
-			break;
+			next = cct_child(c, node, PSEUDO_OVERFLOW, FRAME_PSEUDO, -1, 1);
+			if (next)
+				c->overflow_samples += count;
+			return next;
 		}
 		node = next;
 	}
+	return node;
+}
+
+int cct_add_at(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count, int64_t t_s)
+{
+	uint32_t node = n ? path_node(c, frames, n, count) : 0;
+
+	if (n && !node)
+		return -1;
 	c->nodes.v[node].self += count;
 	c->samples += count;
+	if (t_s > 0)
+		cct_slices_add(&c->slices, t_s, node, count);
 	return 0;
+}
+
+int cct_add(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count)
+{
+	return cct_add_at(c, frames, n, count, 0);
 }
 
 size_t cct_bytes(const struct cct *c)
 {
-	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children);
+	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children) + c->slices.bytes;
 }
 
 uint32_t cct_nodes_for_bytes(size_t bytes)
@@ -82,18 +113,21 @@ uint32_t cct_nodes_for_bytes(size_t bytes)
 	return n > UINT32_MAX - 2 ? UINT32_MAX - 2 : (uint32_t)n;
 }
 
-int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, uint64_t self)
+int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
+			 uint64_t self)
 {
 	uint32_t at;
 
 	if (parent >= c->nodes.n || type >= FRAME_TYPE_COUNT)
 		return -1;
+	if (type == FRAME_PSEUDO)
+		bci = -1;
 	if (c->nodes.v[parent].type == FRAME_PSEUDO && c->nodes.v[parent].method_id == PSEUDO_OVERFLOW && parent) {
 		at = parent; /* below a folded node: everything folds there too */
 	} else {
-		at = child(c, parent, method_id, type, c->nodes.n < c->max_nodes);
+		at = cct_child(c, parent, method_id, type, bci, c->nodes.n < c->max_nodes);
 		if (!at) {
-			at = child(c, parent, PSEUDO_OVERFLOW, FRAME_PSEUDO, 1);
+			at = cct_child(c, parent, PSEUDO_OVERFLOW, FRAME_PSEUDO, -1, 1);
 			if (!at)
 				return -1;
 			c->overflow_samples += self;

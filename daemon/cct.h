@@ -1,9 +1,13 @@
 /* A calling-context tree (Ammons, Ball & Larus, PLDI'97): one node per
- * distinct call path, with the number of samples that ended there. Nodes
- * are only appended, and always after their parent, so a reverse scan
- * accumulates totals. The tree is capped in nodes; paths past the cap end in
- * an [other] node under the deepest context that fits, with the overflow
- * counted. */
+ * distinct call path, with the number of samples that ended there. A path's
+ * frames are told apart by method, frame kind and bci (the position in the
+ * method: the call site of a caller, the current instruction of the top
+ * frame), so line numbers can be shown; the text and page renderings merge
+ * frames that differ only by bci (cct_view.h). Nodes are only appended, and
+ * always after their parent, so a reverse scan accumulates totals. The tree
+ * is capped in nodes; paths past the cap end in an [other] node under the
+ * deepest context that fits, with the overflow counted. Where samples carry
+ * a time, cct_slices.h keeps them per time slice too. */
 #ifndef JSAMPLED_CCT_H
 #define JSAMPLED_CCT_H
 
@@ -12,27 +16,39 @@
 
 #include "../userspace/common/u64_map.h"
 #include "../userspace/common/vec.h"
+#include "cct_slices.h"
 #include "trace.h"
 
 struct cct_node {
 	uint32_t parent;
 	uint32_t method_id; /* or enum pseudo_frame */
 	uint8_t type;       /* enum frame_type; the root is FRAME_PSEUDO, id 0 */
+	int32_t bci;        /* -1: unknown, or a pseudo frame */
 	uint64_t self;
 };
 
 struct cct {
 	VEC(struct cct_node) nodes; /* nodes.v[0] is the root */
-	struct u64_map children;    /* (parent, method, type) -> node index */
+	/* hash of (parent, method, type, bci, attempt) -> node index; a hit
+	 * is checked against the node, a collision tries the next attempt */
+	struct u64_map children;
 	uint32_t max_nodes;
 	uint64_t samples;
 	uint64_t overflow_samples; /* samples that landed in an [other] node */
+	struct cct_slices slices;  /* the same samples by time, where known */
 };
 
 int cct_init(struct cct *c, uint32_t max_nodes);
 void cct_free(struct cct *c);
 /* Adds count samples of a root-first path. -1 on allocation failure. */
 int cct_add(struct cct *c, const struct trace_frame *root_first, uint32_t n, uint64_t count);
+/* The same, for samples taken at wall-clock second t_s: also counted in
+ * the time slice of t_s. */
+int cct_add_at(struct cct *c, const struct trace_frame *root_first, uint32_t n, uint64_t count, int64_t t_s);
+/* The child of parent for a frame, created if create (and the tree may
+ * still grow: the [other] node is allowed past the cap); 0 if not found and
+ * not created. */
+uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create);
 size_t cct_bytes(const struct cct *c);
 /* The node cap that keeps a CCT within about bytes of memory. */
 uint32_t cct_nodes_for_bytes(size_t bytes);
@@ -41,6 +57,7 @@ uint32_t cct_nodes_for_bytes(size_t bytes);
  * (merged with an equal one); past it, it and everything below fold into
  * parent's [other] node, counted. Returns the node's index, or -1 if
  * parent is out of range or memory ran out. */
-int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, uint64_t self);
+int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
+			 uint64_t self);
 
 #endif

@@ -4,15 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
 #include "../userspace/common/fd_io.h"
+#include "cct_view.h"
+#include "json.h"
 
 /* Streaming: past this much text, a render writes out what it has. */
 #define SPILL_BYTES (256u << 10)
 
-/* Writes out's bytes to fd (when streaming) once there are enough of them;
- * -1 on a write error, which ends the render. */
-static int spill(struct wbuf *out, int fd, bool all)
+int cct_spill(struct wbuf *out, int fd, bool all)
 {
 	if (fd < 0 || (!all && out->len < SPILL_BYTES))
 		return 0;
@@ -77,15 +76,20 @@ void cct_frame_name(const struct method_table *methods, uint32_t method_id, uint
 	snprintf(out + n, outlen - n, "%s", frame_type_suffix(type));
 }
 
+static const char *const format_names[CCT_FORMAT_COUNT] = {"tree", "collapsed", "json", "pprof",
+							    "html", "svg", "page", "text"};
+
 int cct_format_parse(const char *s)
 {
-	if (strcmp(s, "tree") == 0)
-		return CCT_FORMAT_TREE;
-	if (strcmp(s, "collapsed") == 0)
-		return CCT_FORMAT_COLLAPSED;
-	if (strcmp(s, "json") == 0)
-		return CCT_FORMAT_JSON;
+	for (int f = 0; f < CCT_FORMAT_COUNT; f++)
+		if (strcmp(s, format_names[f]) == 0)
+			return f;
 	return -1;
+}
+
+const char *cct_format_name(enum cct_format f)
+{
+	return f < CCT_FORMAT_COUNT ? format_names[f] : "?";
 }
 
 /* Children of every node in compressed form, heaviest first. */
@@ -166,7 +170,7 @@ static void render_collapsed(const struct cct *c, const struct method_table *m, 
 			wbuf_printf(out, "%s%s", name, depth ? ";" : "");
 		}
 		wbuf_printf(out, " %llu\n", (unsigned long long)c->nodes.v[i].self);
-		if (spill(out, fd, false))
+		if (cct_spill(out, fd, false))
 			break;
 	}
 	free(path);
@@ -209,7 +213,7 @@ static void render_tree(const struct cct *c, const struct method_table *m, const
 			    100.0 * (double)s->total[k] / (double)all, (unsigned long long)n->self,
 			    (int)(2 * depth), "", name);
 		stack[depth++] = (struct cursor){k, 0};
-		if (spill(out, fd, false))
+		if (cct_spill(out, fd, false))
 			break;
 	}
 	free(stack);
@@ -261,35 +265,61 @@ static void render_json(const struct cct *c, const struct method_table *m, const
 			wbuf_u8(out, ',');
 		json_node_open(c, m, s, s->kids[kid_at], out);
 		stack[depth++] = (struct cursor){s->kids[kid_at], 0};
-		if (spill(out, fd, false))
+		if (cct_spill(out, fd, false))
 			break;
 	}
 	wbuf_printf(out, "}\n");
 	free(stack);
 }
 
-int cct_render_stream(const struct cct *c, const struct method_table *methods, enum cct_format f,
-		      struct wbuf *out, int fd)
+int cct_render_stream(const struct profile_source *src, enum cct_format f, struct wbuf *out, int fd)
 {
+	struct cct view;
 	struct shape s = {0};
+	int rc = -1;
 
-	if (f == CCT_FORMAT_COLLAPSED) {
-		render_collapsed(c, methods, out, fd);
-		return out->oom || spill(out, fd, true) ? -1 : 0;
+	/* pprof tells frames apart by bci (a line each); the rest merge them. */
+	if (cct_view_build(src->cct, f == CCT_FORMAT_PPROF ? VIEW_KEEP_BCI : VIEW_MERGE_BCI, src->window, &view) != 0)
+		goto cleanup;
+	switch (f) {
+	case CCT_FORMAT_COLLAPSED:
+		render_collapsed(&view, src->methods, out, fd);
+		rc = 0;
+		break;
+	case CCT_FORMAT_TREE:
+	case CCT_FORMAT_JSON:
+		if (shape_build(&view, &s) != 0)
+			break;
+		if (f == CCT_FORMAT_TREE)
+			render_tree(&view, src->methods, &s, out, fd);
+		else
+			render_json(&view, src->methods, &s, out, fd);
+		rc = 0;
+		break;
+	case CCT_FORMAT_PPROF:
+		rc = cct_render_pprof(src, &view, out);
+		break;
+	case CCT_FORMAT_HTML:
+	case CCT_FORMAT_PAGE:
+		rc = cct_render_page(src, &view, f == CCT_FORMAT_HTML, out, fd);
+		break;
+	case CCT_FORMAT_SVG:
+		rc = cct_render_svg(src, &view, out, fd);
+		break;
+	default:
+		break;
 	}
-	if (shape_build(c, &s) != 0) {
-		shape_free(&s);
-		return -1;
-	}
-	if (f == CCT_FORMAT_TREE)
-		render_tree(c, methods, &s, out, fd);
-	else
-		render_json(c, methods, &s, out, fd);
+cleanup:
 	shape_free(&s);
-	return out->oom || spill(out, fd, true) ? -1 : 0;
+	cct_free(&view);
+	if (rc == 0 && (out->oom || cct_spill(out, fd, true)))
+		rc = -1;
+	return rc;
 }
 
 int cct_render(const struct cct *c, const struct method_table *methods, enum cct_format f, struct wbuf *out)
 {
-	return cct_render_stream(c, methods, f, out, -1);
+	struct profile_source src = {.cct = c, .methods = methods};
+
+	return cct_render_stream(&src, f, out, -1);
 }

@@ -1,6 +1,8 @@
 #include "json.h"
 
-void json_string(struct wbuf *w, const char *s)
+#include <stdbool.h>
+
+static void json_quote(struct wbuf *w, const char *s, bool html)
 {
 	wbuf_u8(w, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -17,6 +19,15 @@ void json_string(struct wbuf *w, const char *s)
 		case '\t':
 			wbuf_put(w, "\\t", 2);
 			break;
+		case '<':
+		case '>':
+		case '&':
+			if (html) {
+				wbuf_printf(w, "\\u%04x", *p);
+				break;
+			}
+			wbuf_u8(w, *p);
+			break;
 		default:
 			if (*p < 0x20)
 				wbuf_printf(w, "\\u%04x", *p);
@@ -25,4 +36,14 @@ void json_string(struct wbuf *w, const char *s)
 		}
 	}
 	wbuf_u8(w, '"');
+}
+
+void json_string(struct wbuf *w, const char *s)
+{
+	json_quote(w, s, false);
+}
+
+void json_string_html(struct wbuf *w, const char *s)
+{
+	json_quote(w, s, true);
 }

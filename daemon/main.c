@@ -108,6 +108,8 @@ static void reap_children(struct daemon *d, uint64_t now)
 
 static void maintenance(struct daemon *d, uint64_t now)
 {
+	int64_t wall_s = (int64_t)(realtime_ns() / 1000000000u);
+
 	reap_children(d, now);
 	agents_maintain(d, now);
 	queries_maintain(d, now);
@@ -121,6 +123,8 @@ static void maintenance(struct daemon *d, uint64_t now)
 		/* Unloaded code stays until no sample can still refer to it. */
 		if (p->state == PROCESS_LIVE && now > CODE_GRACE_NS && !sample_queue_len(&p->held))
 			codemap_prune(&p->jvm.code, now - CODE_GRACE_NS);
+		/* Time slices age into hours and out, sampled or not. */
+		cct_slices_tidy(&p->cct.slices, wall_s);
 	}
 	process_table_expire(&d->processes, now, d->opt.retention_s * 1000000000ull);
 	discovery_tick(&d->discovery, now);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../bpf/sampler.h"
+#include "cct_slices.h"
 #include "sampler_bpf.h"
 
 #define CONFIG_LINE 1024
@@ -86,6 +87,11 @@ static const struct opt_spec specs[] = {
 	{"max-cct-nodes", T_UINT, "N", 16, 1u << 30, 0, 1000000, NULL, F(cct_max_nodes), true,
 	 "CCT size cap per process; the rest goes to [other], counted"},
 	{"max-cct-mb", T_UINT, "N", 1, 65536, MIB, 64, NULL, F(cct_max_bytes), true, "CCT memory cap per process"},
+	{"window-resolution-s", T_UINT, "N", 1, 60, 0, SLICE_FINEST_S, NULL, F(window_resolution_s), false,
+	 "the finest time slice of profiles (a divisor of 60): windows are this exact for 10 minutes, "
+	 "then by the minute for 3 hours, by the hour for 2 days"},
+	{"max-window-mb", T_UINT, "N", 1, 65536, MIB, 32, NULL, F(window_max_bytes), true,
+	 "time slices per process; past it the oldest coarsen, then go"},
 	{"max-processes", T_UINT, "N", 1, 1u << 20, 0, 256, NULL, F(max_processes), true,
 	 "processes tracked at once, exited ones included"},
 	{"max-model-mb", T_UINT, "N", 1, 65536, MIB, 40, NULL, F(max_model_bytes), true,
@@ -205,6 +211,8 @@ static int apply(struct options *o, const struct opt_spec *s, const char *arg)
 			return -1;
 		if (s->offset == offsetof(struct options, ringbuf_bytes) && (v & (v - 1)))
 			return fail("--ringbuf-mb must be a power of two");
+		if (s->offset == offsetof(struct options, window_resolution_s) && 60 % v)
+			return fail("--window-resolution-s must divide 60");
 		store_int(p, s->size, v * ((int64_t)1 << s->shift));
 		return 0;
 	case T_STRING:

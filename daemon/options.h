@@ -47,6 +47,8 @@ struct options {
 	uint64_t retention_s;
 	uint64_t hold_ms;
 	uint32_t cct_max_nodes;
+	uint32_t window_resolution_s; /* the finest time slice */
+	size_t window_max_bytes;      /* time slices per process */
 	size_t cct_max_bytes;
 	unsigned max_processes;
 	/* What one process's agent may make jsampled hold (security.md in

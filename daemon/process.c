@@ -89,6 +89,9 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 		process_free(p);
 		return NULL;
 	}
+	cct_slices_set_finest(&p->cct.slices, t->limits.slice_s);
+	if (t->limits.slice_max_bytes)
+		p->cct.slices.max_bytes = t->limits.slice_max_bytes;
 	if (t->recording) {
 		struct wbuf w;
 		wbuf_init(&w);
@@ -198,7 +201,8 @@ static void log_impossible(const struct process *p, const struct js_sample *s, c
 /* Inserts a decoded trace. An incomplete one goes under the context the
  * thread's complete traces make unambiguous, else under [truncated], so a
  * partial path is never mistaken for a root-level context. */
-static void record_trace(struct process *p, const struct js_sample *s, enum decode_status st, struct trace *tr)
+static void record_trace(struct process_table *t, struct process *p, const struct js_sample *s, enum decode_status st,
+			 struct trace *tr)
 {
 	if (st == DECODE_RESOLVED) {
 		context_remember(&p->contexts, s->tid, tr);
@@ -216,7 +220,7 @@ static void record_trace(struct process *p, const struct js_sample *s, enum deco
 		memcpy(tr->frames, prefix, k * sizeof(prefix[0]));
 		tr->n += k;
 	}
-	if (cct_add(&p->cct, tr->frames, tr->n, 1) != 0) {
+	if (cct_add_at(&p->cct, tr->frames, tr->n, 1, (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u)) != 0) {
 		p->stats.dropped++;
 		p->stats.dropped_no_memory++;
 	}
@@ -345,7 +349,7 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	if (t->hooks.on_decoded)
 		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
 	if (st != DECODE_FAILED)
-		record_trace(p, s, st, tr);
+		record_trace(t, p, s, st, tr);
 	return true;
 }
 

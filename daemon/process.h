@@ -36,6 +36,8 @@ struct process_limits {
 	uint32_t cct_max_nodes;
 	size_t held_max_bytes;
 	uint64_t hold_ns; /* how long a sample may wait for the code map */
+	uint32_t slice_s; /* the finest time slice of the CCTs (0: the default) */
+	size_t slice_max_bytes; /* the time slices of one CCT (0: the default) */
 };
 
 struct process {
@@ -104,6 +106,10 @@ struct process_table {
 	struct process_hooks hooks;
 	uint32_t fragment_bytes;     /* the configured copy size */
 	uint32_t max_fragment_bytes; /* how far a deep thread's copy may grow (0: never) */
+	/* Wall clock minus the samples' clock (CLOCK_REALTIME - CLOCK_MONOTONIC,
+	 * kept current by jsampled; 0 in a replay): the time slices of the
+	 * CCTs are by wall-clock second. */
+	uint64_t wall_offset_ns;
 	struct trace *trace;            /* decoding's working memory (decoder.h) */
 	struct decode_scratch *scratch;
 };

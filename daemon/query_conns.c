@@ -88,7 +88,6 @@ void queries_accept(struct daemon *d, int lfd)
 static void render_child(struct daemon *d, struct query_conn *q)
 {
 	struct timeval tv = {.tv_sec = RENDER_SEND_TIMEOUT_S};
-	struct process *p = process_lookup(&d->processes, q->render.pid);
 	struct wbuf out;
 	sigset_t none;
 	int fd = q->fd;
@@ -103,12 +102,9 @@ static void render_child(struct daemon *d, struct query_conn *q)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	wbuf_init(&out);
-	if (!p) {
-		wbuf_printf(&out, "ERROR no profiled process %d\n", (int)q->render.pid);
-		_exit(sock_send_all(fd, out.data, out.len) == 0 ? 0 : 1);
-	}
-	wbuf_printf(&out, "OK\n");
-	_exit(cct_render_stream(&p->cct, &p->jvm.methods, (enum cct_format)q->render.format, &out, fd) == 0 ? 0 : 1);
+	if (query_render(d, &q->render, &out, fd) != 0)
+		_exit(1);
+	_exit(out.len && sock_send_all(fd, out.data, out.len) != 0 ? 1 : 0);
 }
 
 /* Starts q's render if a slot is free; the connection then belongs to the

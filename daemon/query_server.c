@@ -56,6 +56,29 @@ static bool may_see(uid_t uid, const struct process *p)
 	return uid == 0 || p->uid == uid;
 }
 
+static void answer_list_json(struct daemon *d, uid_t uid, struct wbuf *out)
+{
+	bool first = true;
+
+	wbuf_printf(out, "[");
+	for (size_t i = 0; i < d->processes.all.n; i++) {
+		const struct process *p = d->processes.all.v[i];
+
+		if (!may_see(uid, p))
+			continue;
+		wbuf_printf(out, "%s{\"pid\":%d,\"uid\":%u,\"state\":\"%s\",\"samples\":%llu,\"resolved_pct\":%.4f,"
+				 "\"cct_nodes\":%zu,\"comm\":",
+			    first ? "" : ",", (int)p->pid, (unsigned)p->uid, process_state_name(p->state),
+			    (unsigned long long)p->stats.samples, stats_resolved_pct(&p->stats), p->cct.nodes.n);
+		json_string(out, p->comm);
+		wbuf_printf(out, ",\"vm\":");
+		json_string(out, p->vm);
+		wbuf_printf(out, "}");
+		first = false;
+	}
+	wbuf_printf(out, "]\n");
+}
+
 static void answer_list(struct daemon *d, uid_t uid, struct wbuf *out)
 {
 	wbuf_printf(out, "%-8s %-10s %10s %9s %-16s %s\n", "PID", "STATE", "SAMPLES", "RESOLVED",
@@ -227,6 +250,98 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 		wbuf_printf(out, "}\n");
 }
 
+/* "FROM..UNTIL", either end empty, in seconds since the epoch. */
+static int parse_window(const char *s, struct render_side *side)
+{
+	const char *dots = strstr(s, "..");
+	char *end;
+
+	if (!dots)
+		return -1;
+	side->windowed = true;
+	side->from_s = 0;
+	side->until_s = INT64_MAX;
+	if (dots > s) {
+		side->from_s = strtoll(s, &end, 10);
+		if (end != dots || side->from_s < 0)
+			return -1;
+	}
+	if (dots[2]) {
+		side->until_s = strtoll(dots + 2, &end, 10);
+		if (*end || side->until_s < 0)
+			return -1;
+	}
+	return side->from_s < side->until_s ? 0 : -1;
+}
+
+/* "<pid>" or "<pid>@<window>", a process the client may see. */
+static int parse_side(struct daemon *d, uid_t uid, const char *arg, struct render_side *side, struct wbuf *out)
+{
+	char pid[24];
+	const char *at = strchr(arg, '@');
+	size_t len = at ? (size_t)(at - arg) : strlen(arg);
+
+	if (len >= sizeof(pid)) {
+		error_line(out, "pid must be a positive integer");
+		return -1;
+	}
+	memcpy(pid, arg, len);
+	pid[len] = 0;
+	if (!find_process(d, uid, pid, out))
+		return -1;
+	side->pid = (pid_t)strtol(pid, NULL, 10);
+	if (at && parse_window(at + 1, side) != 0) {
+		error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
+		return -1;
+	}
+	return 0;
+}
+
+static void describe_process(const struct process *p, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "pid %d (%s)", (int)p->pid, p->comm[0] ? p->comm : "?");
+}
+
+int query_render(struct daemon *d, const struct render_request *r, struct wbuf *out, int fd)
+{
+	struct profile_source src[2];
+	struct slice_window win[2];
+	char titles[2][64];
+	int sides = r->diff ? 2 : 1;
+
+	for (int i = 0; i < sides; i++) {
+		struct process *p = process_lookup(&d->processes, r->side[i].pid);
+
+		if (!p) {
+			wbuf_printf(out, "ERROR no profiled process %d\n", (int)r->side[i].pid);
+			return 0;
+		}
+		describe_process(p, titles[i], sizeof(titles[i]));
+		win[i] = (struct slice_window){.from_s = r->side[i].from_s, .until_s = r->side[i].until_s};
+		src[i] = (struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods,
+						 .window = r->side[i].windowed ? &win[i] : NULL, .title = titles[i],
+						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid};
+	}
+	wbuf_printf(out, "OK\n");
+	if (r->diff)
+		return cct_diff_stream(&src[0], &src[1], (enum cct_format)r->format, out, fd);
+	return cct_render_stream(&src[0], (enum cct_format)r->format, out, fd);
+}
+
+/* A render runs in a child of the event loop (query_conns.c), or here
+ * when there is no loop (tests). */
+static int render_or_defer(struct daemon *d, const struct render_request *r, struct wbuf *out,
+			   struct render_request *defer)
+{
+	if (defer) {
+		*defer = *r;
+		return QUERY_DEFERRED;
+	}
+	if (query_render(d, r, out, -1) != 0)
+		error_line(out, "out of memory rendering the profile");
+	return QUERY_ANSWERED;
+}
+
 int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *out, struct render_request *defer)
 {
 	char buf[QUERY_MAX_REQUEST + 1], *save = NULL, *args[4] = {0};
@@ -241,32 +356,53 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 		args[n++] = t;
 	}
 	if (n == 0) {
-		error_line(out, "empty request; try: list | cct <pid> [tree|collapsed|json] | stats [<pid>] [json]");
+		error_line(out, "empty request; try: list [json] | cct <pid> [<format>] [<from>..<until>] | "
+				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json]");
 		return QUERY_ANSWERED;
 	}
-	if (strcmp(args[0], "list") == 0 && n == 1) {
+	if (strcmp(args[0], "list") == 0 && (n == 1 || (n == 2 && strcmp(args[1], "json") == 0))) {
 		wbuf_printf(out, "OK\n");
-		answer_list(d, uid, out);
-	} else if (strcmp(args[0], "cct") == 0 && (n == 2 || n == 3)) {
-		int fmt = n == 3 ? cct_format_parse(args[2]) : CCT_FORMAT_TREE;
-		struct process *p;
+		if (n == 2)
+			answer_list_json(d, uid, out);
+		else
+			answer_list(d, uid, out);
+	} else if (strcmp(args[0], "cct") == 0 && n >= 2 && n <= 4) {
+		struct render_request r = {.diff = false, .format = CCT_FORMAT_TREE};
+		int rest = 2;
 
-		if (fmt < 0) {
-			error_line(out, "format must be tree, collapsed or json");
+		if (n > rest && !strchr(args[rest], '.')) {
+			r.format = cct_format_parse(args[rest++]);
+			if (r.format < 0 || r.format == CCT_FORMAT_TEXT) {
+				error_line(out, "format must be tree, collapsed, json, pprof, html, svg or page");
+				return QUERY_ANSWERED;
+			}
+		}
+		if (!find_process(d, uid, args[1], out))
+			return QUERY_ANSWERED;
+		r.side[0].pid = (pid_t)strtol(args[1], NULL, 10);
+		if (n > rest && parse_window(args[rest++], &r.side[0]) != 0) {
+			error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
 			return QUERY_ANSWERED;
 		}
-		p = find_process(d, uid, args[1], out);
-		if (!p)
+		if (n > rest) {
+			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>]");
 			return QUERY_ANSWERED;
-		if (defer) {
-			/* Rendered away from the event loop (query_conns.c). */
-			defer->pid = p->pid;
-			defer->format = fmt;
-			return QUERY_DEFERRED;
 		}
-		wbuf_printf(out, "OK\n");
-		if (cct_render(&p->cct, &p->jvm.methods, (enum cct_format)fmt, out) != 0)
-			error_line(out, "out of memory rendering the CCT");
+		return render_or_defer(d, &r, out, defer);
+	} else if (strcmp(args[0], "diff") == 0 && (n == 3 || n == 4)) {
+		struct render_request r = {.diff = true, .format = CCT_FORMAT_HTML};
+
+		if (n == 4) {
+			r.format = cct_format_parse(args[3]);
+			if (r.format != CCT_FORMAT_HTML && r.format != CCT_FORMAT_TEXT && r.format != CCT_FORMAT_PAGE) {
+				error_line(out, "a diff's format must be html, text or page");
+				return QUERY_ANSWERED;
+			}
+		}
+		for (int i = 0; i < 2; i++)
+			if (parse_side(d, uid, args[1 + i], &r.side[i], out) != 0)
+				return QUERY_ANSWERED;
+		return render_or_defer(d, &r, out, defer);
 	} else if (strcmp(args[0], "stats") == 0 && n <= 3) {
 		bool json = strcmp(args[n - 1], "json") == 0;
 		int positional = n - 1 - (json ? 1 : 0);
@@ -299,8 +435,8 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 		d->paused = !on;
 		wbuf_printf(out, "OK\nsampling %s\n", on ? "on" : "off");
 	} else {
-		error_line(out, "unknown request; try: list | cct <pid> [tree|collapsed|json] | stats [<pid>] [json]"
-				" | sampling on|off");
+		error_line(out, "unknown request; try: list [json] | cct <pid> [<format>] [<from>..<until>] | "
+				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json] | sampling on|off");
 	}
 	return QUERY_ANSWERED;
 }

@@ -2,9 +2,17 @@
  * The query socket: one request line per connection, answered with "OK"
  * or "ERROR <reason>" on the first line and the body after it.
  *
- *   list                               profiled processes and sample counts
- *   cct <pid> [tree|collapsed|json]    the process's calling-context tree
+ *   list [json]                        profiled processes and sample counts
+ *   cct <pid> [<format>] [<window>]    the process's calling-context tree
+ *   diff <base> <target> [html|text|page]
+ *                                      two profiles compared
  *   stats [<pid>] [json]               counters, failure reasons
+ *   sampling on|off                    (root) pause or resume all sampling
+ *
+ * Formats: tree, collapsed, json, pprof, html, svg, page (cct_format.h).
+ * A window is FROM..UNTIL in wall-clock seconds since the epoch, either end
+ * may be left out ("1732380000.." is since then); without one, the whole
+ * profile. A diff side is <pid> or <pid>@<window>.
  *
  * A client sees only processes of its own uid unless it is root (checked
  * with SO_PEERCRED); requests longer than a line are refused.
@@ -22,10 +30,18 @@
 
 struct daemon;
 
-/* A CCT to render away from the event loop. */
-struct render_request {
+/* One profile of a request: a process, and a time window or all of it. */
+struct render_side {
 	pid_t pid;
+	bool windowed;
+	int64_t from_s, until_s;
+};
+
+/* A CCT or a diff to render away from the event loop. */
+struct render_request {
+	bool diff;
 	int format; /* enum cct_format */
+	struct render_side side[2]; /* cct: side[0]; diff: base, target */
 };
 
 struct query_conn {
@@ -55,5 +71,8 @@ enum { QUERY_ANSWERED, QUERY_DEFERRED };
  * *defer (QUERY_DEFERRED). */
 int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *out, struct render_request *defer);
 void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *out);
+/* Renders a request's answer ("OK" and the body, or an ERROR line) into
+ * out, written to fd as it grows when fd >= 0. -1 on an error after "OK". */
+int query_render(struct daemon *d, const struct render_request *r, struct wbuf *out, int fd);
 
 #endif

@@ -21,6 +21,8 @@ void daemon_apply_limits(struct daemon *d)
 	d->processes.limits.cct_max_nodes = nodes < o->cct_max_nodes ? nodes : o->cct_max_nodes;
 	d->processes.limits.held_max_bytes = o->held_max_bytes;
 	d->processes.limits.hold_ns = o->hold_ms * 1000000ull;
+	d->processes.limits.slice_s = o->window_resolution_s;
+	d->processes.limits.slice_max_bytes = o->window_max_bytes;
 	d->processes.fragment_bytes = o->fragment_bytes;
 	d->processes.max_fragment_bytes = o->max_fragment_bytes;
 	for (size_t i = 0; i < d->processes.all.n; i++) {
@@ -28,6 +30,7 @@ void daemon_apply_limits(struct daemon *d)
 		p->cct.max_nodes = d->processes.limits.cct_max_nodes;
 		p->hold_ns = d->processes.limits.hold_ns;
 		p->held.max_bytes = o->held_max_bytes;
+		p->cct.slices.max_bytes = o->window_max_bytes;
 	}
 }
 

@@ -53,5 +53,6 @@ int ringbuf_drain_fd(const struct ringbuf_drain *d)
 int ringbuf_drain_run(struct ringbuf_drain *d)
 {
 	d->now = monotonic_ns(); /* one clock read per drain, not per sample */
+	d->processes->wall_offset_ns = wall_offset_ns(); /* follows clock steps */
 	return ring_buffer__consume(d->rb);
 }

@@ -49,6 +49,75 @@ static void put_methods(const struct process *p, struct wbuf *w)
 	u64_map_free(&seen);
 }
 
+/* The time slices: start, span, samples and (node, count) pairs. */
+static void put_slices(const struct cct_slices *s, struct wbuf *w)
+{
+	wbuf_u32(w, (uint32_t)s->v.n);
+	for (size_t i = 0; i < s->v.n; i++) {
+		const struct cct_slice *sl = &s->v.v[i];
+		size_t at;
+		uint32_t n = 0;
+
+		wbuf_i64(w, sl->start_s);
+		wbuf_u32(w, sl->span_s);
+		wbuf_u64(w, sl->samples);
+		at = w->len;
+		wbuf_u32(w, 0);
+		if (sl->open) {
+			for (size_t k = 0; k < sl->counts.cap; k++)
+				if (sl->counts.keys[k]) {
+					wbuf_u32(w, (uint32_t)(sl->counts.keys[k] - 1));
+					wbuf_u64(w, sl->counts.vals[k]);
+					n++;
+				}
+		} else {
+			for (size_t k = 0; k < sl->closed.n; k++) {
+				wbuf_u32(w, sl->closed.v[k].node);
+				wbuf_u64(w, sl->closed.v[k].count);
+				n++;
+			}
+		}
+		wbuf_patch_u32(w, at, n);
+	}
+}
+
+/* Reads the time slices back, node indexes mapped to the restored tree's. */
+static int get_slices(struct cct_slices *s, struct rbuf *r, const uint32_t *map, uint32_t nnodes)
+{
+	uint32_t n = rbuf_u32(r);
+	struct slice_count *v = NULL;
+	int rc = -1;
+
+	if (r->err || n > rbuf_left(r) / 24)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t start = rbuf_i64(r);
+		uint32_t span = rbuf_u32(r), count;
+		uint64_t samples = rbuf_u64(r);
+
+		count = rbuf_u32(r);
+		if (r->err || span == 0 || span > 3600 || 3600 % span || start <= 0 || count > rbuf_left(r) / 12)
+			goto out;
+		free(v);
+		v = malloc((count + 1) * sizeof(*v));
+		if (!v)
+			goto out;
+		for (uint32_t k = 0; k < count; k++) {
+			uint32_t node = rbuf_u32(r);
+			v[k].count = rbuf_u64(r);
+			if (r->err || node >= nnodes)
+				goto out;
+			v[k].node = map[node];
+		}
+		if (cct_slices_restore(s, start, span, samples, v, count) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(v);
+	return rc;
+}
+
 static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
 {
 	const uint64_t *stats = (const uint64_t *)&p->stats;
@@ -73,9 +142,11 @@ static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
 		wbuf_u32(w, node->parent);
 		wbuf_u32(w, node->method_id);
 		wbuf_u8(w, node->type);
+		wbuf_i32(w, node->bci);
 		wbuf_u64(w, node->self);
 	}
 	wbuf_u64(w, p->cct.nodes.v[0].self);
+	put_slices(&p->cct.slices, w);
 	wbuf_patch_u32(w, at, (uint32_t)(w->len - at - 4));
 }
 
@@ -113,8 +184,8 @@ int state_encode(const struct process_table *t, uint64_t now, struct wbuf *w)
 /* Reads one process into tmp (t: the live table, to skip processes that
  * are already back; same_boot: pids and start times still mean the same
  * processes). */
-static int get_process(struct process_table *tmp, const struct process_table *t, struct rbuf *r, uint64_t now,
-		       bool same_boot, char *why, size_t whylen)
+static int get_process(struct process_table *tmp, const struct process_table *t, struct rbuf *r, uint32_t version,
+		       uint64_t now, bool same_boot, char *why, size_t whylen)
 {
 	uint64_t *stats, age, start_time;
 	uint32_t pid, uid, nstats, nmeth, nnodes;
@@ -168,7 +239,7 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		}
 	}
 	nnodes = rbuf_u32(r);
-	if (r->err || nnodes == 0 || nnodes - 1 > rbuf_left(r) / 17) {
+	if (r->err || nnodes == 0 || nnodes - 1 > rbuf_left(r) / (version >= 3 ? 21 : 17)) {
 		snprintf(why, whylen, "pid %u: malformed tree", pid);
 		goto bad;
 	}
@@ -182,8 +253,9 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 	for (uint32_t i = 1; i < nnodes; i++) {
 		uint32_t parent = rbuf_u32(r), method = rbuf_u32(r);
 		uint8_t type = rbuf_u8(r);
+		int32_t bci = version >= 3 ? rbuf_i32(r) : -1;
 		uint64_t self = rbuf_u64(r);
-		int64_t at = r->err || parent >= i ? -1 : cct_restore_node(&p->cct, map[parent], method, type, self);
+		int64_t at = r->err || parent >= i ? -1 : cct_restore_node(&p->cct, map[parent], method, type, bci, self);
 		if (at < 0) {
 			snprintf(why, whylen, "pid %u: bad tree node %u", pid, i);
 			free(map);
@@ -191,9 +263,14 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		}
 		map[i] = (uint32_t)at;
 	}
-	free(map);
 	p->cct.nodes.v[0].self = rbuf_u64(r);
 	p->cct.samples += p->cct.nodes.v[0].self;
+	if (version >= 3 && get_slices(&p->cct.slices, r, map, nnodes) != 0) {
+		snprintf(why, whylen, "pid %u: bad time slices", pid);
+		free(map);
+		goto bad;
+	}
+	free(map);
 	if (r->err) {
 		snprintf(why, whylen, "pid %u: truncated", pid);
 		goto bad;
@@ -244,8 +321,8 @@ int state_decode(struct process_table *t, const void *data, size_t len, uint64_t
 	rbuf_init(&r, data, len - 4);
 	rbuf_bytes(&r, sizeof(MAGIC));
 	version = rbuf_u32(&r);
-	if (version != STATE_FILE_VERSION && version != 1) {
-		snprintf(why, whylen, "version %u, this jsampled reads versions 1 and %u", version, STATE_FILE_VERSION);
+	if (version < 1 || version > STATE_FILE_VERSION) {
+		snprintf(why, whylen, "version %u, this jsampled reads versions 1 to %u", version, STATE_FILE_VERSION);
 		return -1;
 	}
 	rbuf_u64(&r);
@@ -264,7 +341,7 @@ int state_decode(struct process_table *t, const void *data, size_t len, uint64_t
 			return -1;
 		}
 		b = rbuf_sub(&r, blen);
-		if (get_process(&tmp, t, &b, now, boot[0] && strcmp(boot, saved_boot) == 0, why, whylen) != 0) {
+		if (get_process(&tmp, t, &b, version, now, boot[0] && strcmp(boot, saved_boot) == 0, why, whylen) != 0) {
 			process_table_free(&tmp);
 			return -1;
 		}

@@ -132,10 +132,30 @@ def state():
     return body
 
 
-st = state()
-put("state_file", "one_process_crc_added", b"\x01" + st)
-# "J" is even: used as it is, checksum included.
-put("state_file", "one_process_crc_given", st + struct.pack("<I", zlib.crc32(st)))
+# state file (version 3): node positions (bci) and time slices too
+def state3():
+    stats = [7, 5, 0, 0, 0, 0]
+    blk = struct.pack("<IIQBQ", 4000000, 1000, 12345, 2, 40) + s("java") + s("FuzzVM 17")
+    blk += struct.pack("<I", len(stats)) + b"".join(struct.pack("<Q", v) for v in stats) + struct.pack("<Q", 0)
+    blk += struct.pack("<I", 2) + struct.pack("<II", 1, 7) + s("app.Main") + s("main")
+    blk += struct.pack("<II", 2, 7) + s("app.Main") + s("work")
+    nodes = [(0, 1, 0, 5, 0), (1, 2, 1, 12, 5), (0, 3, 4, -1, 2)]
+    blk += struct.pack("<I", len(nodes) + 1) + b"".join(struct.pack("<IIBiQ", *n) for n in nodes)
+    blk += struct.pack("<Q", 0)
+    slices = [(1700002800, 3600, 4, [(2, 4)]), (1700006400, 60, 2, [(2, 1), (3, 1)]), (1700006460, 10, 1, [(3, 1)])]
+    blk += struct.pack("<I", len(slices))
+    for start, span, samples, counts in slices:
+        blk += struct.pack("<qIQI", start, span, samples, len(counts))
+        blk += b"".join(struct.pack("<IQ", node, n) for node, n in counts)
+    body = b"JSMPSTAT" + struct.pack("<IQ", 3, 1700000000) + s("0" * 36) + struct.pack("<I", 1)
+    body += struct.pack("<I", len(blk)) + blk
+    return body
+
+
+for name, st in (("one_process", state()), ("v3_slices", state3())):
+    put("state_file", name + "_crc_added", b"\x01" + st)
+    # "J" is even: used as it is, checksum included.
+    put("state_file", name + "_crc_given", st + struct.pack("<I", zlib.crc32(st)))
 
 
 # decoder: samples of a recorded run

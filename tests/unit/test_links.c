@@ -25,6 +25,11 @@ static char *answer(uid_t uid, const char *line)
 	return (char *)out.data;
 }
 
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 static void setup_daemon(void)
 {
 	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1};
@@ -59,8 +64,26 @@ static void test_queries(void)
 	CHECK_STR(a, "ERROR no profiled process 4343\n"); /* indistinguishable from missing */
 	a = answer(0, "cct 999999");
 	CHECK_STR(a, "ERROR no profiled process 999999\n");
-	a = answer(0, "cct 4242 svg");
+	a = answer(0, "cct 4242 bogus");
 	CHECK(strncmp(a, "ERROR format", 12) == 0);
+	a = answer(0, "cct 4242 svg");
+	CHECK(starts(a, "OK\n<?xml") && strstr(a, "Mine.run") && strstr(a, "</svg>"));
+	a = answer(0, "cct 4242 html");
+	CHECK(starts(a, "OK\n<!DOCTYPE html>") && strstr(a, "Mine.run") && !strstr(a, "/*JSAMPLED_DATA*/null"));
+	a = answer(0, "cct 4242 collapsed 1..2"); /* a window long ago: no samples */
+	CHECK_STR(a, "OK\n");
+	a = answer(0, "cct 4242 collapsed 5..4");
+	CHECK(strncmp(a, "ERROR window", 12) == 0);
+	a = answer(0, "cct 4242 collapsed x..");
+	CHECK(strncmp(a, "ERROR window", 12) == 0);
+	a = answer(1000, "diff 4242 4242 text");
+	CHECK(starts(a, "OK\nbase:") && strstr(a, "Mine.run"));
+	a = answer(1000, "diff 4242 4343 text"); /* not its process */
+	CHECK_STR(a, "ERROR no profiled process 4343\n");
+	a = answer(0, "diff 4242@1..2 4242 page");
+	CHECK(starts(a, "OK\n{\"title\"") && strstr(a, "\"diff\":{"));
+	a = answer(1000, "list json");
+	CHECK(starts(a, "OK\n[{\"pid\":4242") && !strstr(a, "4343"));
 	a = answer(0, "cct -1");
 	CHECK(strncmp(a, "ERROR pid", 9) == 0);
 	a = answer(0, "cct 12abc");

@@ -80,7 +80,7 @@ static void test_config_file(void)
 static struct process *one_profile(struct process_table *t, pid_t pid)
 {
 	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1000};
-	struct trace_frame a[] = {{1, FRAME_INTERPRETED, 0, -1}, {2, FRAME_COMPILED, 0, -1}, {3, FRAME_INLINED, 0, -1}};
+	struct trace_frame a[] = {{1, FRAME_INTERPRETED, 0, 6}, {2, FRAME_COMPILED, 0, 12}, {3, FRAME_INLINED, 0, 2}};
 	struct trace_frame g[] = {{PSEUDO_GC, FRAME_PSEUDO, 0, -1}};
 	struct process *p;
 
@@ -90,8 +90,8 @@ static struct process *one_profile(struct process_table *t, pid_t pid)
 	tb_apply_method(&p->jvm, 1, 7, 0, 0, 0, "main");
 	tb_apply_method(&p->jvm, 2, 7, 0, 0, 0, "work");
 	tb_apply_method(&p->jvm, 3, 7, 0, 0, 0, "leaf");
-	cct_add(&p->cct, a, 3, 5);
-	cct_add(&p->cct, g, 1, 2);
+	cct_add_at(&p->cct, a, 3, 5, 1700002810);
+	cct_add_at(&p->cct, g, 1, 2, 1700002825);
 	p->stats.samples = 7;
 	p->stats.resolved = 5;
 	p->state = PROCESS_EXITED;
@@ -141,6 +141,17 @@ static void test_state_round_trip(void)
 		CHECK(strstr(b, "app.Main.main_[0];app.Main.work_[j];app.Main.leaf_[i] 5") != NULL);
 		free(a);
 		free(b);
+		/* Positions and time slices come back too. */
+		CHECK_EQ(q->cct.nodes.v[3].bci, 2);
+		CHECK_EQ(q->cct.slices.v.n, 2);
+		struct slice_window win = {.from_s = 1700002820, .until_s = 1700002830};
+		struct profile_source src = {.cct = &q->cct, .methods = &q->jvm.methods, .window = &win};
+		struct wbuf out;
+		wbuf_init(&out);
+		CHECK(cct_render_stream(&src, CCT_FORMAT_COLLAPSED, &out, -1) == 0);
+		wbuf_u8(&out, 0);
+		CHECK_STR((char *)out.data, "[GC] 2\n");
+		wbuf_free(&out);
 	}
 
 	/* Any flipped byte is caught by the checksum; nothing is applied. */

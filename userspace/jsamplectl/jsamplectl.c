@@ -1,32 +1,41 @@
 /*
  * jsamplectl: the command-line client of jsampled's query socket.
  *
- *   jsamplectl [--socket PATH] list
- *   jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json]
+ *   jsamplectl [--socket PATH] list [--json]
+ *   jsamplectl [--socket PATH] cct PID [--format F] [--since AGE | --from TIME --until TIME] [-o FILE]
+ *   jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]
+ *                                   [--format html|text] [-o FILE]
  *   jsamplectl [--socket PATH] stats [PID] [--json]
  *   jsamplectl [--socket PATH] sampling on|off      (root: pause/resume all sampling)
+ *   jsamplectl [--socket PATH] serve [--listen 127.0.0.1:PORT]
  *
- * It sends one request line and prints the body of the answer. Exit status:
- * 0 on OK, 1 when jsampled answered ERROR, 2 on usage errors, 3 when
- * jsampled cannot be reached.
+ * Formats: tree, collapsed, json, pprof (gzipped profile.proto), html (a
+ * flame-graph page), svg. Times: see time_spec.h. Exit status: 0 on OK, 1
+ * when jsampled answered ERROR, 2 on usage errors, 3 when jsampled cannot
+ * be reached.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
+#include <time.h>
 
-#define DEFAULT_SOCKET "/run/jsampled/jsampled.sock"
+#include "query_client.h"
+#include "serve.h"
+#include "time_spec.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: jsamplectl [--socket PATH] list\n"
-		   "       jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json]\n"
-		   "       jsamplectl [--socket PATH] stats [PID] [--json]\n"
-		   "       jsamplectl [--socket PATH] sampling on|off   (root: pause or resume all sampling)\n");
+	fprintf(f,
+		"usage: jsamplectl [--socket PATH] list [--json]\n"
+		"       jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json|pprof|html|svg]\n"
+		"                  [--since AGE | --from TIME --until TIME] [-o FILE]\n"
+		"       jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]\n"
+		"                  [--format html|text] [-o FILE]\n"
+		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"
+		"       jsamplectl [--socket PATH] sampling on|off   (root: pause or resume all sampling)\n"
+		"       jsamplectl [--socket PATH] serve [--listen 127.0.0.1:PORT]\n"
+		"TIME: now, an age (90s, 5m, 2h, 1d), seconds since the epoch, or 2026-11-23T18:05[:30][Z]\n");
 }
 
 static int valid_pid(const char *s)
@@ -37,27 +46,50 @@ static int valid_pid(const char *s)
 	return *s && !*end && v > 0 && v <= 0x3fffffff;
 }
 
+/* A diff side: "PID" or "PID@FROM..UNTIL" -> the query's form. */
+static int diff_side(const char *arg, time_t now, char *out, size_t outlen)
+{
+	char pid[24], window[64];
+	const char *at = strchr(arg, '@');
+	size_t len = at ? (size_t)(at - arg) : strlen(arg);
+
+	if (len >= sizeof(pid))
+		return -1;
+	memcpy(pid, arg, len);
+	pid[len] = 0;
+	if (!valid_pid(pid))
+		return -1;
+	if (!at) {
+		snprintf(out, outlen, "%s", pid);
+		return 0;
+	}
+	if (window_spec_parse(at + 1, now, window, sizeof(window)) != 0)
+		return -1;
+	snprintf(out, outlen, "%s@%s", pid, window);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
-		{"socket", required_argument, 0, 's'},
-		{"format", required_argument, 0, 'f'},
-		{"json", no_argument, 0, 'j'},
-		{"help", no_argument, 0, 'h'},
-		{0, 0, 0, 0},
+		{"socket", required_argument, 0, 's'}, {"format", required_argument, 0, 'f'},
+		{"json", no_argument, 0, 'j'},         {"since", required_argument, 0, 'S'},
+		{"from", required_argument, 0, 'F'},   {"until", required_argument, 0, 'U'},
+		{"base", required_argument, 0, 'b'},   {"target", required_argument, 0, 't'},
+		{"output", required_argument, 0, 'o'}, {"listen", required_argument, 0, 'l'},
+		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
 	};
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
-	const char *format = "tree";
-	int json = 0, c, fd;
-	char request[256];
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	char buf[65536];
-	size_t got = 0;
-	int status = -1;
+	const char *format = NULL, *since = NULL, *from = NULL, *until = NULL, *base = NULL, *target = NULL;
+	const char *output = NULL, *listen = "127.0.0.1:8421";
+	char request[512], err[512];
+	time_t now = time(NULL);
+	int json = 0, c, rc;
+	FILE *out = stdout;
 
 	if (!socket_path || !*socket_path)
 		socket_path = DEFAULT_SOCKET;
-	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			socket_path = optarg;
@@ -67,6 +99,27 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			json = 1;
+			break;
+		case 'S':
+			since = optarg;
+			break;
+		case 'F':
+			from = optarg;
+			break;
+		case 'U':
+			until = optarg;
+			break;
+		case 'b':
+			base = optarg;
+			break;
+		case 't':
+			target = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'l':
+			listen = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -79,76 +132,55 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (argc == 1 && strcmp(argv[0], "list") == 0) {
-		snprintf(request, sizeof(request), "list\n");
+		snprintf(request, sizeof(request), "list%s", json ? " json" : "");
 	} else if (argc == 2 && strcmp(argv[0], "cct") == 0 && valid_pid(argv[1])) {
-		if (strcmp(format, "tree") && strcmp(format, "collapsed") && strcmp(format, "json")) {
-			fprintf(stderr, "jsamplectl: --format must be tree, collapsed or json\n");
+		char window[80] = "";
+
+		if (since && (from || until)) {
+			fprintf(stderr, "jsamplectl: --since or --from/--until, not both\n");
 			return 2;
 		}
-		snprintf(request, sizeof(request), "cct %s %s\n", argv[1], format);
-	} else if (argc >= 1 && argc <= 2 && strcmp(argv[0], "stats") == 0 &&
-		   (argc == 1 || valid_pid(argv[1]))) {
-		snprintf(request, sizeof(request), "stats%s%s%s\n", argc == 2 ? " " : "",
-			 argc == 2 ? argv[1] : "", json ? " json" : "");
+		if (since || from || until) {
+			char spec[160];
+			snprintf(spec, sizeof(spec), "%s..%s", since ? since : from ? from : "", until ? until : "");
+			if (window_spec_parse(spec, now, window, sizeof(window)) != 0) {
+				fprintf(stderr, "jsamplectl: cannot read the time window %s\n", spec);
+				return 2;
+			}
+		}
+		snprintf(request, sizeof(request), "cct %s %s%s%s", argv[1], format ? format : "tree",
+			 window[0] ? " " : "", window);
+	} else if (argc == 1 && strcmp(argv[0], "diff") == 0) {
+		char b[120], t[120];
+
+		if (!base || !target || diff_side(base, now, b, sizeof(b)) != 0 ||
+		    diff_side(target, now, t, sizeof(t)) != 0) {
+			fprintf(stderr, "jsamplectl: diff needs --base and --target, each PID or PID@FROM..UNTIL\n");
+			return 2;
+		}
+		snprintf(request, sizeof(request), "diff %s %s %s", b, t, format ? format : "html");
+	} else if (argc >= 1 && argc <= 2 && strcmp(argv[0], "stats") == 0 && (argc == 1 || valid_pid(argv[1]))) {
+		snprintf(request, sizeof(request), "stats%s%s%s", argc == 2 ? " " : "", argc == 2 ? argv[1] : "",
+			 json ? " json" : "");
 	} else if (argc == 2 && strcmp(argv[0], "sampling") == 0 &&
 		   (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "off") == 0)) {
-		snprintf(request, sizeof(request), "sampling %s\n", argv[1]);
+		snprintf(request, sizeof(request), "sampling %s", argv[1]);
+	} else if (argc == 1 && strcmp(argv[0], "serve") == 0) {
+		return serve_run(socket_path, listen);
 	} else {
 		usage(stderr);
 		return 2;
 	}
-	if (strlen(socket_path) >= sizeof(addr.sun_path)) {
-		fprintf(stderr, "jsamplectl: socket path too long\n");
+	if (output && !(out = fopen(output, "wb"))) {
+		perror(output);
 		return 2;
 	}
-	strcpy(addr.sun_path, socket_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-		fprintf(stderr, "jsamplectl: cannot reach jsampled at %s: %s\n", socket_path,
-			strerror(errno));
+	rc = query_to_file(socket_path, request, out, err, sizeof(err));
+	if (rc != QUERY_OK)
+		fprintf(stderr, "jsamplectl: %s\n", err);
+	if (out != stdout && fclose(out) != 0) {
+		perror(output);
 		return 3;
 	}
-	if (send(fd, request, strlen(request), MSG_NOSIGNAL) != (ssize_t)strlen(request)) {
-		fprintf(stderr, "jsamplectl: cannot send the request: %s\n", strerror(errno));
-		return 3;
-	}
-	/* The first line is the status; the rest is copied through. */
-	for (;;) {
-		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (status < 0) {
-			char *nl = memchr(buf, '\n', got);
-			if (!nl && got < sizeof(buf))
-				continue;
-			if (!nl) {
-				fprintf(stderr, "jsamplectl: malformed answer\n");
-				return 3;
-			}
-			*nl = 0;
-			if (strcmp(buf, "OK") == 0) {
-				status = 0;
-			} else {
-				fprintf(stderr, "jsamplectl: %s\n",
-					strncmp(buf, "ERROR ", 6) == 0 ? buf + 6 : buf);
-				status = 1;
-			}
-			size_t rest = got - (size_t)(nl + 1 - buf);
-			memmove(buf, nl + 1, rest);
-			got = rest;
-		}
-		if (status >= 0 && got) {
-			fwrite(buf, 1, got, status == 0 ? stdout : stderr);
-			got = 0;
-		}
-	}
-	close(fd);
-	if (status < 0) {
-		fprintf(stderr, "jsamplectl: jsampled closed the connection without an answer\n");
-		return 3;
-	}
-	return status;
+	return rc;
 }

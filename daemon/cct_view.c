@@ -1,0 +1,62 @@
+#include "cct_view.h"
+
+#include <stdlib.h>
+
+uint64_t *cct_totals(const struct cct *c)
+{
+	uint64_t *total = calloc(c->nodes.n ? c->nodes.n : 1, sizeof(*total));
+
+	if (!total)
+		return NULL;
+	/* Nodes come after their parents: one reverse scan sums subtrees. */
+	for (size_t i = c->nodes.n; i-- > 0;) {
+		total[i] += c->nodes.v[i].self;
+		if (i)
+			total[c->nodes.v[i].parent] += total[i];
+	}
+	return total;
+}
+
+int cct_view_build(const struct cct *c, enum cct_view_bci bci, struct slice_window *window, struct cct *out)
+{
+	size_t n = c->nodes.n;
+	uint64_t *self = calloc(n ? n : 1, sizeof(*self)), *total = calloc(n ? n : 1, sizeof(*total));
+	uint32_t *to = calloc(n ? n : 1, sizeof(*to));
+	int rc = -1;
+
+	if (cct_init(out, UINT32_MAX - 2) != 0 || !self || !total || !to)
+		goto cleanup;
+	if (window)
+		cct_slices_window(&c->slices, self, n, window);
+	else
+		for (size_t i = 0; i < n; i++)
+			self[i] = c->nodes.v[i].self;
+	for (size_t i = n; i-- > 0;) {
+		total[i] += self[i];
+		if (i)
+			total[c->nodes.v[i].parent] += total[i];
+	}
+	/* Parents come first, so each kept node's parent is mapped already. */
+	for (size_t i = 0; i < n; i++) {
+		const struct cct_node *node = &c->nodes.v[i];
+
+		if (!total[i])
+			continue;
+		if (i) {
+			int32_t b = bci == VIEW_KEEP_BCI ? node->bci : -1;
+			to[i] = cct_child(out, to[node->parent], node->method_id, node->type, b, 1);
+			if (!to[i])
+				goto cleanup;
+		}
+		out->nodes.v[to[i]].self += self[i];
+		out->samples += self[i];
+		if (node->type == FRAME_PSEUDO && node->method_id == PSEUDO_OVERFLOW)
+			out->overflow_samples += self[i];
+	}
+	rc = 0;
+cleanup:
+	free(self);
+	free(total);
+	free(to);
+	return rc;
+}
