@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../bpf/sampler.h"
@@ -297,16 +298,28 @@ static int parse_side(struct daemon *d, uid_t uid, const char *arg, struct rende
 	return 0;
 }
 
-static void describe_process(const struct process *p, char *out, size_t outlen)
+/* "pid 4242 (java)", and the window's ends (UTC) when there is one. */
+static void describe_process(const struct process *p, const struct render_side *side, char *out, size_t outlen)
 {
-	snprintf(out, outlen, "pid %d (%s)", (int)p->pid, p->comm[0] ? p->comm : "?");
+	int n = snprintf(out, outlen, "pid %d (%s)", (int)p->pid, p->comm[0] ? p->comm : "?");
+	char a[16] = "", b[16] = "";
+	struct tm tm;
+
+	if (!side->windowed || n < 0 || (size_t)n >= outlen)
+		return;
+	time_t from = (time_t)side->from_s, until = (time_t)(side->until_s == INT64_MAX ? 0 : side->until_s);
+	if (side->from_s && gmtime_r(&from, &tm))
+		strftime(a, sizeof(a), "%H:%M:%S", &tm);
+	if (until && gmtime_r(&until, &tm))
+		strftime(b, sizeof(b), "%H:%M:%S", &tm);
+	snprintf(out + n, outlen - (size_t)n, " %s..%s", a, b);
 }
 
 int query_render(struct daemon *d, const struct render_request *r, struct wbuf *out, int fd)
 {
 	struct profile_source src[2];
 	struct slice_window win[2];
-	char titles[2][64];
+	char titles[2][96];
 	int sides = r->diff ? 2 : 1;
 
 	for (int i = 0; i < sides; i++) {
@@ -316,7 +329,7 @@ int query_render(struct daemon *d, const struct render_request *r, struct wbuf *
 			wbuf_printf(out, "ERROR no profiled process %d\n", (int)r->side[i].pid);
 			return 0;
 		}
-		describe_process(p, titles[i], sizeof(titles[i]));
+		describe_process(p, &r->side[i], titles[i], sizeof(titles[i]));
 		win[i] = (struct slice_window){.from_s = r->side[i].from_s, .until_s = r->side[i].until_s};
 		src[i] = (struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods,
 						 .window = r->side[i].windowed ? &win[i] : NULL, .title = titles[i],
