@@ -1,6 +1,6 @@
 /* A CCT's samples by time, in slices that coarsen with age: by default
- * 10-second slices for the last 10 minutes, then minutes for 3 hours, then
- * hours for 2 days. Each slice holds how many samples ended in which node
+ * 10-second slices for the last 10 minutes, then minutes for an hour, then
+ * hours for a day. Each slice holds how many samples ended in which node
  * during it. A window (from, until) is answered from the slices it
  * overlaps (so its edges are as fine as the slices there); the tree itself
  * keeps the all-time totals. Bounded: slices past the last tier's age, or
@@ -20,9 +20,9 @@
 /* The finest tier's span (seconds; divides 60) by default, and each tier's
  * age limit. */
 #define SLICE_FINEST_S 10
-#define SLICE_KEEP_S {10 * 60, 3 * 3600, 48 * 3600}
+#define SLICE_KEEP_S {10 * 60, 3600, 24 * 3600}
 #define SLICE_SPANS {SLICE_FINEST_S, 60, 3600}
-#define SLICES_MAX_BYTES (32u << 20)
+#define SLICES_MAX_BYTES (16u << 20)
 
 struct slice_count {
 	uint32_t node;

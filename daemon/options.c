@@ -89,8 +89,8 @@ static const struct opt_spec specs[] = {
 	{"max-cct-mb", T_UINT, "N", 1, 65536, MIB, 64, NULL, F(cct_max_bytes), true, "CCT memory cap per process"},
 	{"window-resolution-s", T_UINT, "N", 1, 60, 0, SLICE_FINEST_S, NULL, F(window_resolution_s), false,
 	 "the finest time slice of profiles (a divisor of 60): windows are this exact for 10 minutes, "
-	 "then by the minute for 3 hours, by the hour for 2 days"},
-	{"max-window-mb", T_UINT, "N", 1, 65536, MIB, 32, NULL, F(window_max_bytes), true,
+	 "then by the minute for an hour, by the hour for a day"},
+	{"max-window-mb", T_UINT, "N", 1, 65536, MIB, 16, NULL, F(window_max_bytes), true,
 	 "time slices per process; past it the oldest coarsen, then go"},
 	{"max-processes", T_UINT, "N", 1, 1u << 20, 0, 256, NULL, F(max_processes), true,
 	 "processes tracked at once, exited ones included"},

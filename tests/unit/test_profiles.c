@@ -99,8 +99,8 @@ static void test_slices_and_windows(void)
 	w = (struct slice_window){.from_s = t0, .until_s = t0 + 10};
 	CHECK_STR(render(&c, &m, CCT_FORMAT_COLLAPSED, &w, NULL), "app.Main.main_[0];app.Main.work_[j] 11\n");
 
-	/* Ten minutes on, the 10 s slices become minutes; three hours on,
-	 * hours; two days on, they go (the tree keeps everything). */
+	/* Ten minutes on, the 10 s slices become minutes; an hour on, hours;
+	 * a day on, they go (the tree keeps everything). */
 	cct_slices_tidy(&c.slices, t0 + 11 * 60);
 	CHECK_EQ(c.slices.v.n, 1);
 	CHECK_EQ(c.slices.v.v[0].span_s, 60);
@@ -108,9 +108,9 @@ static void test_slices_and_windows(void)
 	w = (struct slice_window){.from_s = t0 + 35, .until_s = t0 + 41}; /* answered by the minute */
 	CHECK_STR(render(&c, &m, CCT_FORMAT_COLLAPSED, &w, NULL),
 		  "app.Main.main_[0];app.Main.work_[j] 31\napp.Main.main_[0];app.Main.leaf_[j] 30\n");
-	cct_slices_tidy(&c.slices, t0 + 4 * 3600);
+	cct_slices_tidy(&c.slices, t0 + 2 * 3600);
 	CHECK_EQ(c.slices.v.v[0].span_s, 3600);
-	cct_slices_tidy(&c.slices, t0 + 50 * 3600);
+	cct_slices_tidy(&c.slices, t0 + 26 * 3600);
 	CHECK_EQ(c.slices.v.n, 0);
 	CHECK_EQ(c.slices.expired_samples, 61);
 	CHECK_EQ(c.samples, 61);
