@@ -101,12 +101,18 @@ def stable_collapsed(ctl, pid, *window):
 
 
 def check_pprof(ctl, pid, tmp):
-    stacks = stable_collapsed(ctl, pid)
-    total = sum(stacks.values())
     path = os.path.join(tmp, "phased.pb.gz")
-    ctl.run("cct", str(pid), "--format", "pprof", "-o", path)
-    again = sum(parse_collapsed(ctl.run("cct", str(pid), "--format", "collapsed")).values())
-    check(again == total, "the profile is stable while it is read", "%d then %d samples" % (total, again))
+    # The workload is done, but the JVM's own threads may still take a
+    # sample now and then: read until the tree did not change meanwhile.
+    for attempt in range(10):
+        stacks = stable_collapsed(ctl, pid)
+        total = sum(stacks.values())
+        ctl.run("cct", str(pid), "--format", "pprof", "-o", path)
+        again = sum(parse_collapsed(ctl.run("cct", str(pid), "--format", "collapsed")).values())
+        if again == total:
+            break
+    check(again == total, "the profile is stable while it is read", "%d then %d samples (%d attempts)" %
+          (total, again, attempt + 1))
     with open(path, "rb") as f:
         check(f.read(2) == b"\x1f\x8b", "pprof is gzipped", path)
 

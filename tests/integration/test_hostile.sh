@@ -220,6 +220,8 @@ attack_5() {
 	tids = {int(t) for t in os.listdir("/proc/%d/task" % victim)}
 	bad = 0
 	for e in entries:
+	    if "key" not in e or "value" not in e:
+	        continue  # an entry deleted while the map was dumped
 	    key = int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little")
 	    val = bytes(int(b, 16) for b in e["value"])
 	    if key in tids and struct.unpack_from("<Q", val, 0)[0] == mark:
