@@ -5,7 +5,7 @@
  * the extra locals, pushes it back, then "enter"s (push rbp; mov rbp, rsp)
  * and pushes the fixed frame slots (sender sp, last sp, Method*, ...). So,
  * depending on where it was interrupted, the caller's return address is at
- * [sp], in rax, or at [rbp+8]; each candidate is validated by walking on
+ * [sp], at [rbp+8] or in rax; each candidate is validated by walking on
  * from it. Walking the fp of an entry like an ordinary interpreted frame
  * would name the caller as the running method: a wrong trace. */
 #include "unwind.h"
@@ -32,6 +32,14 @@ enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
 	m = method_table_get(w->ctx->methods, id);
 	if (walk_push(w, id, method_is_native(m) ? FRAME_NATIVE : FRAME_INTERPRETED, 0) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
+	/* Before "enter", on entry or once pushed back, the return address is
+	 * at [sp]. After it, [sp] holds the new frame's slots and locals, never
+	 * a code address. Tried first: before "enter", rbp is still the caller's
+	 * fp, and [rbp+8] - the caller's own return address - would validate
+	 * too, leaving the caller out of the trace. */
+	if (frag_read_u64(s, w->sp, &ret) == FRAG_OK && walk_in_code_cache(w, ret) &&
+	    walk_try_caller(w, ret, r13, fp, &st))
+		return st;
 	/* After "enter": the return address above the new rbp. */
 	if (fp > w->sp && frag_in_stack(s, fp) && frag_read_u64(s, fp + 8, &ret) == FRAG_OK &&
 	    frag_read_u64(s, fp, &caller_fp) == FRAG_OK) {
@@ -41,9 +49,7 @@ enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
 		if (walk_try_caller(w, ret, caller_sp, caller_fp, &st))
 			return st;
 	}
-	/* Before "enter": at [sp] (on entry, or pushed back), or in rax. */
-	if (frag_read_u64(s, w->sp, &ret) == FRAG_OK && walk_try_caller(w, ret, r13, fp, &st))
-		return st;
+	/* Between popping the return address and pushing it back: in rax. */
 	if (walk_try_caller(w, rax, r13, fp, &st))
 		return st;
 	w->out->n--; /* the callee alone is not a trace */

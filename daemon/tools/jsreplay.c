@@ -9,7 +9,9 @@
  *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
  *                 [--failures] [--explain N] [--hold-ms N]
  * Without options it prints the stats of every process in the recording.
- * --explain N describes the walk of the first N failed samples on stderr.
+ * --explain N describes the walk of the first N failed samples (and of
+ * decoded ones the call-site check rejects) on stderr; --explain-all of
+ * every sample.
  *
  *   jsreplay FILE --outcomes
  * prints one line per decoded sample, in decoding order: its thread and
@@ -44,7 +46,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
-		   "                     [--failures] [--explain N] [--hold-ms N]\n"
+		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N]\n"
 		   "       jsreplay FILE --outcomes | --traces\n"
 		   "       jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]\n"
 		   "                                   [--minimal]\n");
@@ -57,6 +59,7 @@ struct replay {
 	bool print;                   /* --outcomes */
 	struct trace_log *traces;     /* --traces */
 	uint32_t explain_left;        /* --explain N */
+	bool explain_all;             /* --explain-all: decoded samples too */
 	struct decode_scratch scratch;
 	struct trace again;
 };
@@ -73,7 +76,7 @@ static void explain(struct replay *rp, struct process *p, const struct js_sample
 		s->tid, s->comm, s->flags, s->thread_state, (unsigned long long)s->anchor_sp,
 		(unsigned long long)s->anchor_fp, (unsigned long long)s->anchor_pc, (unsigned long long)s->stack_addr,
 		(unsigned long long)(s->stack_addr + s->stack_len), (unsigned long long)s->stack_end,
-		reason ? decode_failure_name(reason) : "impossible trace");
+		reason ? decode_failure_name(reason) : "decoded");
 	decode_sample(&ctx, s, &rp->again, &r);
 }
 
@@ -91,8 +94,9 @@ static void on_decoded(void *ctx, struct process *p, const struct js_sample *s, 
 		exit(1);
 	}
 	if (rp->explain_left &&
-	    (st == DECODE_FAILED || ((st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) &&
-				      trace_bad_caller(&p->jvm.methods, tr->frames, tr->n, true) >= 0))) {
+	    (rp->explain_all || st == DECODE_FAILED ||
+	     ((st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) &&
+	      trace_bad_caller(&p->jvm.methods, tr->frames, tr->n, true) >= 0))) {
 		rp->explain_left--;
 		explain(rp, p, s, st == DECODE_FAILED ? reason : 0);
 	}
@@ -208,6 +212,7 @@ int main(int argc, char **argv)
 		{"cct", required_argument, 0, 'c'}, {"format", required_argument, 0, 'f'},
 		{"failures", no_argument, 0, 'F'},  {"hold-ms", required_argument, 0, 'H'},
 		{"explain", required_argument, 0, 'E'},
+		{"explain-all", no_argument, 0, 'A'},
 		{"extract", required_argument, 0, 'X'},
 		{"per-outcome", required_argument, 0, 'P'},
 		{"only", required_argument, 0, 'N'},
@@ -260,6 +265,11 @@ int main(int argc, char **argv)
 			break;
 		case 'E':
 			rp.explain_left = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'A':
+			rp.explain_all = true;
+			if (!rp.explain_left)
+				rp.explain_left = UINT32_MAX;
 			break;
 		case 'X':
 			extract_to = optarg;
