@@ -101,7 +101,7 @@ $(B)/%.skel.h: $(B)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@.tmp && mv $@.tmp $@
 
 # --- Generated C: pprof's messages (protoc-c), the page (embed.py) ---
-$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h: $(PROFILE_PROTO)
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h &: $(PROFILE_PROTO)
 	@mkdir -p $(B)/gen
 	protoc-c --c_out=$(B)/gen --proto_path=$(dir $(PROFILE_PROTO)) $(notdir $(PROFILE_PROTO))
 $(B)/gen/flamegraph_page.c: $(WEB_PAGE) userspace/common/web/embed.py
@@ -139,37 +139,49 @@ $(B)/asan/libjsdaemon.a: $(call asan_obj,$(SERVICE_SRC))
 	rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/jsampled: $(call obj,daemon/main.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a
+	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
 
 $(B)/asan/jsampled: $(call asan_obj,daemon/main.c) $(B)/asan/libjsdaemon.a $(B)/asan/libjsdecode.a
+	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 
 # The replay tool links the core alone (and the option table, for its defaults).
 $(B)/jsreplay: $(call obj,$(REPLAY_SRC)) $(B)/libjsdecode.a
+	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DECODE_LIBS)
 
 $(B)/asan/jsreplay: $(call asan_obj,$(REPLAY_SRC)) $(B)/asan/libjsdecode.a
+	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DECODE_LIBS)
 
 $(B)/jsamplectl: $(call obj,$(CTL_SRC))
+	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ -lmicrohttpd
 
 $(B)/libjsagent.so: $(call pic_obj,$(AGENT_SRC))
+	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined $^ -o $@ -lpthread
 
 # --- Unit tests: each tests/unit/test_x.c is one program ---
 $(addprefix $(B)/tests/,$(UNIT_CORE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdecode.a
+	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DECODE_LIBS)
 $(addprefix $(B)/tests/,$(UNIT_SERVICE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a
+	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
 $(addprefix $(B)/tests/,$(UNIT_AGENT)): $(B)/tests/%: $(call obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
+	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ -lpthread
 
 $(addprefix $(B)/asan/tests/,$(UNIT_CORE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdecode.a
+	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DECODE_LIBS)
 $(addprefix $(B)/asan/tests/,$(UNIT_SERVICE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdaemon.a $(B)/asan/libjsdecode.a
+	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 $(addprefix $(B)/asan/tests/,$(UNIT_AGENT)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
+	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ -lpthread
 
 # --- Java programs used by the demo and the integration tests ---
@@ -272,6 +284,7 @@ $(B)/bench/%.bpf.o: tests/bench/peers/%.bpf.c $(B)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(LLVM_STRIP) -g $@
 $(B)/bench/null_sampler: tests/bench/peers/null_sampler.c $(B)/bench/null_sampler.skel.h
+	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(OPT) -I$(B)/bench $< -o $@ -lbpf -lelf -lz
 $(B)/bench/libspsampler.so: tests/bench/peers/safepoint_sampler.c
 	@mkdir -p $(dir $@)
