@@ -64,7 +64,8 @@ DECODE_SRC := $(addprefix daemon/,decoder.c unwind_scan.c unwind_interp_entry.c 
 SERVICE_SRC := $(filter-out daemon/main.c $(DECODE_SRC),$(wildcard daemon/*.c))
 AGENT_SRC := $(wildcard userspace/agent/*.c) $(COMMON_SRC)
 # The agent's JVM-free parts, unit tested on their own.
-AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c
+AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c userspace/agent/bytecode_calls.c \
+	userspace/agent/constant_pool.c
 CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/flamegraph_page.c $(B)/gen/index_page.c
 REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c
 JAVA_SRC := $(wildcard tests/java/*.java)

@@ -67,7 +67,10 @@ int trace_bad_caller(const struct method_table *m, const struct trace_frame *f, 
 		if (caller->type == FRAME_PSEUDO || callee->type == FRAME_PSEUDO || (caller->flags & FRAME_FLAG_VIA_VM) ||
 		    caller->bci < 0)
 			continue;
-		if (method_table_is_call_site(m, caller->method_id, caller->bci) == 0)
+		/* At an invoke instruction, and one that names the callee's
+		 * method (or an override: same name and descriptor). */
+		if (method_table_is_call_site(m, caller->method_id, caller->bci) == 0 ||
+		    method_table_calls(m, caller->method_id, caller->bci, callee->method_id) == 0)
 			return (int)(caller - f);
 	}
 	return -1;

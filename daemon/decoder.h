@@ -52,9 +52,11 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 				 struct trace *out, int *reason);
 
 /* The first frame of frames[0..n) that calls the next one through an
- * invoke instruction of its method and yet does not stand at one (the
- * decoder followed a wrong frame), or -1. A call through the VM (an entry
- * frame between the two), a pseudo frame or an unknown bci is not checked.
+ * invoke instruction of its method and yet does not stand at one, or at one
+ * that names another method than the next frame runs (the decoder followed
+ * a wrong frame), or -1. A call through the VM (an entry frame between the
+ * two), a pseudo frame, an unknown bci or a call whose target is not known
+ * statically is not checked.
  * root_first: frames[i] calls frames[i + 1] (else frames[i] calls
  * frames[i - 1], the order a walk finds them in). */
 int trace_bad_caller(const struct method_table *m, const struct trace_frame *frames, uint32_t n, bool root_first);

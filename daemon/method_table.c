@@ -21,6 +21,7 @@ void method_table_free(struct method_table *t)
 	for (size_t i = 0; i < t->methods.n; i++) {
 		free(t->methods.v[i].lines);
 		free(t->methods.v[i].calls);
+		free(t->methods.v[i].targets);
 	}
 	vec_free(&t->methods);
 	vec_free(&t->classes);
@@ -127,7 +128,10 @@ static int cmp_line(const void *a, const void *b)
 
 static size_t extra_bytes(const struct method_info *m)
 {
-	return m->nlines * sizeof(struct line_entry) + (m->ncalls > 0 ? (size_t)m->ncalls * sizeof(uint16_t) : 0);
+	size_t calls = m->ncalls > 0 ? (size_t)m->ncalls : 0;
+
+	return m->nlines * sizeof(struct line_entry) + calls * sizeof(uint16_t) +
+	       (m->targets ? calls * sizeof(uint32_t) : 0);
 }
 
 int method_table_put_method(struct method_table *t, struct rbuf *r)
@@ -177,11 +181,23 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 				r->err = 1; /* must ascend */
 		}
 	}
+	/* Appended by newer agents: name hashes of the method and its calls. */
+	if (!r->err && rbuf_left(r) >= 8) {
+		uint32_t ntargets;
+		m.name_hash = rbuf_u32(r);
+		ntargets = rbuf_u32(r);
+		if (ntargets && (m.ncalls <= 0 || ntargets != (uint32_t)m.ncalls || ntargets > rbuf_left(r) / 4))
+			r->err = 1;
+		if (ntargets && !r->err && (m.targets = malloc(ntargets * sizeof(*m.targets))))
+			for (uint32_t i = 0; i < ntargets; i++)
+				m.targets[i] = rbuf_u32(r);
+	}
 	m.name = intern_safe(t, name, nn);
 	m.signature = intern_safe(t, sig, sn);
 	if (r->err || !m.name || !m.signature || !(slot = method_entry(t, id))) {
 		free(m.lines);
 		free(m.calls);
+		free(m.targets);
 		return -1;
 	}
 	m.named = true;
@@ -190,6 +206,7 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	t->line_bytes -= extra_bytes(slot);
 	free(slot->lines);
 	free(slot->calls);
+	free(slot->targets);
 	*slot = m;
 	t->line_bytes += extra_bytes(slot);
 	if (m.method_ptr)
@@ -260,6 +277,26 @@ int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t
 			hi = mid;
 	}
 	return lo < m->ncalls && m->calls[lo] == bci;
+}
+
+int method_table_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee)
+{
+	const struct method_info *m = method_table_get(t, id), *c = method_table_get(t, callee);
+	int32_t lo = 0, hi;
+
+	if (!m || !c || !m->targets || !c->name_hash || m->ncalls <= 0 || bci < 0)
+		return -1;
+	hi = m->ncalls;
+	while (lo < hi) {
+		int32_t mid = (lo + hi) / 2;
+		if (m->calls[mid] < bci)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= m->ncalls || m->calls[lo] != bci || !m->targets[lo])
+		return -1;
+	return m->targets[lo] == c->name_hash;
 }
 
 int method_table_line(const struct method_table *t, uint32_t id, int32_t bci)

@@ -43,6 +43,8 @@ struct method_info {
 	struct line_entry *lines; /* sorted by start_bci */
 	int32_t ncalls;           /* invoke instructions; -1 unknown */
 	uint16_t *calls;          /* their bcis, ascending */
+	uint32_t *targets;        /* per call: the name hash of the method it names (0 unknown); NULL: none */
+	uint32_t name_hash;       /* of its own name and descriptor; 0 unknown */
 };
 
 struct class_info {
@@ -83,6 +85,10 @@ uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr);
 /* Whether bci is an invoke instruction of the method: 1 yes, 0 no, -1
  * unknown (method or its bytecode not known). */
 int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t bci);
+/* Whether the call at bci of method id may run method callee: 1 yes, 0 no
+ * (it names another method), -1 unknown (no targets, a dynamic call, or
+ * either method not known by name hash). */
+int method_table_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee);
 /* Source line of bci, or -1. */
 int method_table_line(const struct method_table *t, uint32_t id, int32_t bci);
 /* "package.Class.method"; a placeholder naming the id when unknown. */

@@ -1,9 +1,13 @@
 /* The agent's JVM-free parts: the versioned record store (fetch since N,
- * batching, compaction) and the prologue/epilogue recogniser on real
- * HotSpot instruction sequences (captured from JDK 17 and 25 on x86-64). */
+ * batching, compaction), the prologue/epilogue recogniser on real
+ * HotSpot instruction sequences (captured from JDK 17 and 25 on x86-64),
+ * and the bytecode and constant-pool readers behind the call-target check. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../userspace/agent/agent_store.h"
+#include "../../userspace/agent/bytecode_calls.h"
+#include "../../userspace/agent/constant_pool.h"
 #include "../../userspace/agent/frame_states.h"
 #include "../../userspace/common/agent_protocol.h"
 #include "check.h"
@@ -194,6 +198,115 @@ static void test_native_wrapper_leave(void)
 	CHECK(r[2].start == 41 && r[2].end == 42 && r[2].state == JS_FRAME_STATE_NO_FRAME);
 }
 
+/* Every invoke instruction, past a padded tableswitch, a lookupswitch and
+ * a wide iinc; truncated bytecode does not parse. */
+static void test_bytecode_calls(void)
+{
+	static const uint8_t code[] = {
+		0x2a,                         /* 0 aload_0 */
+		0xb6, 0x00, 0x06,             /* 1 invokevirtual #6 */
+		0x03,                         /* 4 iconst_0 */
+		0xaa, 0, 0,                   /* 5 tableswitch, 2 bytes of padding */
+		0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 1, /* default, low 0, high 1 */
+		0, 0, 0, 30, 0, 0, 0, 30,     /* two offsets */
+		0x03,                         /* 28 iconst_0 */
+		0xab, 0, 0,                   /* 29 lookupswitch, 2 bytes of padding */
+		0, 0, 0, 20, 0, 0, 0, 1,      /* default, one pair */
+		0, 0, 0, 7, 0, 0, 0, 20,
+		0xc4, 0x84, 0x00, 0x01, 0x00, 0x01, /* 48 wide iinc */
+		0xb9, 0x00, 0x0d, 0x01, 0x00, /* 54 invokeinterface #13 */
+		0xba, 0x00, 0x0e, 0x00, 0x00, /* 59 invokedynamic #14 */
+		0xb8, 0x01, 0x02,             /* 64 invokestatic #258 */
+		0xb1,                         /* 67 return */
+	};
+	struct bytecode_call calls[8];
+
+	CHECK_EQ(bytecode_calls(code, sizeof(code), calls, 8), 4);
+	CHECK_EQ(calls[0].bci, 1);
+	CHECK_EQ(calls[0].opcode, OP_INVOKEVIRTUAL);
+	CHECK_EQ(calls[0].cp_index, 6);
+	CHECK_EQ(calls[1].bci, 54);
+	CHECK_EQ(calls[1].opcode, OP_INVOKEINTERFACE);
+	CHECK_EQ(calls[1].cp_index, 13);
+	CHECK_EQ(calls[2].bci, 59);
+	CHECK_EQ(calls[2].opcode, OP_INVOKEDYNAMIC);
+	CHECK_EQ(calls[3].bci, 64);
+	CHECK_EQ(calls[3].cp_index, 258);
+	/* More calls than room: counted, not written past max. */
+	CHECK_EQ(bytecode_calls(code, sizeof(code), calls, 1), 4);
+	/* Cut inside the tableswitch, inside the last invoke. */
+	CHECK_EQ(bytecode_calls(code, 20, calls, 8), -1);
+	CHECK_EQ(bytecode_calls(code, sizeof(code) - 2, calls, 8), -1);
+}
+
+/* A constant pool as GetConstantPool gives it: a method ref names its
+ * method by name and descriptor; MethodHandle's polymorphic methods, an
+ * invokedynamic, a long's second slot and non-method entries name none. */
+static size_t put_utf8(uint8_t *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	p[0] = 1;
+	p[1] = (uint8_t)(n >> 8);
+	p[2] = (uint8_t)n;
+	memcpy(p + 3, s, n);
+	return 3 + n;
+}
+
+static size_t put_ref(uint8_t *p, uint8_t tag, uint16_t a, uint16_t b)
+{
+	p[0] = tag;
+	p[1] = (uint8_t)(a >> 8);
+	p[2] = (uint8_t)a;
+	p[3] = (uint8_t)(b >> 8);
+	p[4] = (uint8_t)b;
+	return tag == 7 ? 3 : 5;
+}
+
+static void test_constant_pool_targets(void)
+{
+	uint8_t b[256];
+	size_t n = 0;
+	struct constant_pool cp;
+	uint32_t run = method_name_hash("run", 3, "()V", 3);
+
+	n += put_utf8(b + n, "app/Foo");                       /* 1 */
+	n += put_ref(b + n, 7, 1, 0);                           /* 2 Class app/Foo */
+	n += put_utf8(b + n, "run");                            /* 3 */
+	n += put_utf8(b + n, "()V");                            /* 4 */
+	n += put_ref(b + n, 12, 3, 4);                          /* 5 NameAndType run ()V */
+	n += put_ref(b + n, 10, 2, 5);                          /* 6 Methodref app/Foo.run()V */
+	memcpy(b + n, "\x05\0\0\0\0\0\0\0\x2a", 9), n += 9;    /* 7, 8 Long 42 */
+	n += put_utf8(b + n, "java/lang/invoke/MethodHandle");  /* 9 */
+	n += put_ref(b + n, 7, 9, 0);                           /* 10 Class MethodHandle */
+	n += put_ref(b + n, 12, 3, 4);                          /* 11 NameAndType run ()V */
+	n += put_ref(b + n, 10, 10, 11);                        /* 12 Methodref MethodHandle.run */
+	n += put_ref(b + n, 11, 2, 5);                          /* 13 InterfaceMethodref */
+	n += put_ref(b + n, 18, 0, 5);                          /* 14 InvokeDynamic */
+	n += put_ref(b + n, 9, 2, 5);                           /* 15 Fieldref */
+
+	CHECK_EQ(constant_pool_parse(&cp, 16, b, n), 0);
+	CHECK_EQ(constant_pool_call_target(&cp, 6, OP_INVOKEVIRTUAL), run);
+	CHECK_EQ(constant_pool_call_target(&cp, 13, OP_INVOKEINTERFACE), run);
+	CHECK_EQ(constant_pool_call_target(&cp, 12, OP_INVOKEVIRTUAL), 0);
+	CHECK_EQ(constant_pool_call_target(&cp, 14, OP_INVOKEDYNAMIC), 0);
+	CHECK_EQ(constant_pool_call_target(&cp, 15, OP_INVOKEVIRTUAL), 0);
+	CHECK_EQ(constant_pool_call_target(&cp, 7, OP_INVOKESTATIC), 0);
+	CHECK_EQ(constant_pool_call_target(&cp, 8, OP_INVOKESTATIC), 0);
+	CHECK_EQ(constant_pool_call_target(&cp, 0, OP_INVOKESTATIC), 0);
+	CHECK_EQ(constant_pool_call_target(&cp, 999, OP_INVOKESTATIC), 0);
+	CHECK(method_name_hash("run", 3, "(I)V", 4) != run);
+	constant_pool_free(&cp);
+
+	/* More entries than bytes, an unknown tag, a cut UTF-8 entry. */
+	CHECK_EQ(constant_pool_parse(&cp, 17, b, n), -1);
+	b[0] = 2;
+	CHECK_EQ(constant_pool_parse(&cp, 16, b, n), -1);
+	b[0] = 1;
+	CHECK_EQ(constant_pool_parse(&cp, 2, b, 5), -1);
+	CHECK_EQ(constant_pool_parse(&cp, 0, b, n), -1);
+}
+
 int main(void)
 {
 	RUN(test_store_versions_and_batches);
@@ -203,5 +316,7 @@ int main(void)
 	RUN(test_c2_rethrow_tail_jump);
 	RUN(test_fast_path_before_frame);
 	RUN(test_native_wrapper_leave);
+	RUN(test_bytecode_calls);
+	RUN(test_constant_pool_targets);
 	return CHECK_DONE();
 }

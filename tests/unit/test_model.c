@@ -3,6 +3,7 @@
  * malformed or lying records. */
 #include <stdlib.h>
 
+#include "../../daemon/decoder.h"
 #include "../../daemon/jvm_model.h"
 #include "check.h"
 #include "model_builder.h"
@@ -351,6 +352,75 @@ static void test_layout_validation(void)
 	jvm_model_free(&m);
 }
 
+/* A METHOD record with call sites and, when targets is not NULL, the name
+ * hashes a newer agent appends (own hash, then one per call site). */
+static int put_method_calls(struct jvm_model *m, uint32_t id, uint32_t name_hash, int32_t ncalls,
+			    const uint16_t *calls, uint32_t ntargets, const uint32_t *targets)
+{
+	struct wbuf w;
+	int r;
+
+	wbuf_init(&w);
+	wbuf_u32(&w, id);
+	wbuf_u32(&w, 1);
+	wbuf_u64(&w, 0x1000 * (uint64_t)id);
+	wbuf_u64(&w, 0x2000 * (uint64_t)id);
+	wbuf_u32(&w, 20);
+	wbuf_u32(&w, 0);
+	wbuf_str(&w, "m");
+	wbuf_str(&w, "()V");
+	wbuf_u32(&w, 0);
+	wbuf_i32(&w, ncalls);
+	for (int32_t i = 0; i < ncalls; i++)
+		wbuf_u16(&w, calls[i]);
+	if (name_hash) {
+		wbuf_u32(&w, name_hash);
+		wbuf_u32(&w, ntargets);
+		for (uint32_t i = 0; i < ntargets; i++)
+			wbuf_u32(&w, targets[i]);
+	}
+	r = jvm_model_apply_record(m, JS_REC_METHOD, w.data, w.len);
+	wbuf_free(&w);
+	return r;
+}
+
+/* A caller frame must stand at an invoke instruction that names the
+ * method the next frame runs; a dynamic call, a record of an older agent
+ * (no hashes) or a bci that is no call site are judged as before. */
+static void test_call_targets(void)
+{
+	static const uint16_t calls[] = {3, 8};
+	static const uint32_t targets[] = {0x1111, 0}; /* bci 8: invokedynamic */
+	struct jvm_model m;
+	struct trace_frame f[2] = {{.method_id = 1, .type = FRAME_INTERPRETED, .bci = 3},
+				   {.method_id = 2, .type = FRAME_INTERPRETED, .bci = 0}};
+
+	jvm_model_init(&m);
+	CHECK(put_method_calls(&m, 1, 0x9999, 2, calls, 2, targets) == 0);
+	CHECK(put_method_calls(&m, 2, 0x1111, 0, NULL, 0, NULL) == 0); /* the callee */
+	CHECK(put_method_calls(&m, 3, 0x2222, 0, NULL, 0, NULL) == 0); /* another method */
+	CHECK(put_method_calls(&m, 4, 0, 0, NULL, 0, NULL) == 0);      /* an older agent's */
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 2), 1);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 3), 0);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 8, 3), -1);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 5, 2), -1);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 4), -1);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 77), -1);
+
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == -1);
+	f[1].method_id = 3;
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == 0);
+	f[0].bci = 8; /* a dynamic call may run anything */
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == -1);
+	f[0].bci = 5; /* not a call site at all */
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == 0);
+
+	/* Targets that do not match the call sites: refused. */
+	CHECK(put_method_calls(&m, 5, 0x3333, 2, calls, 1, targets) == -1);
+	CHECK(put_method_calls(&m, 5, 0x3333, -1, NULL, 2, targets) == -1);
+	jvm_model_free(&m);
+}
+
 int main(void)
 {
 	RUN(test_find_nested_and_timed);
@@ -361,5 +431,6 @@ int main(void)
 	RUN(test_batches);
 	RUN(test_agent_data_limits);
 	RUN(test_layout_validation);
+	RUN(test_call_targets);
 	return CHECK_DONE();
 }

@@ -214,6 +214,10 @@ static int setup(JavaVM *vm, char *options, int late)
 		agent_disable("the JVM refused the needed JVMTI capabilities");
 		return -1;
 	}
+	/* Optional: without it, jsampled checks callers by invoke sites only. */
+	memset(&caps, 0, sizeof(caps));
+	caps.can_get_constant_pool = 1;
+	g_agent.has_constant_pool = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
 	cb.VMInit = on_vm_init;
 	cb.VMDeath = on_vm_death;
 	cb.CompiledMethodLoad = on_compiled_method_load;

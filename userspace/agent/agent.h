@@ -24,6 +24,7 @@ struct agent {
 	char vm_name[64];
 	char vm_version[64];
 	int wake_fd; /* eventfd: wakes the agent thread for shutdown */
+	int has_constant_pool; /* can_get_constant_pool: call targets are reported */
 	atomic_int disabled;      /* fail-closed switch: callbacks return at once */
 	atomic_int shutting_down; /* VMDeath seen */
 	atomic_int thread_started;
@@ -52,7 +53,7 @@ void register_loaded_classes(jvmtiEnv *jvmti);
 /* Resolves names, signatures and line tables of newly seen methods, at
  * most max of them (agent thread only: calls into JVMTI without holding the
  * store lock). Returns how many are still pending. */
-size_t resolve_pending_methods(jvmtiEnv *jvmti, size_t max);
+size_t resolve_pending_methods(jvmtiEnv *jvmti, JNIEnv *jni, size_t max);
 
 /* thread_events.c */
 void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);

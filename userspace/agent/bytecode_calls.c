@@ -20,7 +20,7 @@ static const uint8_t length[256] = {
 
 static int is_invoke(uint8_t op)
 {
-	return op >= 0xb6 && op <= 0xba; /* invokevirtual .. invokedynamic */
+	return op >= OP_INVOKEVIRTUAL && op <= OP_INVOKEDYNAMIC;
 }
 
 static uint32_t be32(const uint8_t *p)
@@ -28,7 +28,7 @@ static uint32_t be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-int bytecode_call_sites(const uint8_t *code, size_t len, uint16_t *bcis, size_t max)
+int bytecode_calls(const uint8_t *code, size_t len, struct bytecode_call *calls, size_t max)
 {
 	size_t bci = 0;
 	int n = 0;
@@ -60,8 +60,11 @@ int bytecode_call_sites(const uint8_t *code, size_t len, uint16_t *bcis, size_t 
 		if (size == 0 || bci + size > len)
 			return -1;
 		if (is_invoke(op)) {
-			if ((size_t)n < max)
-				bcis[n] = (uint16_t)bci;
+			if ((size_t)n < max) {
+				calls[n].bci = (uint16_t)bci;
+				calls[n].opcode = op;
+				calls[n].cp_index = (uint16_t)(code[bci + 1] << 8 | code[bci + 2]);
+			}
 			n++;
 		}
 		bci += size;

@@ -11,7 +11,11 @@
 #include "../common/agent_protocol.h"
 #include "agent.h"
 #include "bytecode_calls.h"
+#include "constant_pool.h"
 #include "safe_read.h"
+
+/* Invoke instructions listed per method; a method with more is not checked. */
+#define MAX_CALLS 1024
 
 static void deallocate(jvmtiEnv *jvmti, void *p)
 {
@@ -143,7 +147,50 @@ static uint64_t method_pointer(uint64_t handle)
 	return m;
 }
 
-static void resolve_one(jvmtiEnv *jvmti, const struct pending_method *p, struct wbuf *w)
+/* The constant pool of the class whose methods are being resolved (they
+ * come class by class): fetched once per class and resolve run. */
+struct cp_cache {
+	uint32_t class_id;
+	int have;
+	unsigned char *bytes;
+	struct constant_pool cp;
+};
+
+static void cp_cache_drop(jvmtiEnv *jvmti, struct cp_cache *c)
+{
+	constant_pool_free(&c->cp);
+	deallocate(jvmti, c->bytes);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The cache holds raw bytes, not references: it may outlive a local
+ * frame; dropped when the next method is of another class. */
+static void cp_cache_keep_or_drop(jvmtiEnv *jvmti, struct cp_cache *c, uint32_t next_class_id)
+{
+	if (c->class_id && c->class_id != next_class_id)
+		cp_cache_drop(jvmti, c);
+}
+
+static const struct constant_pool *class_constant_pool(jvmtiEnv *jvmti, struct cp_cache *c, uint32_t class_id,
+							jmethodID m)
+{
+	jclass k = NULL;
+	jint count = 0, len = 0;
+
+	if (!g_agent.has_constant_pool || !class_id)
+		return NULL;
+	if (c->class_id == class_id)
+		return c->have ? &c->cp : NULL;
+	cp_cache_drop(jvmti, c);
+	c->class_id = class_id;
+	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &k) != JVMTI_ERROR_NONE || !k ||
+	    (*jvmti)->GetConstantPool(jvmti, k, &count, &len, &c->bytes) != JVMTI_ERROR_NONE || !c->bytes)
+		return NULL;
+	c->have = constant_pool_parse(&c->cp, (uint32_t)count, c->bytes, (size_t)len) == 0;
+	return c->have ? &c->cp : NULL;
+}
+
+static void resolve_one(jvmtiEnv *jvmti, struct cp_cache *cpc, const struct pending_method *p, struct wbuf *w)
 {
 	jmethodID m = (jmethodID)(uintptr_t)p->handle;
 	char *name = NULL, *sig = NULL;
@@ -170,17 +217,21 @@ static void resolve_one(jvmtiEnv *jvmti, const struct pending_method *p, struct 
 		const_method = 0;
 		code_size = 0;
 	}
-	/* Call sites, for jsampled's check of decoded traces. */
+	/* Call sites and what they call, for jsampled's check of decoded
+	 * traces. */
 	unsigned char *bytes = NULL;
 	jint nbytes = 0;
-	uint16_t calls[1024];
+	static struct bytecode_call calls[MAX_CALLS]; /* the agent thread's alone */
 	int ncalls = -1;
+	const struct constant_pool *cp = NULL;
 	if (!(modifiers & (JVM_ACC_NATIVE | JVM_ACC_ABSTRACT)) &&
 	    (*jvmti)->GetBytecodes(jvmti, m, &nbytes, &bytes) == JVMTI_ERROR_NONE && bytes) {
-		ncalls = bytecode_call_sites(bytes, (size_t)nbytes, calls, 1024);
-		if (ncalls > 1024)
+		ncalls = bytecode_calls(bytes, (size_t)nbytes, calls, MAX_CALLS);
+		if (ncalls > MAX_CALLS)
 			ncalls = -1; /* too many to list: jsampled will not check this method */
 		deallocate(jvmti, bytes);
+		if (ncalls > 0)
+			cp = class_constant_pool(jvmti, cpc, class_id, m);
 	}
 
 	wbuf_reset(w);
@@ -199,7 +250,13 @@ static void resolve_one(jvmtiEnv *jvmti, const struct pending_method *p, struct 
 	}
 	wbuf_i32(w, ncalls);
 	for (int i = 0; i < ncalls; i++)
-		wbuf_u16(w, calls[i]);
+		wbuf_u16(w, calls[i].bci);
+	/* Appended (older jsampled stop reading before): the method's own
+	 * name hash, and what each call site calls (0: not known statically). */
+	wbuf_u32(w, method_name_hash(name, strlen(name), sig, strlen(sig)));
+	wbuf_u32(w, cp ? (uint32_t)ncalls : 0);
+	for (int i = 0; cp && i < ncalls; i++)
+		wbuf_u32(w, constant_pool_call_target(cp, calls[i].cp_index, calls[i].opcode));
 	if (!w->oom) {
 		store_lock(&g_agent.store);
 		store_append_locked(&g_agent.store, JS_REC_METHOD, 0, 0, w->data, w->len);
@@ -210,17 +267,27 @@ static void resolve_one(jvmtiEnv *jvmti, const struct pending_method *p, struct 
 	deallocate(jvmti, lines);
 }
 
-size_t resolve_pending_methods(jvmtiEnv *jvmti, size_t max)
+size_t resolve_pending_methods(jvmtiEnv *jvmti, JNIEnv *jni, size_t max)
 {
 	struct pending_method *pending;
+	struct cp_cache cpc = {0};
 	size_t n, left;
 	struct wbuf w;
 
 	store_take_pending(&g_agent.store, max, &pending, &n, &left);
 	if (n) {
 		wbuf_init(&w);
-		for (size_t i = 0; i < n; i++)
-			resolve_one(jvmti, &pending[i], &w);
+		for (size_t i = 0; i < n; i++) {
+			/* The agent thread never returns to Java: the class
+			 * references JVMTI hands out here must be freed here. */
+			if (jni && (*jni)->PushLocalFrame(jni, 16) != JNI_OK)
+				break;
+			resolve_one(jvmti, &cpc, &pending[i], &w);
+			if (jni)
+				(*jni)->PopLocalFrame(jni, NULL);
+			cp_cache_keep_or_drop(jvmti, &cpc, i + 1 < n ? pending[i + 1].class_id : 0);
+		}
+		cp_cache_drop(jvmti, &cpc);
 		wbuf_free(&w);
 	}
 	free(pending);

@@ -112,7 +112,7 @@ static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes
 }
 
 /* Reads and answers one request. Returns -1 when the connection must go. */
-static int serve_request(int fd, struct wbuf *w, uint64_t *acked)
+static int serve_request(JNIEnv *jni, int fd, struct wbuf *w, uint64_t *acked)
 {
 	uint8_t hdr[JS_FRAME_HEADER_BYTES], body[MAX_REQUEST_BYTES];
 	uint32_t len;
@@ -138,7 +138,7 @@ static int serve_request(int fd, struct wbuf *w, uint64_t *acked)
 		if (r.err)
 			return -1;
 		/* Resolve first, so the batch names what its code refers to. */
-		size_t pending = resolve_pending_methods(g_agent.jvmti, RESOLVE_PER_FETCH);
+		size_t pending = resolve_pending_methods(g_agent.jvmti, jni, RESOLVE_PER_FETCH);
 		*acked = since;
 		if (g_agent.store.dead >= COMPACT_DEAD_THRESHOLD)
 			store_compact(&g_agent.store, since);
@@ -168,14 +168,13 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	uint64_t next_connect = 0, backoff = RECONNECT_MIN_MS, acked = 0;
 	int warned = 0;
 
-	(void)jni;
 	(void)arg;
 	wbuf_init(&w);
 	while (!atomic_load(&g_agent.shutting_down) && !atomic_load(&g_agent.disabled)) {
 		struct pollfd p[2] = {{.fd = g_agent.wake_fd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
 
 		/* In chunks, so a FETCH waits for one chunk at most. */
-		size_t left = resolve_pending_methods(jvmti, RESOLVE_PER_FETCH);
+		size_t left = resolve_pending_methods(jvmti, jni, RESOLVE_PER_FETCH);
 		if (fd < 0 && monotonic_ms() >= next_connect) {
 			fd = connect_daemon(g_agent.socket_path);
 			if (fd >= 0 && send_hello(fd, &w) != 0) {
@@ -199,7 +198,7 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		if (poll(p, fd >= 0 ? 2 : 1, left ? 0 : IDLE_POLL_MS) < 0 && errno != EINTR)
 			break;
 		if (fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			if (serve_request(fd, &w, &acked) != 0) {
+			if (serve_request(jni, fd, &w, &acked) != 0) {
 				agent_log(1, "disconnected from jsampled");
 				close(fd);
 				fd = -1;

@@ -134,8 +134,15 @@ enum js_code_flags {
  *   u32 bytecode size, u32 modifiers, str name, str signature,
  *   u32 line count, count x { u32 start_bci, u32 line },
  *   i32 call-site count (-1 unknown), count x u16 bci: the method's invoke
- *   instructions, so jsampled can check that a calling frame stands at one.
- *   Sent again when the Method* changes (class redefinition).
+ *   instructions, so jsampled can check that a calling frame stands at one;
+ *   then (appended later: absent from older agents) u32 the method's name
+ *   hash (FNV-1a over its name, then its descriptor, modified UTF-8; never
+ *   0), u32 target count (the call-site count, or 0 when unknown), count x
+ *   u32 the name hash of the method each call site names (0: not known
+ *   statically: invokedynamic, MethodHandle/VarHandle's polymorphic
+ *   methods), so jsampled can check that a calling frame calls the method
+ *   the next frame runs. Sent again when the Method* changes (class
+ *   redefinition).
  * METHOD_REF: u32 method_id, u32 class_id, u64 Method*, u64 ConstMethod*,
  *   u32 bytecode size. Sent as soon as a class is prepared, so interpreted
  *   frames decode at once; the METHOD record with the names follows.
