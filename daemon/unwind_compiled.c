@@ -13,6 +13,29 @@
 
 #include "../userspace/common/agent_protocol.h"
 
+/* jsreplay --explain: the call sites around a pc that is none, with the
+ * bcis of their scopes, to tell a wrong return address from missing debug
+ * information. */
+static void explain_nearest_scopes(FILE *f, const struct code_blob *b, uint64_t pc)
+{
+	uint32_t off = (uint32_t)(pc - b->start), lo = 0, hi = b->npcs;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (b->pcs[mid].pc_offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	fprintf(f, "    %u scopes in the blob; around +%#x:", b->npcs, off);
+	for (uint32_t i = lo >= 3 ? lo - 3 : 0; i < b->npcs && i < lo + 3; i++) {
+		const struct pc_scope *sc = &b->pcs[i];
+		fprintf(f, " +%#x(depth %u, bci %d)", sc->pc_offset, sc->depth,
+			sc->depth ? b->frames[sc->first].bci : -1);
+	}
+	fputc('\n', f);
+}
+
 enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool exact)
 {
 	const struct pc_scope *sc = code_blob_scope(b, w->pc, exact);
@@ -21,8 +44,11 @@ enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool e
 	if (!sc) {
 		/* Native wrappers have no descriptors; a top pc after the last
 		 * descriptor (stub section, epilogue) still lies in the method. */
-		if (exact && b->kind == JS_CODE_NMETHOD && b->npcs > 0)
+		if (exact && b->kind == JS_CODE_NMETHOD && b->npcs > 0) {
+			if (w->ctx->explain)
+				explain_nearest_scopes(w->ctx->explain, b, w->pc);
 			return walk_fail(w, DECODE_FAIL_NOT_A_CALL_SITE);
+		}
 		if (walk_push(w, b->method_id, root_type, -1) != 0)
 			return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 		return STEP_CALLER;
