@@ -200,6 +200,8 @@ enum step walk_run(struct walk *w)
 			return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 		if (++*w->work > DECODE_WORK_BUDGET)
 			return walk_fail(w, DECODE_FAIL_WORK_LIMIT);
+		w->resume = (struct walk_resume){.pc = w->pc, .sp = w->sp, .fp = w->fp, .n = w->out->n,
+						 .top = w->top, .via_vm = w->via_vm, .leaf_return = w->leaf_return};
 		st = step_frame(w);
 		w->top = false;
 	}
@@ -233,6 +235,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 
 	out->n = 0;
 	out->complete = false;
+	out->from_image = false;
 	out->top_rule = DECODE_RULE_NONE;
 	out->wait = 0;
 	out->wait_key = 0;
@@ -263,6 +266,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->top_rule = (uint8_t)w.rule;
 	out->max_read = w.max_read;
 	out->work = work;
+	out->resume = w.resume;
 	switch (st) {
 	case STEP_COMPLETE:
 		out->complete = true;
@@ -299,4 +303,38 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	*reason = st == STEP_INCOMPLETE ? DECODE_FAIL_BAD_FRAME_POINTER : w.reason;
 	out->n = 0;
 	return DECODE_FAILED;
+}
+
+enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct js_sample *s,
+				      const struct walk_resume *at, struct trace *out)
+{
+	uint32_t work = 0;
+	struct walk w = {
+		.ctx = ctx,
+		.s = s,
+		.out = out,
+		.pc = at->pc,
+		.sp = at->sp,
+		.fp = at->fp,
+		.top = false,
+		.via_vm = at->via_vm,
+		.leaf_return = at->leaf_return,
+		.work = &work,
+	};
+	enum step st;
+
+	out->n = 0;
+	out->complete = false;
+	out->wait = 0;
+	if (at->top || !ctx->layout->valid)
+		return DECODE_FAILED;
+	st = walk_run(&w);
+	out->max_read = w.max_read;
+	out->work = work;
+	/* No frame at all is a result too: only an entry frame was left. */
+	if (st != STEP_COMPLETE)
+		return st == STEP_RETRY ? DECODE_RETRY : DECODE_FAILED;
+	out->complete = true;
+	reverse(out);
+	return DECODE_RESOLVED;
 }

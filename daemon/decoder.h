@@ -26,6 +26,7 @@
 struct decode_scratch {
 	struct trace trial;                         /* the walk on from a candidate caller (unwind_scan.c) */
 	struct trace_frame first[TRACE_MAX_FRAMES]; /* the first shifted frame that validated (unwind_compiled.c) */
+	struct trace bottom;                        /* the walk on over a stack image (stack_bottoms.c) */
 };
 
 struct decode_ctx {
@@ -50,6 +51,15 @@ enum decode_status {
 
 enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_sample *s,
 				 struct trace *out, int *reason);
+
+/* Decodes the rest of a stack whose walk stopped at the end of its
+ * fragment, from where it stopped (trace.resume) over a longer copy s of
+ * the same thread's stack (stack_bottoms.c). DECODE_RESOLVED: out holds
+ * the frames from the resume point down to the thread's first Java frame,
+ * root first (none, if only an entry frame was left); anything else: the
+ * copy did not lead there. */
+enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct js_sample *s,
+				      const struct walk_resume *at, struct trace *out);
 
 /* The first frame of frames[0..n) that calls the next one through an
  * invoke instruction of its method and yet does not stand at one, or at one

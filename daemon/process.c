@@ -27,6 +27,7 @@ static void session_state_init(struct process *p, const struct process_table *t)
 	u64_map_init(&p->copy_ends);
 	u64_map_init(&p->max_copies);
 	context_table_init(&p->contexts);
+	stack_bottoms_init(&p->bottoms, STACK_BOTTOMS_PROCESS_BYTES);
 	u64_map_init(&p->internal_threads);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
 }
@@ -37,6 +38,8 @@ static void session_state_free(struct process *p)
 	u64_map_free(&p->copy_ends);
 	u64_map_free(&p->max_copies);
 	context_table_free(&p->contexts);
+	stack_bottoms_free(&p->bottoms);
+	p->stats.stack_image_bytes = 0;
 	u64_map_free(&p->internal_threads);
 	sample_queue_free(&p->held);
 }
@@ -305,11 +308,37 @@ static bool decode_memory(struct process_table *t)
 	return t->trace && t->scratch;
 }
 
+/* A stack deeper than its copy: the thread's earlier copies may hold the
+ * rest (stack_bottoms.h). A deep stack decoded completely feeds them. */
+static void complete_from_image(struct process_table *t, struct process *p, const struct decode_ctx *ctx,
+				const struct js_sample *s, enum decode_status *st, struct trace *tr)
+{
+	switch (stack_bottoms_take(&p->bottoms, ctx, s, *st, tr, &t->scratch->bottom)) {
+	case BOTTOM_COMPLETED:
+		p->stats.completed++;
+		*st = DECODE_RESOLVED;
+		break;
+	case BOTTOM_NO_IMAGE:
+		p->stats.completion_no_image++;
+		break;
+	case BOTTOM_MISMATCH:
+		p->stats.completion_mismatch++;
+		break;
+	case BOTTOM_WALK_FAILED:
+		p->stats.completion_walk_failed++;
+		break;
+	default:
+		break;
+	}
+	p->stats.stack_images_refused = p->bottoms.refused;
+	p->stats.stack_image_bytes = p->bottoms.bytes;
+}
+
 /* Decodes s; returns false if it must wait for newer agent data. */
 static bool try_decode(struct process_table *t, struct process *p, const struct js_sample *s, bool final)
 {
 	struct trace *tr;
-	enum decode_status st;
+	enum decode_status st, walked;
 	int reason;
 
 	if (!decode_memory(t)) {
@@ -328,10 +357,12 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	st = decode_sample(&ctx, s, tr, &reason);
 	if (st == DECODE_RETRY)
 		return false;
+	walked = st;
+	complete_from_image(t, p, &ctx, s, &st, tr);
 	decode_stats_account(&p->stats, st, reason, tr->top_rule);
 	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
 		log_failure(p, s, tr, reason);
-	learn_copy_end(t, p, s, st, tr);
+	learn_copy_end(t, p, s, walked, tr);
 	/* JVM-internal threads need no stack copies from now on. */
 	if (st == DECODE_NOT_JAVA && tr->n == 1 && tr->frames[0].method_id != PSEUDO_NATIVE &&
 	    t->hooks.on_internal_thread && !u64_map_get(&p->internal_threads, s->tid)) {
@@ -463,6 +494,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 		u64_map_del(&p->max_copies, host);
 		u64_map_del(&p->internal_threads, host);
 		context_forget(&p->contexts, host);
+		stack_bottoms_forget(&p->bottoms, host);
 		if (!th->alive)
 			jvm_model_forget_thread(&p->jvm, th->tid);
 	}

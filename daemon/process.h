@@ -19,6 +19,7 @@
 #include "jvm_model.h"
 #include "pid_namespace.h"
 #include "sample_queue.h"
+#include "stack_bottoms.h"
 #include "stats.h"
 #include "truncated_context.h"
 
@@ -65,6 +66,7 @@ struct process {
 	struct u64_map copy_ends;
 	struct u64_map max_copies; /* host tid -> raised copy limit */
 	struct context_table contexts; /* where incomplete traces go */
+	struct stack_bottoms bottoms;  /* per deep thread: its stack as samples showed it */
 	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
 	uint64_t foreign_threads; /* THREAD records naming tids not of this process (ignored) */
 	/* Its agent was cut off for sending more than its limit: a reconnect is

@@ -24,6 +24,15 @@ struct decode_stats {
 	uint64_t dropped_no_memory;
 	uint64_t kernel_mode; /* samples taken while the thread was in the kernel */
 	uint64_t stack_bytes;
+	/* Added later: the state file keeps the fields in this order. */
+	/* Incomplete traces given to the thread's stack image (stack_bottoms.h):
+	 * completed (counted in resolved), or not, by why. */
+	uint64_t completed;
+	uint64_t completion_no_image;
+	uint64_t completion_mismatch;
+	uint64_t completion_walk_failed;
+	uint64_t stack_images_refused; /* images dropped at their limits */
+	uint64_t stack_image_bytes;    /* held now (set at each sample) */
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

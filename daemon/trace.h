@@ -51,6 +51,16 @@ struct trace_frame {
 	int32_t bci;        /* -1 unknown */
 };
 
+/* Where a walk that ran out of fragment would go on: the state at the
+ * start of the frame it stopped in, and the frames found above it. */
+struct walk_resume {
+	uint64_t pc, sp, fp;
+	uint32_t n;      /* frames pushed before that frame (leaf first) */
+	bool top;        /* it was the interrupted frame itself */
+	bool via_vm;     /* the walk had just crossed an entry frame */
+	bool leaf_return; /* its pc returns from a call without debug info */
+};
+
 struct trace {
 	uint32_t n;
 	bool complete; /* reached the thread's first Java frame */
@@ -65,6 +75,8 @@ struct trace {
 	 * trace, where the thread's bottom Java frame ends. */
 	uint64_t max_read;
 	uint32_t work; /* the walk's steps and code lookups (DECODE_WORK_BUDGET) */
+	struct walk_resume resume; /* of an incomplete trace */
+	bool from_image; /* its bottom came from the thread's stack image (stack_bottoms.h) */
 	struct trace_frame frames[TRACE_MAX_FRAMES];
 };
 

@@ -26,6 +26,10 @@ struct walk {
 	/* Steps and code-index nodes visited so far, shared by every trial walk
 	 * of the sample: a sample's cost is bounded (DECODE_WORK_BUDGET). */
 	uint32_t *work;
+	/* The state at the start of the step the walk stopped in (when the
+	 * fragment ended mid-frame, that frame's Java frames may be half
+	 * pushed): where a walk over a longer copy of the stack goes on. */
+	struct walk_resume resume;
 };
 
 /* Work one sample may take: far above what any recorded sample needed

@@ -99,6 +99,10 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 		*result = walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 		return true;
 	}
+	if (st == STEP_INCOMPLETE) {
+		w->resume = sub.resume;
+		w->resume.n += w->out->n;
+	}
 	memcpy(&w->out->frames[w->out->n], trial->frames, trial->n * sizeof(trial->frames[0]));
 	w->out->n += trial->n;
 	w->max_read = sub.max_read > w->max_read ? sub.max_read : w->max_read;

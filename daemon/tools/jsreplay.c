@@ -47,6 +47,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
 		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N]\n"
+		   "                     [--truncate-fragment N]\n"
 		   "       jsreplay FILE --outcomes | --traces\n"
 		   "       jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]\n"
 		   "                                   [--minimal]\n");
@@ -102,6 +103,32 @@ static void on_decoded(void *ctx, struct process *p, const struct js_sample *s, 
 	}
 }
 
+/* --truncate-fragment N: every sample's copy cut to its top N bytes, as if
+ * jsampled had copied no more (ground truth for stack_bottoms.c: the same
+ * recording replayed whole decodes the deep stacks the slow way). */
+static uint32_t truncate_bytes;
+
+static const struct js_sample *truncated(const struct js_sample *s)
+{
+	static struct js_sample *buf;
+	static size_t cap;
+
+	if (!truncate_bytes || s->stack_len <= truncate_bytes)
+		return s;
+	if (cap < sizeof(*s) + truncate_bytes) {
+		free(buf);
+		cap = sizeof(*s) + truncate_bytes;
+		if (!(buf = malloc(cap))) {
+			fprintf(stderr, "jsreplay: out of memory\n");
+			exit(1);
+		}
+	}
+	memcpy(buf, s, sizeof(*s) + truncate_bytes);
+	buf->stack_len = truncate_bytes;
+	buf->flags = (buf->flags & ~(uint32_t)JS_SAMPLE_COPY_TRIMMED) | JS_SAMPLE_STACK_CAPPED;
+	return buf;
+}
+
 /* One recorded event, given to the sample path as jsampled gave it. */
 static int replay_event(struct process_table *table, uint8_t type, pid_t pid, uint64_t now, const uint8_t *payload,
 			uint32_t len, uint64_t max_model_bytes)
@@ -131,7 +158,7 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 		if (len < sizeof(struct js_sample) ||
 		    len != sizeof(struct js_sample) + ((const struct js_sample *)payload)->stack_len)
 			return -1;
-		process_take_sample(table, p, (const struct js_sample *)payload, now);
+		process_take_sample(table, p, truncated((const struct js_sample *)payload), now);
 		return 0;
 	case REC_RETRY:
 		process_retry_held(table, p, now);
@@ -220,6 +247,7 @@ int main(int argc, char **argv)
 		{"sample", required_argument, 0, 'S'},
 		{"outcomes", no_argument, 0, 'O'},
 		{"traces", no_argument, 0, 'T'},
+		{"truncate-fragment", required_argument, 0, 'R'},
 		{"help", no_argument, 0, 'h'},      {0, 0, 0, 0},
 	};
 	static char *no_args[] = {"jsreplay", NULL};
@@ -291,6 +319,13 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			print_traces = 1;
+			break;
+		case 'R':
+			truncate_bytes = (uint32_t)strtoul(optarg, NULL, 10) & ~7u;
+			if (truncate_bytes < 64) {
+				fprintf(stderr, "jsreplay: --truncate-fragment wants at least 64 bytes\n");
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -22,8 +22,8 @@ void outcome_print_line(FILE *f, const struct process *p, const struct js_sample
 {
 	char name[512];
 
-	fprintf(f, "%u %llu %s %s |", s->tid, (unsigned long long)s->time_ns, status_names[st],
-		outcome_name(st, reason, tr));
+	fprintf(f, "%u %llu %s %s%s |", s->tid, (unsigned long long)s->time_ns, status_names[st],
+		outcome_name(st, reason, tr), st == DECODE_RESOLVED && tr->from_image ? "+image" : "");
 	for (uint32_t i = 0; st != DECODE_FAILED && p && i < tr->n; i++) {
 		cct_frame_name(&p->jvm.methods, tr->frames[i].method_id, tr->frames[i].type, name, sizeof(name));
 		fprintf(f, "%s%s@%d", i ? ";" : " ", name, tr->frames[i].bci);

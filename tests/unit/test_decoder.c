@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "../../daemon/decoder.h"
+#include "../../daemon/stack_bottoms.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -372,12 +373,103 @@ static void test_time_versioned_code(void)
 	CHECK_EQ(codemap_prune(&model.code, 1500), 1);
 }
 
+/* Decodes s and gives it to the thread's stack image (freeing s). */
+static enum bottom_outcome take(struct stack_bottoms *b, struct js_sample *s, enum decode_status *st)
+{
+	static struct trace bottom;
+	struct decode_ctx ctx = {.layout = &model.layout, .code = &model.code, .methods = &model.methods,
+				 .scratch = &scratch, .final = true};
+	int reason;
+	enum bottom_outcome o;
+
+	*st = decode_sample(&ctx, s, &tr, &reason);
+	o = stack_bottoms_take(b, &ctx, s, *st, &tr, &bottom);
+	free(s);
+	return o;
+}
+
+/* A copy that ends mid-stack borrows the rest from the thread's image of
+ * an earlier, deeper-copied sample; not when the words where it ends
+ * differ, when the thread was seen above what the image vouches for, or
+ * when the sample is older than the image. */
+static void test_stack_image_completion(void)
+{
+	struct stack_bottoms b;
+	struct js_sample *s;
+	enum decode_status st;
+	const uint32_t ids[] = {5, 1, 3, 4};
+	const int32_t bcis[] = {17, 5, 12, 9};
+
+	stack_bottoms_init(&b, 1 << 20);
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, A + 0x100);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	/* No image yet: incomplete. */
+	CHECK_EQ(take(&b, sample(BB + 0x140, 0, 200, 100, "main"), &st), BOTTOM_NO_IMAGE);
+	CHECK_EQ(st, DECODE_INCOMPLETE);
+	/* A whole copy of a stack as deep as the copy limit starts the image. */
+	s = sample(BB + 0x140, 0, STACK_BYTES, 200, "main");
+	s->flags |= JS_SAMPLE_STACK_CAPPED;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE); /* decoded or not, its words count */
+	CHECK(b.bytes == STACK_BYTES);
+	/* The cut copy is completed: the same trace as the whole one. */
+	s = sample(BB + 0x140, 0, 200, 300, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_COMPLETED);
+	CHECK(tr.complete && tr.from_image);
+	expect(&tr, ids, NULL, bcis, 4);
+	/* Older than the image: neither completed nor learnt from. */
+	s = sample(BB + 0x140, 0, 200, 250, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NO_IMAGE);
+	/* The words where the copy ends changed: no completion, and the image
+	 * is dropped. */
+	put(SB + 192, 0x5555);
+	s = sample(BB + 0x140, 0, 200, 400, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_MISMATCH);
+	CHECK(!tr.complete);
+	CHECK(b.bytes == 0);
+	s = sample(BB + 0x140, 0, 200, 500, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NO_IMAGE);
+
+	/* A thread seen above the top of its image's words since (its sp at
+	 * the entry frame): a later cut copy cannot reach what the image
+	 * still vouches for. */
+	put(SB + 192, 0);
+	s = sample(BB + 0x140, 0, STACK_BYTES, 600, "main");
+	s->flags |= JS_SAMPLE_STACK_CAPPED;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE);
+	s = sample(INTERP + 0x40, SB + 160, STACK_BYTES, 700, "main");
+	s->stack_addr = s->regs[JS_REG_SP] = SB + 152;
+	memmove(s->stack, s->stack + 152, STACK_BYTES - 152);
+	s->stack_len = STACK_BYTES - 152;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE); /* decoded or not, its words count */
+	s = sample(BB + 0x140, 0, 120, 800, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NO_IMAGE);
+	CHECK(!tr.complete);
+
+	/* Limits: an image larger than the process's budget is refused. */
+	stack_bottoms_free(&b);
+	stack_bottoms_init(&b, 1024);
+	s = sample(BB + 0x140, 0, STACK_BYTES, 900, "main");
+	s->flags |= JS_SAMPLE_STACK_CAPPED;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE);
+	CHECK(b.refused == 1 && b.bytes == 0);
+	stack_bottoms_free(&b);
+}
+
 int main(void)
 {
 	build_model();
 	RUN(test_compiled_compiled_interpreted_entry);
 	RUN(test_prologue_states);
 	RUN(test_incomplete);
+	RUN(test_stack_image_completion);
 	RUN(test_jni_alternation);
 	RUN(test_deoptimized_caller);
 	RUN(test_shifted_frame);
