@@ -7,6 +7,7 @@
 #   make demo       profile a bundled Java workload and print its CCT (root)
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
+#   make bench-completion deep stacks completed from stack images vs whole copies (root)
 #   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
 #   make bench-memory     jsampled's memory with 50 JVMs x 200 threads (root)
 #   make install     PREFIX=/usr DESTDIR= (binaries, agent, units, config)
@@ -253,6 +254,11 @@ bench-pipeline: all java
 .PHONY: bench-decode
 bench-decode: all java
 	tests/bench/bench_decode.py $(BENCH_DECODE_ARGS)
+
+# Deep stacks completed from stack images against whole copies' traces.
+.PHONY: bench-completion
+bench-completion: all java
+	tests/bench/check_completion.py --record $(B)/bench-completion --check
 
 .PHONY: deps
 deps:

@@ -119,18 +119,15 @@ static bool take_words(struct stack_bottoms *b, struct stack_image *img, const s
 static enum bottom_outcome complete(struct stack_bottoms *b, struct stack_image *img, const struct decode_ctx *ctx,
 				    const struct js_sample *s, struct trace *tr, struct trace *scratch)
 {
-	uint64_t s_end = end_of(s), from = s_end - (s->stack_len < STACK_BOTTOM_VERIFY_BYTES ? s->stack_len
-											       : STACK_BOTTOM_VERIFY_BYTES);
+	uint64_t s_end = end_of(s), from = s_end - STACK_BOTTOM_VERIFY_BYTES;
 	uint32_t keep = tr->resume.n, m;
 	struct trace_frame join[2];
 
-	/* The words where the fragment ends must be ones the image still
-	 * vouches for (at or below valid_from), and the image must go on. */
-	if (from < img->valid_from)
-		from = img->valid_from;
-	if (from < img->s->stack_addr)
-		from = img->s->stack_addr;
-	if (from + 16 > s_end || end_of(img->s) <= s_end || keep == 0 || keep > tr->n)
+	/* The last words of the fragment must be ones the image vouches for
+	 * (at or below valid_from), all of them: a few words (a saved rbp and
+	 * a return address) are the same in every frame of a recursion. */
+	if (s->stack_len < STACK_BOTTOM_VERIFY_BYTES || from < img->valid_from || from < img->s->stack_addr ||
+	    end_of(img->s) <= s_end || keep == 0 || keep > tr->n)
 		return BOTTOM_NO_IMAGE;
 	if (memcmp(img->s->stack + (from - img->s->stack_addr), s->stack + (from - s->stack_addr), s_end - from) != 0) {
 		/* The thread's older frames changed: nothing below is sure. */

@@ -16,7 +16,11 @@ public class WorkloadRecursion {
         return descend(depth - 1, acc + depth) ^ depth;
     }
 
-    static void phaseDeep() { for (int i = 0; i < 80; i++) sink += descend(3000, i); }
+    /* The deep recursion's depth: args[3] if given (tests/bench/check_completion.py
+       wants stacks that a whole 64 KiB copy still holds). */
+    static int deep = 3000;
+
+    static void phaseDeep() { for (int i = 0; i < 80; i++) sink += descend(deep, i); }
 
     static void phaseMedium() { for (int i = 0; i < 200; i++) sink += descend(200, i); }
 
@@ -28,6 +32,7 @@ public class WorkloadRecursion {
 
     public static void main(String[] args) throws Exception {
         WorkloadSupport w = WorkloadSupport.start(args, 1, "phaseDeep", "phaseMedium", "phaseShallow");
+        if (args.length > 3) deep = Integer.parseInt(args[3]);
         /* Big thread stacks: the recursion must never overflow. */
         w.runThreads("recursion", 256L << 20, id -> {
             while (w.running()) {

@@ -407,32 +407,32 @@ static void test_stack_image_completion(void)
 	put(SB + 32 + 40, INTERP + 0x500);
 	put(SB + 32 + 32, SB + 160);
 	/* No image yet: incomplete. */
-	CHECK_EQ(take(&b, sample(BB + 0x140, 0, 200, 100, "main"), &st), BOTTOM_NO_IMAGE);
+	CHECK_EQ(take(&b, sample(BB + 0x140, 0, 300, 100, "main"), &st), BOTTOM_NO_IMAGE);
 	CHECK_EQ(st, DECODE_INCOMPLETE);
 	/* A whole copy of a stack as deep as the copy limit starts the image. */
-	s = sample(BB + 0x140, 0, STACK_BYTES, 200, "main");
+	s = sample(BB + 0x140, 0, STACK_BYTES, 300, "main");
 	s->flags |= JS_SAMPLE_STACK_CAPPED;
 	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE); /* decoded or not, its words count */
 	CHECK(b.bytes == STACK_BYTES);
 	/* The cut copy is completed: the same trace as the whole one. */
-	s = sample(BB + 0x140, 0, 200, 300, "main");
+	s = sample(BB + 0x140, 0, 300, 300, "main");
 	s->stack_end = SB + STACK_BYTES;
 	CHECK_EQ(take(&b, s, &st), BOTTOM_COMPLETED);
 	CHECK(tr.complete && tr.from_image);
 	expect(&tr, ids, NULL, bcis, 4);
 	/* Older than the image: neither completed nor learnt from. */
-	s = sample(BB + 0x140, 0, 200, 250, "main");
+	s = sample(BB + 0x140, 0, 300, 250, "main");
 	s->stack_end = SB + STACK_BYTES;
 	CHECK_EQ(take(&b, s, &st), BOTTOM_NO_IMAGE);
 	/* The words where the copy ends changed: no completion, and the image
 	 * is dropped. */
 	put(SB + 192, 0x5555);
-	s = sample(BB + 0x140, 0, 200, 400, "main");
+	s = sample(BB + 0x140, 0, 300, 400, "main");
 	s->stack_end = SB + STACK_BYTES;
 	CHECK_EQ(take(&b, s, &st), BOTTOM_MISMATCH);
 	CHECK(!tr.complete);
 	CHECK(b.bytes == 0);
-	s = sample(BB + 0x140, 0, 200, 500, "main");
+	s = sample(BB + 0x140, 0, 300, 500, "main");
 	s->stack_end = SB + STACK_BYTES;
 	CHECK_EQ(take(&b, s, &st), BOTTOM_NO_IMAGE);
 
@@ -448,7 +448,7 @@ static void test_stack_image_completion(void)
 	memmove(s->stack, s->stack + 152, STACK_BYTES - 152);
 	s->stack_len = STACK_BYTES - 152;
 	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE); /* decoded or not, its words count */
-	s = sample(BB + 0x140, 0, 120, 800, "main");
+	s = sample(BB + 0x140, 0, 300, 800, "main");
 	s->stack_end = SB + STACK_BYTES;
 	CHECK_EQ(take(&b, s, &st), BOTTOM_NO_IMAGE);
 	CHECK(!tr.complete);
