@@ -10,6 +10,28 @@
  * would name the caller as the running method: a wrong trace. */
 #include "unwind.h"
 
+/* A candidate caller holds if the walk on from it validates and the
+ * caller's invoke instruction names the callee: a stale return address of
+ * an earlier call can lead to a caller that stands at another call. */
+static bool try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum step *st)
+{
+	const struct walk before = *w;
+	const uint32_t n0 = w->out->n;
+
+	if (!walk_try_caller(w, pc, sp, fp, st))
+		return false;
+	if (*st != STEP_RETRY && w->out->n > n0 &&
+	    trace_bad_caller(w->ctx->methods, &w->out->frames[n0 - 1], 2, false) >= 0) {
+		if (w->ctx->explain)
+			fprintf(w->ctx->explain, "    candidate %#llx: its caller does not call the entered method\n",
+				(unsigned long long)pc);
+		*w = before;
+		w->out->n = n0;
+		return false;
+	}
+	return true;
+}
+
 enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
 {
 	const struct js_sample *s = w->s;
@@ -38,7 +60,7 @@ enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
 	 * fp, and [rbp+8] - the caller's own return address - would validate
 	 * too, leaving the caller out of the trace. */
 	if (frag_read_u64(s, w->sp, &ret) == FRAG_OK && walk_in_code_cache(w, ret) &&
-	    walk_try_caller(w, ret, r13, fp, &st))
+	    try_caller(w, ret, r13, fp, &st))
 		return st;
 	/* After "enter": the return address above the new rbp. */
 	if (fp > w->sp && frag_in_stack(s, fp) && frag_read_u64(s, fp + 8, &ret) == FRAG_OK &&
@@ -46,11 +68,11 @@ enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
 		caller_sp = r13;
 		if (w->sp <= fp - 8 && frag_read_u64(s, fp - 8, &slot) == FRAG_OK && slot > fp)
 			caller_sp = slot; /* the sender sp slot, once r13 is reused */
-		if (walk_try_caller(w, ret, caller_sp, caller_fp, &st))
+		if (try_caller(w, ret, caller_sp, caller_fp, &st))
 			return st;
 	}
 	/* Between popping the return address and pushing it back: in rax. */
-	if (walk_try_caller(w, rax, r13, fp, &st))
+	if (try_caller(w, rax, r13, fp, &st))
 		return st;
 	w->out->n--; /* the callee alone is not a trace */
 	return walk_fail(w, DECODE_FAIL_INTERP_ENTRY);
