@@ -96,6 +96,20 @@ static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
 	return walk_to_caller(w, ret, w->sp + 8, w->fp);
 }
 
+/* The top frame's return address leads to a compiled call site that names
+ * another method than the frame runs: a stale return address, the frame is
+ * shifted (its intrinsic pushed words) - or the call site is no proof. */
+static bool calls_another_method(struct walk *w, const struct code_blob *b, uint64_t ret)
+{
+	const struct code_blob *c = walk_find_code(w, ret);
+	const struct pc_scope *sc;
+
+	if (!c || c->kind != JS_CODE_NMETHOD || !(sc = code_blob_scope(c, ret, true)) || !sc->depth)
+		return false;
+	return method_table_calls(w->ctx->methods, c->frames[sc->first].method_id, c->frames[sc->first].bci,
+				  b->method_id) == 0;
+}
+
 /* C2 intrinsics save registers on the stack inside a method's body
  * (string indexOf and compare, for one, push their string registers), so
  * sp can lie a few words below the frame. When the frame-size walk from
@@ -125,7 +139,7 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 		if (!frame_words_at(orig.s, sender_sp, &ret, &saved_fp))
 			break;
 		w->out->n = n0; /* a try writes frames only when it validates */
-		if (!walk_try_caller(&t, ret, sender_sp, saved_fp, &r))
+		if (calls_another_method(w, b, ret) || !walk_try_caller(&t, ret, sender_sp, saved_fp, &r))
 			continue;
 		if (r == STEP_RETRY) {
 			*w = t;
@@ -224,8 +238,8 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 					(unsigned long long)v, walk_in_code_cache(w, v) ? "  (code)" : "");
 		}
 	}
-	if (w->top && !rbp_unsaved && b->kind == JS_CODE_NMETHOD && !walk_in_code_cache(w, ret) &&
-	    try_shifted_frame(w, b, &st)) {
+	if (w->top && !rbp_unsaved && b->kind == JS_CODE_NMETHOD &&
+	    (!walk_in_code_cache(w, ret) || calls_another_method(w, b, ret)) && try_shifted_frame(w, b, &st)) {
 		w->rule = DECODE_RULE_SHIFTED_FRAME;
 		return st;
 	}
