@@ -279,9 +279,10 @@ static int build_index(struct codemap *m)
 }
 
 /* Preference between two blobs holding the same pc at time t: live at t
- * first; then loaded at or before t (load times are when the agent heard of
- * the code, a little after it was installed); then, for ranges that nest (a
- * stub inside a stub blob), the smaller; then the latest loaded. */
+ * first (only a live one is returned); then loaded at or before t (load
+ * times are when the agent heard of the code, a little after it was
+ * installed); then, for ranges that nest (a stub inside a stub blob), the
+ * smaller; then the latest loaded. */
 static bool better(const struct code_blob *a, const struct code_blob *b, uint64_t t)
 {
 	bool a_live = a->unload_ns > t, b_live = b->unload_ns > t;
@@ -342,7 +343,11 @@ const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uin
 	}
 	if (work)
 		*work += visited;
-	return best;
+	/* Code unloaded before t ran no more at t (the unload time is when the
+	 * agent heard of it, after the fact): the pc is in code the map does
+	 * not know yet - often a new method at the same address, whose load
+	 * the sample must wait for. */
+	return best && best->unload_ns > t ? best : NULL;
 }
 
 const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t)

@@ -84,9 +84,9 @@ void codemap_free(struct codemap *m);
 int codemap_load(struct codemap *m, struct rbuf *r);
 int codemap_unload(struct codemap *m, struct rbuf *r);
 
-/* The blob holding pc at time t, or NULL. Where several did over time, the
- * one live at t; where ranges nest (a stub inside a stub blob), the
- * smallest. *work (if not NULL) grows by the index nodes visited: the
+/* The blob holding pc at time t, or NULL (also when the only ones that
+ * did were unloaded by t). Where several did over time, the one live at t;
+ * where ranges nest (a stub inside a stub blob), the smallest. *work (if not NULL) grows by the index nodes visited: the
  * decoder bounds its work per sample with it. */
 const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t);
 const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work);

@@ -36,6 +36,23 @@ static void explain_nearest_scopes(FILE *f, const struct code_blob *b, uint64_t 
 	fputc('\n', f);
 }
 
+/* jsreplay --explain: every version of code that ever held pc, to tell a
+ * return address into code the map had not caught up with. */
+static void explain_versions(FILE *f, const struct codemap *m, uint64_t pc, uint64_t t)
+{
+	for (size_t i = 0; i < m->blobs.n; i++) {
+		const struct code_blob *c = m->blobs.v[i];
+
+		if (pc < c->start || pc >= c->start + c->size)
+			continue;
+		fprintf(f, "    version id %llu kind %d: loaded %+lld us, unloaded %+lld us from the sample; %s at +%#llx\n",
+			(unsigned long long)c->id, c->kind, ((long long)c->load_ns - (long long)t) / 1000,
+			c->unload_ns == CODE_LIVE ? 0ll : ((long long)c->unload_ns - (long long)t) / 1000,
+			code_blob_scope(c, pc, true) ? "a call site" : "no call site",
+			(unsigned long long)(pc - c->start));
+	}
+}
+
 enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool exact)
 {
 	const struct pc_scope *sc = code_blob_scope(b, w->pc, exact);
@@ -45,8 +62,10 @@ enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool e
 		/* Native wrappers have no descriptors; a top pc after the last
 		 * descriptor (stub section, epilogue) still lies in the method. */
 		if (exact && b->kind == JS_CODE_NMETHOD && b->npcs > 0) {
-			if (w->ctx->explain)
+			if (w->ctx->explain) {
 				explain_nearest_scopes(w->ctx->explain, b, w->pc);
+				explain_versions(w->ctx->explain, w->ctx->code, w->pc, w->s->time_ns);
+			}
 			return walk_fail(w, DECODE_FAIL_NOT_A_CALL_SITE);
 		}
 		if (walk_push(w, b->method_id, root_type, -1) != 0)
