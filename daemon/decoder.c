@@ -102,8 +102,15 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 {
 	enum step st;
 
-	if (b->frame_size_words <= 0)
+	if (b->frame_size_words <= 0) {
+		/* Native code called Java through an FFM upcall stub (JDK 22+):
+		 * the Java frames above it are whole; what called the native
+		 * code, Java or not, is below a native stretch jsampled does not
+		 * walk - the trace is incomplete, not failed. */
+		if (b->name && strncmp(b->name, "upcall_stub", 11) == 0)
+			return STEP_INCOMPLETE;
 		return walk_fail(w, DECODE_FAIL_RETURN_INTO_STUB);
+	}
 	st = walk_pop_frame(w, w->sp + (uint64_t)b->frame_size_words * 8, true);
 	/* Runtime stubs are also called from slow paths without debug info
 	 * (C1's monitorexit, for one): the caller may not be at a call site. */
