@@ -117,12 +117,18 @@ static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
 
 /* The top frame's return address leads to a compiled call site that names
  * another method than the frame runs: a stale return address, the frame is
- * shifted (its intrinsic pushed words) - or the call site is no proof. */
+ * shifted (its intrinsic pushed words). */
 static bool calls_another_method(struct walk *w, const struct code_blob *b, uint64_t ret)
 {
 	const struct code_blob *c = walk_find_code(w, ret);
 	const struct pc_scope *sc;
 
+	/* Nor does a Java method return into a frameless stub (StubRoutines'
+	 * arraycopy, say): only into callers, the interpreter, the call stub,
+	 * the deopt blob, or an FFM upcall stub. */
+	if (c && c->kind == JS_CODE_STUB && c->frame_size_words <= 0 &&
+	    !(c->name && strncmp(c->name, "upcall_stub", 11) == 0))
+		return true;
 	if (!c || c->kind != JS_CODE_NMETHOD || !(sc = code_blob_scope(c, ret, true)) || !sc->depth)
 		return false;
 	return method_table_calls(w->ctx->methods, c->frames[sc->first].method_id, c->frames[sc->first].bci,
