@@ -92,9 +92,15 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	if (!(st == STEP_COMPLETE || (st == STEP_INCOMPLETE && trial->n >= 2)) || trial->n == 0)
 		return false;
 	/* A stale return address left by an earlier call usually leads to a
-	 * caller that does not stand at an invoke instruction. */
+	 * caller that does not stand at an invoke instruction, or at one that
+	 * names another method than the frame found before it runs. */
 	if (trace_bad_caller(w->ctx->methods, trial->frames, trial->n, false) >= 0)
 		return false;
+	if (w->out->n > 0) {
+		const struct trace_frame join[2] = {w->out->frames[w->out->n - 1], trial->frames[0]};
+		if (trace_bad_caller(w->ctx->methods, join, 2, false) >= 0)
+			return false;
+	}
 	if (w->out->n + trial->n > TRACE_MAX_FRAMES) {
 		*result = walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 		return true;
