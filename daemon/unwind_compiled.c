@@ -123,11 +123,11 @@ static bool calls_another_method(struct walk *w, const struct code_blob *b, uint
 	const struct code_blob *c = walk_find_code(w, ret);
 	const struct pc_scope *sc;
 
-	/* Nor does a Java method return into a frameless stub (StubRoutines'
-	 * arraycopy, say): only into callers, the interpreter, the call stub,
-	 * the deopt blob, or an FFM upcall stub. */
-	if (c && c->kind == JS_CODE_STUB && c->frame_size_words <= 0 &&
-	    !(c->name && strncmp(c->name, "upcall_stub", 11) == 0))
+	/* Nor does a Java method return into a stub (StubRoutines' arraycopy,
+	 * a Runtime1 slow path: they call the VM, never Java): only into
+	 * callers, the interpreter, the call stub, the deopt blob, or an FFM
+	 * upcall stub. */
+	if (c && c->kind == JS_CODE_STUB && !(c->name && strncmp(c->name, "upcall_stub", 11) == 0))
 		return true;
 	if (!c || c->kind != JS_CODE_NMETHOD || !(sc = code_blob_scope(c, ret, true)) || !sc->depth)
 		return false;
@@ -263,10 +263,19 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 					(unsigned long long)v, walk_in_code_cache(w, v) ? "  (code)" : "");
 		}
 	}
-	if (w->top && !rbp_unsaved && b->kind == JS_CODE_NMETHOD &&
-	    (!walk_in_code_cache(w, ret) || calls_another_method(w, b, ret)) && try_shifted_frame(w, b, &st)) {
-		w->rule = DECODE_RULE_SHIFTED_FRAME;
-		return st;
+	if (w->top && !rbp_unsaved && b->kind == JS_CODE_NMETHOD) {
+		bool stale = walk_in_code_cache(w, ret) && calls_another_method(w, b, ret);
+
+		if ((stale || !walk_in_code_cache(w, ret)) && try_shifted_frame(w, b, &st)) {
+			w->rule = DECODE_RULE_SHIFTED_FRAME;
+			return st;
+		}
+		/* The frame is not where its size says (a prologue or slow path
+		 * the frame states do not cover): look for the real return
+		 * address, each candidate validated, rather than follow one
+		 * known to be stale. */
+		if (stale)
+			return unwind_scan(w, DECODE_FAIL_NOT_A_CALL_SITE);
 	}
 	return walk_to_caller(w, ret, sender_sp, saved_fp);
 }
