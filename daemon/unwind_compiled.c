@@ -129,6 +129,13 @@ static bool calls_another_method(struct walk *w, const struct code_blob *b, uint
 	 * upcall stub. */
 	if (c && c->kind == JS_CODE_STUB && !(c->name && strncmp(c->name, "upcall_stub", 11) == 0))
 		return true;
+	/* A native method's wrapper calls its C function, which reaches Java
+	 * again only through the call stub - except Continuation.enterSpecial
+	 * (JDK 21+), whose wrapper calls Continuation.enter itself. */
+	if (c && c->kind == JS_CODE_NATIVE_WRAPPER) {
+		const struct method_info *m = method_table_get(w->ctx->methods, c->method_id);
+		return !(m && m->name && strcmp(m->name, "enterSpecial") == 0);
+	}
 	if (!c || c->kind != JS_CODE_NMETHOD || !(sc = code_blob_scope(c, ret, true)) || !sc->depth)
 		return false;
 	return method_table_calls(w->ctx->methods, c->frames[sc->first].method_id, c->frames[sc->first].bci,
