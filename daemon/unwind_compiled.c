@@ -284,5 +284,11 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 		if (stale)
 			return unwind_scan(w, DECODE_FAIL_NOT_A_CALL_SITE);
 	}
+	/* A native method's wrapper past its frame (after "leave" on its way
+	 * out, or in a slow path that tears the frame down first) leaves its
+	 * return address below the frame size: look for it, validated. */
+	if (w->top && b->kind == JS_CODE_NATIVE_WRAPPER &&
+	    (!walk_in_code_cache(w, ret) || calls_another_method(w, b, ret)))
+		return unwind_scan(w, DECODE_FAIL_BAD_RETURN_ADDRESS);
 	return walk_to_caller(w, ret, sender_sp, saved_fp);
 }
