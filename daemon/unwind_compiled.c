@@ -202,6 +202,21 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 	return true;
 }
 
+/* One step further: the caller that ret leads to (a compiled frame of a
+ * known size) must itself be called by the call site above it. A stale
+ * return address to a call site of the right name (an earlier call of an
+ * override) passes the first check, not this one. */
+static bool caller_called_wrongly(struct walk *w, uint64_t ret, uint64_t sender_sp)
+{
+	const struct code_blob *c = walk_find_code(w, ret);
+	uint64_t ret2;
+
+	if (!c || c->kind != JS_CODE_NMETHOD || c->frame_size_words <= 0 || !code_blob_scope(c, ret, true) ||
+	    frag_read_u64(w->s, sender_sp + (uint64_t)c->frame_size_words * 8 - 8, &ret2) != FRAG_OK)
+		return false;
+	return calls_another_method(w, c, ret2);
+}
+
 static bool in_stub_section(const struct code_blob *b, uint64_t pc)
 {
 	return b->stub_offset > 0 && pc >= b->start + (uint64_t)b->stub_offset;
@@ -271,7 +286,8 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 		}
 	}
 	if (w->top && !rbp_unsaved && b->kind == JS_CODE_NMETHOD) {
-		bool stale = walk_in_code_cache(w, ret) && calls_another_method(w, b, ret);
+		bool stale = walk_in_code_cache(w, ret) &&
+			     (calls_another_method(w, b, ret) || caller_called_wrongly(w, ret, sender_sp));
 
 		if ((stale || !walk_in_code_cache(w, ret)) && try_shifted_frame(w, b, &st)) {
 			w->rule = DECODE_RULE_SHIFTED_FRAME;
