@@ -7,6 +7,7 @@
 #   make demo       profile a bundled Java workload and print its CCT (root)
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
+#   make bench-decode-apps  the same on 15 real Debian-packaged Java applications (installs them; root, ~25 min)
 #   make bench-completion deep stacks completed from stack images vs whole copies (root)
 #   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
 #   make bench-memory     jsampled's memory with 50 JVMs x 200 threads (root)
@@ -254,6 +255,10 @@ bench-pipeline: all java
 .PHONY: bench-decode
 bench-decode: all java
 	tests/bench/bench_decode.py $(BENCH_DECODE_ARGS)
+
+.PHONY: bench-decode-apps
+bench-decode-apps: all java
+	tests/bench/bench_decode_apps.py $(BENCH_DECODE_APPS_ARGS)
 
 # Deep stacks completed from stack images against whole copies' traces.
 .PHONY: bench-completion

@@ -78,40 +78,47 @@ def unique_path_violations(collapsed):
     return bad
 
 
-def run_one(jdk_name, jdk, wl, seconds, hz, keep, daemon_args=()):
-    name, cls, extra, deep = wl
+def run_profiled(tag, java_argv, seconds, hz, keep, daemon_args=(), preexec_fn=None, live_timeout=30,
+                 done=lambda text: "total" in text):
+    """Runs one JVM under a jsampled of its own (own sockets; recorded to
+    KEEP/TAG.jsrec with --keep) with the GO-file handshake of tests/java's
+    workloads: java_argv(tmp, go) is the JVM's command line; once jsampled
+    lists the JVM as live, GO is created; when done(output) the stats are
+    read, then GO is removed and the JVM exits. Returns (stats, jsampled's
+    CPU seconds, collapsed CCT, the JVM's output, its exit status)."""
     tmp = tempfile.mkdtemp(prefix="jsampled-decode-")
     sock = os.path.join(tmp, "q.sock")
     # Recording costs jsampled CPU (deep stacks at 10 kHz are ~100 MB/s of
     # samples to compress), so only runs kept for replay are recorded.
-    record = ["--record", os.path.join(keep, f"{name}-jdk{jdk_name}.jsrec")] if keep else []
+    record = ["--record", os.path.join(keep, f"{tag}.jsrec")] if keep else []
     daemon = subprocess.Popen([os.path.join(BUILD, "jsampled"), "--socket", sock, "--frequency", str(hz)] + record +
                               list(daemon_args),
                               stderr=open(os.path.join(tmp, "daemon.log"), "w"))
     jvm = None
+    output = os.path.join(tmp, "workload.out")
     try:
         wait_for(lambda: os.path.exists(sock), 10, "jsampled's socket")
         go = os.path.join(tmp, "go")
-        out = open(os.path.join(tmp, "workload.out"), "w")
-        jvm = subprocess.Popen([os.path.join(jdk, "bin", "java"),
-                                f"-agentpath:{BUILD}/libjsagent.so=socket:{tmp}/agent.sock",
-                                "-cp", os.path.join(BUILD, "java"), cls, str(seconds), go, *extra],
-                               stdout=out, stderr=subprocess.STDOUT)
+        out = open(output, "w")
+        jvm = subprocess.Popen(java_argv(tmp, go), stdout=out, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
         pid = str(jvm.pid)
-        wait_for(lambda: any(l.split()[:2] == [pid, "live"] for l in ctl(sock, "list").stdout.splitlines()),
-                 30, "the JVM to be profiled")
+        wait_for(lambda: any(l.split()[:2] == [pid, "live"] for l in ctl(sock, "list").stdout.splitlines()) or
+                 jvm.poll() is not None, live_timeout, "the JVM to be profiled")
+        if jvm.poll() is not None:
+            raise RuntimeError(f"the JVM exited ({jvm.returncode}) before it was profiled: " + open(output).read()[-2000:])
         open(go, "w").close()
-        wait_for(lambda: "total" in open(os.path.join(tmp, "workload.out")).read() or jvm.poll() is not None,
+        wait_for(lambda: done(open(output).read()) or jvm.poll() is not None,
                  seconds + 120, "the workload")
         time.sleep(0.2)
         stats = json.loads(ctl(sock, "stats", pid, "--json").stdout)
         daemon_cpu = json.loads(ctl(sock, "stats", "--json").stdout).get("cpu_s", 0.0)
         if keep:
-            with open(os.path.join(keep, f"{name}-jdk{jdk_name}.stats.json"), "w") as f:
+            with open(os.path.join(keep, f"{tag}.stats.json"), "w") as f:
                 json.dump(stats, f, indent=1)
         collapsed = ctl(sock, "cct", pid, "--format", "collapsed").stdout
         os.unlink(go)
         jvm.wait(timeout=60)
+        text = open(output).read()
     finally:
         if jvm and jvm.poll() is None:
             jvm.kill()
@@ -119,14 +126,30 @@ def run_one(jdk_name, jdk, wl, seconds, hz, keep, daemon_args=()):
         daemon.wait(timeout=60)
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    reasons = sorted(((v, k) for k, v in stats["reasons"].items() if v), reverse=True)[:3]
+    return stats, daemon_cpu, collapsed, text, jvm.returncode
+
+
+def top_reasons(stats, n=3):
+    """The n most frequent failure reasons, "reason count, ..."."""
+    reasons = sorted(((v, k) for k, v in stats["reasons"].items() if v), reverse=True)[:n]
+    return ", ".join(f"{k} {v}" for v, k in reasons) or "-"
+
+
+def run_one(jdk_name, jdk, wl, seconds, hz, keep, daemon_args=()):
+    name, cls, extra, deep = wl
+
+    def argv(tmp, go):
+        return [os.path.join(jdk, "bin", "java"), f"-agentpath:{BUILD}/libjsagent.so=socket:{tmp}/agent.sock",
+                "-cp", os.path.join(BUILD, "java"), cls, str(seconds), go, *extra]
+
+    stats, daemon_cpu, collapsed, _, _ = run_profiled(f"{name}-jdk{jdk_name}", argv, seconds, hz, keep, daemon_args)
     return {
         "jdk": jdk_name, "workload": name, "samples": stats["samples"], "java": stats["java_samples"],
         "resolved": stats["resolved_pct"], "incomplete": stats["incomplete_pct"], "wrong": stats["wrong"],
         "dropped": 100.0 * stats["dropped"] / max(1, stats["samples"]),
         "copy_kb": stats["stack_bytes"] / max(1, stats["samples"]) / 1024.0, "daemon_cpu_s": daemon_cpu,
         "path_violations": unique_path_violations(collapsed) if cls == "WorkloadUniquePaths" else None,
-        "reasons": ", ".join(f"{k} {v}" for v, k in reasons) or "-", "deep": deep,
+        "reasons": top_reasons(stats), "deep": deep,
     }
 
 
