@@ -29,7 +29,11 @@ if [ -z "$FROM" ]; then
 	for w in "${WORKLOADS[@]}"; do args+=(--workload "$w"); done
 	/usr/bin/python3 "$ROOT/tests/bench/bench_decode.py" --seconds 6 --keep "$FROM" "${args[@]}"
 fi
-rm -f "$HERE"/*.jsrec "$HERE"/*.outcomes
+# Only this script's entries are remade: the app-* ones are
+# tests/bench/bench_decode_apps.py --corpus's.
+for w in "${WORKLOADS[@]}"; do
+	rm -f "$HERE/$w"-jdk*.jsrec "$HERE/$w"-jdk*.outcomes
+done
 for w in "${WORKLOADS[@]}"; do
 	for rec in "$FROM/$w"-jdk*.jsrec; do
 		[ -f "$rec" ] || { echo "no recording $FROM/$w-jdk*.jsrec" >&2; exit 1; }
