@@ -161,7 +161,9 @@ enum bottom_outcome stack_bottoms_take(struct stack_bottoms *b, const struct dec
 {
 	struct stack_image *img = image_of(b, s->tid);
 
-	if (s->stack_len < 8 || st == DECODE_NOT_JAVA || st == DECODE_RETRY)
+	/* A copy whose end wraps around is no stack (only a lying record's). */
+	if (s->stack_len < 8 || s->stack_addr > UINT64_MAX - s->stack_len || st == DECODE_NOT_JAVA ||
+	    st == DECODE_RETRY)
 		return BOTTOM_NONE;
 	if (img && img->s->stack_end != s->stack_end) {
 		stack_bottoms_forget(b, s->tid); /* another stack on the tid */

@@ -21,11 +21,13 @@ static inline enum frag_read frag_read_u64(const struct js_sample *s, uint64_t a
 {
 	uint64_t base = s->stack_addr;
 
+	/* Written so that no sum can wrap: addresses come from the stack
+	 * itself, and a lying one may be anything up to 2^64 - 8. */
 	if (addr < base || (addr & 7) != 0)
 		return FRAG_INVALID;
-	if (s->stack_end && addr + 8 > s->stack_end)
+	if (s->stack_end && (addr >= s->stack_end || s->stack_end - addr < 8))
 		return FRAG_INVALID;
-	if (addr - base + 8 > s->stack_len)
+	if (addr - base >= s->stack_len || s->stack_len - (addr - base) < 8)
 		return FRAG_BEYOND;
 	memcpy(out, s->stack + (addr - base), 8);
 	return FRAG_OK;
