@@ -199,6 +199,20 @@ static void log_impossible(const struct process *p, const struct js_sample *s, c
 	log_debug("pid %d tid %u: impossible trace (rule %s): %s (type %u, bci %d) calls %s (type %u), frame %d of %u",
 		  (int)p->pid, s->tid, decode_rule_name(tr->top_rule), caller, tr->frames[at].type,
 		  tr->frames[at].bci, callee, tr->frames[at + 1].type, at, tr->n);
+	{
+		/* What the check compared: the caller's call sites around the bci
+		 * with the name hash each names, and the callee's own. */
+		const struct method_info *m = method_table_get(&p->jvm.methods, tr->frames[at].method_id);
+		const struct method_info *c = method_table_get(&p->jvm.methods, tr->frames[at + 1].method_id);
+		char sites[256] = "";
+		size_t len = 0;
+
+		for (int32_t i = 0; m && m->calls && i < m->ncalls && len + 32 < sizeof(sites); i++)
+			len += (size_t)snprintf(sites + len, sizeof(sites) - len, " %u:%08x", m->calls[i],
+						m->targets ? m->targets[i] : 0);
+		log_debug("  caller call sites (bci:target)%s; callee %s hash %08x", sites, c && c->signature ? c->signature : "?",
+			  c ? c->name_hash : 0);
+	}
 }
 
 /* Inserts a decoded trace. An incomplete one goes under the context the
