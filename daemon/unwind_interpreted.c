@@ -29,6 +29,14 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 		if (m->const_method && bcp >= code && bcp < code + m->code_size)
 			bci = (int32_t)(bcp - code);
 	}
+	/* A frame that called the Java frame found before it stands at an
+	 * invoke instruction (unless it called through the VM). One that does not is named by a Method* the agent
+	 * has since given to another method (a hidden class unloaded, its
+	 * metaspace reused): wait for the newer agent data that says so. */
+	if (!w->top && !w->via_vm && bci >= 0 && w->out->n > 0 &&
+	    w->out->frames[w->out->n - 1].type != FRAME_PSEUDO &&
+	    method_table_is_call_site(w->ctx->methods, id, bci) == 0)
+		return w->ctx->final ? walk_fail(w, DECODE_FAIL_INTERP_BAD_METHOD) : walk_retry(w, WAIT_UNKNOWN, method);
 	if (walk_push(w, id, method_is_native(method_table_get(w->ctx->methods, id)) ? FRAME_NATIVE : FRAME_INTERPRETED,
 		      bci) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
