@@ -261,14 +261,11 @@ uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr)
 	return id ? (uint32_t)*id : 0;
 }
 
-int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t bci)
+/* Index of the invoke instruction at bci among m's call sites, or -1. */
+static int32_t call_index(const struct method_info *m, int32_t bci)
 {
-	const struct method_info *m = method_table_get(t, id);
-	int32_t lo = 0, hi;
+	int32_t lo = 0, hi = m->ncalls;
 
-	if (!m || !m->named || m->ncalls < 0 || bci < 0)
-		return -1;
-	hi = m->ncalls;
 	while (lo < hi) {
 		int32_t mid = (lo + hi) / 2;
 		if (m->calls[mid] < bci)
@@ -276,27 +273,27 @@ int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t
 		else
 			hi = mid;
 	}
-	return lo < m->ncalls && m->calls[lo] == bci;
+	return lo < m->ncalls && m->calls[lo] == bci ? lo : -1;
+}
+
+int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t bci)
+{
+	const struct method_info *m = method_table_get(t, id);
+
+	if (!m || !m->named || m->ncalls < 0 || bci < 0)
+		return -1;
+	return call_index(m, bci) >= 0;
 }
 
 int method_table_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee)
 {
 	const struct method_info *m = method_table_get(t, id), *c = method_table_get(t, callee);
-	int32_t lo = 0, hi;
+	int32_t at;
 
-	if (!m || !c || !m->targets || !c->name_hash || m->ncalls <= 0 || bci < 0)
+	if (!m || !c || !m->targets || !c->name_hash || m->ncalls <= 0 || bci < 0 ||
+	    (at = call_index(m, bci)) < 0 || !m->targets[at])
 		return -1;
-	hi = m->ncalls;
-	while (lo < hi) {
-		int32_t mid = (lo + hi) / 2;
-		if (m->calls[mid] < bci)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= m->ncalls || m->calls[lo] != bci || !m->targets[lo])
-		return -1;
-	return m->targets[lo] == c->name_hash;
+	return m->targets[at] == c->name_hash;
 }
 
 int method_table_line(const struct method_table *t, uint32_t id, int32_t bci)

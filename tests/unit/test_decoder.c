@@ -5,6 +5,7 @@
 
 #include "../../daemon/decoder.h"
 #include "../../daemon/stack_bottoms.h"
+#include "../../daemon/stack_fragment.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -463,6 +464,26 @@ static void test_stack_image_completion(void)
 	stack_bottoms_free(&b);
 }
 
+/* Fragment reads are bounded whatever addresses a lying sample holds: a
+ * copy claimed at address 0 read near 2^64 (the sum wrapped, and the read
+ * landed 8 bytes before the copy), or past a stack end near 2^64. */
+static void test_fragment_reads_cannot_wrap(void)
+{
+	struct js_sample *s = calloc(1, sizeof(*s) + 64);
+	uint64_t v = 0;
+
+	s->stack_addr = 0;
+	s->stack_len = 64;
+	CHECK(frag_read_u64(s, 0xfffffffffffffff8ull, &v) != FRAG_OK);
+	CHECK(frag_read_u64(s, 56, &v) == FRAG_OK);
+	CHECK(frag_read_u64(s, 64, &v) == FRAG_BEYOND);
+	s->stack_addr = 0xffffffffffffff00ull;
+	s->stack_end = 0xfffffffffffffff8ull;
+	CHECK(frag_read_u64(s, 0xfffffffffffffff8ull, &v) == FRAG_INVALID);
+	CHECK(frag_read_u64(s, 0xfffffffffffffff0ull, &v) == FRAG_BEYOND);
+	free(s);
+}
+
 int main(void)
 {
 	build_model();
@@ -470,6 +491,7 @@ int main(void)
 	RUN(test_prologue_states);
 	RUN(test_incomplete);
 	RUN(test_stack_image_completion);
+	RUN(test_fragment_reads_cannot_wrap);
 	RUN(test_jni_alternation);
 	RUN(test_deoptimized_caller);
 	RUN(test_shifted_frame);
