@@ -22,6 +22,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Knobs, set by the loader before load. */
 const volatile __u32 fragment_bytes = JS_DEFAULT_FRAGMENT_BYTES;
 const volatile __u64 wakeup_watermark = 4u << 20;
+const volatile __u32 fill_bytes = JS_DEFAULT_FILL_BYTES; /* 0: no gap-filling windows */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -214,6 +215,64 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 len, struct j
 	return copied;
 }
 
+/* A deep thread's copies cover its stack from ti->covered up to the end
+ * without a gap, as long as each new copy reaches that part: jsampled joins
+ * a copy to the thread's earlier ones. A copy that ends below it (the
+ * thread went deeper since its last sample than a copy holds, or none
+ * reached the end yet) leaves a gap nothing can be joined across: the rest
+ * of the stack, from the top of what is ever read down into the copy, is
+ * written first, in windows of their own records (the topmost flagged),
+ * if it fits in fill_bytes. Called with the sample's header filled in and
+ * the copy [from, from + want) planned; the scratch after the header is
+ * free. */
+static __always_inline void fill_gap(struct js_sample *s, __u8 *stack, struct js_thread_info *ti, __u64 from,
+				     __u64 want, struct js_counters *cnt)
+{
+	__u64 end = from + want, cov = ti->covered, top, lo, hi, n;
+	__u32 flags = s->flags;
+
+	if (!(flags & JS_SAMPLE_STACK_CAPPED) || (flags & JS_SAMPLE_COPY_TRIMMED) ||
+	    (cov && cov <= ti->stack_end && end >= cov)) {
+		ti->covered = from; /* the copy reaches the end, or what was covered */
+		return;
+	}
+	top = ti->copy_end > end && ti->copy_end < ti->stack_end ? ti->copy_end : ti->stack_end;
+	ti->covered = 0;
+	if (top <= end || top - end > fill_bytes) {
+		if (cnt)
+			cnt->fills_skipped++;
+		return;
+	}
+	hi = top;
+	for (int i = 0; i < JS_MAX_FILL_WINDOWS && hi > end; i++) {
+		/* Each window reaches down into the copy, or overlaps the one
+		 * above: jsampled checks that the records join. */
+		lo = hi - end > JS_FILL_WINDOW_BYTES ? hi - JS_FILL_WINDOW_BYTES
+			: end - JS_FILL_OVERLAP > from ? end - JS_FILL_OVERLAP : from;
+		n = (hi == top ? top : hi + JS_FILL_OVERLAP) - lo;
+		asm volatile("" : "+r"(n)); /* keep the bound visible to the verifier */
+		/* One read: the window lies in the live stack, above sp (a
+		 * page-wise copy like the sample's would multiply the
+		 * verifier's work). */
+		if (n == 0 || n > JS_MAX_FRAGMENT_BYTES || bpf_probe_read_user(stack, n, (void *)lo) != 0)
+			break;
+		s->flags = flags | JS_SAMPLE_FILL | (hi == top ? JS_SAMPLE_FILL_TOP : 0);
+		s->stack_addr = lo;
+		s->stack_len = (__u32)n;
+		if (bpf_ringbuf_output(&samples, s, sizeof(struct js_sample) + n, BPF_RB_NO_WAKEUP) != 0)
+			break;
+		if (cnt) {
+			cnt->fills++;
+			cnt->fill_bytes += n;
+		}
+		hi = lo;
+	}
+	if (hi <= end)
+		ti->covered = from;
+	s->flags = flags;
+	s->stack_addr = from;
+}
+
 SEC("perf_event")
 int sample_stack(struct bpf_perf_event_data *ctx)
 {
@@ -324,6 +383,8 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	} else {
 		s->flags |= JS_SAMPLE_STACK_END_UNKNOWN;
 	}
+	if (ti && fill_bytes && (ti->thread_flags & JS_THREAD_FILL_GAPS))
+		fill_gap(s, stack, ti, from, want, cnt);
 
 	__u32 len = copy_stack(stack, from, (__u32)want, s, cnt);
 	if (len > JS_MAX_FRAGMENT_BYTES)

@@ -18,6 +18,13 @@
 #define JS_MAX_FRAGMENT_BYTES (64u * 1024u)
 #define JS_DEFAULT_FRAGMENT_BYTES (16u * 1024u)
 #define JS_PAGE_SIZE 4096u
+/* Gap-filling windows (JS_SAMPLE_FILL): at most this many bytes per tick,
+ * in windows (records) of at most JS_FILL_WINDOW_BYTES, each overlapping
+ * its neighbours by JS_FILL_OVERLAP so jsampled can check they join. */
+#define JS_DEFAULT_FILL_BYTES (192u * 1024u)
+#define JS_FILL_OVERLAP 256u
+#define JS_FILL_WINDOW_BYTES (JS_MAX_FRAGMENT_BYTES - 2 * JS_FILL_OVERLAP)
+#define JS_MAX_FILL_WINDOWS 4
 
 /* Targets map capacity (processes) and thread cache capacity (threads). */
 #define JS_MAX_TARGETS 4096
@@ -44,6 +51,15 @@ enum js_sample_flags {
 	JS_SAMPLE_FROM_ANCHOR = 1u << 8,
 	/* The copy stopped at the thread's learned copy_end, below stack_end. */
 	JS_SAMPLE_COPY_TRIMMED = 1u << 9,
+	/* Not a sample: a window of a deep thread's stack above the sample of
+	 * the same tick, copied just before it, when that sample's copy would
+	 * not reach the part the thread's earlier copies covered
+	 * (daemon/stack_bottoms.h). stack_addr/stack_len give the window. */
+	JS_SAMPLE_FILL = 1u << 10,
+	/* The first window of a tick: it reaches the top of what the decoder
+	 * reads of the stack (the thread's bottom Java frame, or the stack's
+	 * end); the others go down from it, into the sample's copy. */
+	JS_SAMPLE_FILL_TOP = 1u << 11,
 	/* Set by jsampled, never by the BPF program: the daemon cut this
 	 * sample's copy to fit its held-sample queue (sample_queue.c). */
 	JS_SAMPLE_HELD_TRIMMED = 1u << 15,
@@ -138,12 +154,19 @@ struct js_thread_info {
 	 * of another process (tids are reused; entries come from agents). */
 	__u32 tgid;
 	__u32 reserved;
+	/* Written by the BPF program: the lowest address of the part of the
+	 * stack, up to its end, that the thread's newest copies covered
+	 * without a gap (0: none yet). */
+	__u64 covered;
 };
 
 enum js_thread_flags {
 	/* A JVM-internal thread (GC, JIT compiler, VM thread): its samples are
 	 * attributed by thread name alone, so no stack is copied. */
 	JS_THREAD_NO_STACK = 1u << 0,
+	/* A Java thread whose stack is deeper than its copies (set by
+	 * jsampled): copies that leave a gap get a filling window. */
+	JS_THREAD_FILL_GAPS = 1u << 1,
 };
 
 /* A process image was replaced (exec): jsampled checks it for a JVM to
@@ -171,6 +194,9 @@ struct js_counters {
 	__u64 wakeups;       /* forced consumer wake-ups (watermark) */
 	__u64 bytes;         /* stack bytes emitted */
 	__u64 vma_lookups;   /* stack bounds looked up (first sample of a thread, stale entries) */
+	__u64 fills;         /* gap-filling windows written (JS_SAMPLE_FILL) */
+	__u64 fill_bytes;    /* their stack bytes */
+	__u64 fills_skipped; /* gaps left: the rest of the stack exceeded fill_bytes */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

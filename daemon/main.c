@@ -282,6 +282,7 @@ int main(int argc, char **argv)
 
 	sc.frequency_hz = d->opt.frequency_hz;
 	sc.fragment_bytes = d->opt.fragment_bytes;
+	sc.fill_bytes = d->opt.fill_bytes;
 	sc.ringbuf_bytes = d->opt.ringbuf_bytes;
 	sc.wakeup_watermark = d->opt.wakeup_bytes;
 	sc.watch_exec = 1; /* cheap, and ends the authority of agents whose process execs */
@@ -335,6 +336,8 @@ int main(int argc, char **argv)
 	log_info("stopping");
 	if (d->opt.state_dir[0]) {
 		ringbuf_drain_run(&d->drain); /* what is decodable now goes into the save */
+		for (size_t i = 0; i < d->processes.all.n; i++)
+			process_settle_waiting(&d->processes, d->processes.all.v[i]);
 		save_state(d, monotonic_ns());
 	}
 

@@ -75,6 +75,8 @@ static const struct opt_spec specs[] = {
 	 F(fragment_bytes), false, "user stack bytes copied per sample (only the live part is copied)"},
 	{"max-fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_MAX_FRAGMENT_BYTES, NULL,
 	 F(max_fragment_bytes), true, "threads with deeper stacks get copies up to N bytes"},
+	{"fill-bytes", T_UINT, "N", 0, JS_MAX_FILL_WINDOWS * JS_FILL_WINDOW_BYTES, 0, JS_DEFAULT_FILL_BYTES, NULL,
+	 F(fill_bytes), false, "a deep thread's copy that would leave a gap below its earlier copies gets the rest of its stack too, if at most N bytes (0: never)"},
 	{"ringbuf-mb", T_UINT, "N", 1, 4096, MIB, 64, NULL, F(ringbuf_bytes), false,
 	 "ring buffer size in MiB, a power of two"},
 	{"drain-ms", T_UINT, "N", 1, 1000, 0, 10, NULL, F(drain_ms), false, "ring buffer drain period"},

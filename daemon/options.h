@@ -41,6 +41,7 @@ struct options {
 	unsigned frequency_hz;
 	unsigned fragment_bytes;
 	unsigned max_fragment_bytes; /* deep threads' copies grow up to this */
+	unsigned fill_bytes;         /* gap-filling windows (bpf/sampler.h JS_SAMPLE_FILL) */
 	size_t ringbuf_bytes;
 	size_t wakeup_bytes; /* 0: a sixteenth of the ring */
 	unsigned drain_ms;

@@ -131,6 +131,7 @@ void process_revive(struct process_table *t, struct process *p)
 {
 	struct jvm_model fresh;
 
+	process_settle_waiting(t, p);
 	/* The tree's method names stay known until the agent sends them again
 	 * (with the same ids: it is the same agent, in the same JVM). */
 	jvm_model_init(&fresh);
@@ -322,15 +323,37 @@ static bool decode_memory(struct process_table *t)
 	return t->trace && t->scratch;
 }
 
-/* A stack deeper than its copy: the thread's earlier copies may hold the
- * rest (stack_bottoms.h). A deep stack decoded completely feeds them. */
-static void complete_from_image(struct process_table *t, struct process *p, const struct decode_ctx *ctx,
-				const struct js_sample *s, enum decode_status *st, struct trace *tr)
+/* What becomes of a decoded sample: counted, checked, handed to the hook,
+ * put in the tree. */
+static void finish_sample(struct process_table *t, struct process *p, const struct js_sample *s,
+			  enum decode_status st, int reason, struct trace *tr)
 {
-	switch (stack_bottoms_take(&p->bottoms, ctx, s, *st, tr, &t->scratch->bottom)) {
+	decode_stats_account(&p->stats, st, reason, tr->top_rule);
+	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
+		log_failure(p, s, tr, reason);
+	if (st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) {
+		int at = trace_bad_caller(&p->jvm.methods, tr->frames, tr->n, true);
+		if (at >= 0) {
+			p->stats.wrong++;
+			if (log_level() >= LOG_DEBUG)
+				log_impossible(p, s, tr, at);
+		}
+	}
+	if (t->hooks.on_decoded)
+		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
+	if (st != DECODE_FAILED)
+		record_trace(t, p, s, st, tr);
+}
+
+/* Counts what the thread's stack image did with an incomplete trace;
+ * false if the trace waits (BOTTOM_DEFERRED). */
+static bool count_completion(struct process *p, enum bottom_outcome how, bool waited)
+{
+	switch (how) {
 	case BOTTOM_COMPLETED:
 		p->stats.completed++;
-		*st = DECODE_RESOLVED;
+		if (waited)
+			p->stats.completed_later++;
 		break;
 	case BOTTOM_NO_IMAGE:
 		p->stats.completion_no_image++;
@@ -341,11 +364,76 @@ static void complete_from_image(struct process_table *t, struct process *p, cons
 	case BOTTOM_WALK_FAILED:
 		p->stats.completion_walk_failed++;
 		break;
+	case BOTTOM_DEFERRED:
+		return false;
 	default:
 		break;
 	}
+	return true;
+}
+
+static void note_bottoms(struct process *p)
+{
 	p->stats.stack_images_refused = p->bottoms.refused;
 	p->stats.stack_image_bytes = p->bottoms.bytes;
+	p->stats.completion_pending = p->bottoms.pending;
+}
+
+/* A trace that waited for its thread's stack image is settled. */
+struct settle_ctx {
+	struct process_table *t;
+	struct process *p;
+};
+
+static void settle_waited(void *ctx, const struct js_sample *s, enum bottom_outcome how, struct trace *tr)
+{
+	struct settle_ctx *c = ctx;
+
+	count_completion(c->p, how, true);
+	finish_sample(c->t, c->p, s, how == BOTTOM_COMPLETED ? DECODE_RESOLVED : DECODE_INCOMPLETE, 0, tr);
+}
+
+#define BOTTOM_SINK(T, P) (&(struct bottom_sink){.settle = settle_waited, .ctx = &(struct settle_ctx){(T), (P)}})
+
+/* A stack deeper than its copy: the thread's earlier copies may hold the
+ * rest (stack_bottoms.h). A deep stack decoded completely feeds them.
+ * false if the trace waits for a later sample. */
+static bool complete_from_image(struct process_table *t, struct process *p, const struct decode_ctx *ctx,
+				const struct js_sample *s, enum decode_status *st, struct trace *tr)
+{
+	enum bottom_outcome how = stack_bottoms_take(&p->bottoms, ctx, s, *st, tr, &t->scratch->bottom,
+						     BOTTOM_SINK(t, p));
+	bool now = count_completion(p, how, false);
+
+	if (how == BOTTOM_COMPLETED)
+		*st = DECODE_RESOLVED;
+	note_bottoms(p);
+	return now;
+}
+
+static struct decode_ctx decode_ctx_of(struct process_table *t, struct process *p, bool final)
+{
+	return (struct decode_ctx){
+		.layout = &p->jvm.layout,
+		.code = &p->jvm.code,
+		.methods = &p->jvm.methods,
+		.scratch = t->scratch,
+		.final = final,
+	};
+}
+
+/* A gap-filling window (JS_SAMPLE_FILL) is no sample: it only extends its
+ * thread's stack image, for the sample that follows it. */
+static void take_fill(struct process_table *t, struct process *p, const struct js_sample *s)
+{
+	p->stats.fills++;
+	if (decode_memory(t)) {
+		struct decode_ctx ctx = decode_ctx_of(t, p, false);
+
+		if (stack_bottoms_fill(&p->bottoms, &ctx, s, &t->scratch->bottom, BOTTOM_SINK(t, p)))
+			p->stats.fills_used++;
+		note_bottoms(p);
+	}
 }
 
 /* Decodes s; returns false if it must wait for newer agent data. */
@@ -360,22 +448,12 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 		p->stats.dropped_no_memory++;
 		return true;
 	}
-	struct decode_ctx ctx = {
-		.layout = &p->jvm.layout,
-		.code = &p->jvm.code,
-		.methods = &p->jvm.methods,
-		.scratch = t->scratch,
-		.final = final,
-	};
+	struct decode_ctx ctx = decode_ctx_of(t, p, final);
 	tr = t->trace;
 	st = decode_sample(&ctx, s, tr, &reason);
 	if (st == DECODE_RETRY)
 		return false;
 	walked = st;
-	complete_from_image(t, p, &ctx, s, &st, tr);
-	decode_stats_account(&p->stats, st, reason, tr->top_rule);
-	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
-		log_failure(p, s, tr, reason);
 	learn_copy_end(t, p, s, walked, tr);
 	/* JVM-internal threads need no stack copies from now on. */
 	if (st == DECODE_NOT_JAVA && tr->n == 1 && tr->frames[0].method_id != PSEUDO_NATIVE &&
@@ -383,19 +461,17 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 		u64_map_put(&p->internal_threads, s->tid, 1);
 		t->hooks.on_internal_thread(t->hooks.ctx, p, s->tid);
 	}
-	if (st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) {
-		int at = trace_bad_caller(&p->jvm.methods, tr->frames, tr->n, true);
-		if (at >= 0) {
-			p->stats.wrong++;
-			if (log_level() >= LOG_DEBUG)
-				log_impossible(p, s, tr, at);
-		}
-	}
-	if (t->hooks.on_decoded)
-		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
-	if (st != DECODE_FAILED)
-		record_trace(t, p, s, st, tr);
+	if (complete_from_image(t, p, &ctx, s, &st, tr))
+		finish_sample(t, p, s, st, reason, tr);
 	return true;
+}
+
+/* Traces waiting for stack images are settled as they are: no more
+ * samples will come to complete them. */
+void process_settle_waiting(struct process_table *t, struct process *p)
+{
+	stack_bottoms_flush(&p->bottoms, BOTTOM_SINK(t, p));
+	note_bottoms(p);
 }
 
 /* Past this long after its hold time by jsampled's own clock, a sample
@@ -420,8 +496,12 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 
 	if (t->recording)
 		recording_write_at(t->recording, REC_SAMPLE, p->pid, now, s, sample_bytes(s));
-	p->stats.samples++;
 	p->stats.stack_bytes += s->stack_len;
+	if (s->flags & JS_SAMPLE_FILL) {
+		take_fill(t, p, s);
+		return;
+	}
+	p->stats.samples++;
 	if (s->flags & JS_SAMPLE_KERNEL_MODE)
 		p->stats.kernel_mode++;
 	if (try_decode(t, p, s, hold_expired(p, s, now)))
@@ -508,7 +588,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 		u64_map_del(&p->max_copies, host);
 		u64_map_del(&p->internal_threads, host);
 		context_forget(&p->contexts, host);
-		stack_bottoms_forget(&p->bottoms, host);
+		stack_bottoms_forget(&p->bottoms, host, BOTTOM_SINK(t, p));
 		if (!th->alive)
 			jvm_model_forget_thread(&p->jvm, th->tid);
 	}
@@ -539,6 +619,7 @@ void process_agent_gone(struct process_table *t, struct process *p, bool agent_l
 	p->state = agent_lost ? PROCESS_AGENT_LOST : PROCESS_EXITED;
 	p->exited_ns = now_ns;
 	retry_held(t, p, true, now_ns);
+	process_settle_waiting(t, p);
 	/* Nothing will be decoded any more: the code map can go (the method
 	 * names stay, for the tree). */
 	codemap_free(&p->jvm.code);

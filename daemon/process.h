@@ -150,6 +150,9 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 void process_retry_held(struct process_table *t, struct process *p, uint64_t now_ns);
 /* the end of agent data: the process exited, or its agent went away while
  * it keeps running (agent_lost). Held samples are settled. */
+/* Traces waiting for a later sample of their thread (stack_bottoms.h)
+ * are settled as they are: no more samples will come for them. */
+void process_settle_waiting(struct process_table *t, struct process *p);
 void process_agent_gone(struct process_table *t, struct process *p, bool agent_lost, uint64_t now_ns);
 
 #endif

@@ -204,6 +204,9 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 		{"wakeups", k.wakeups},
 		{"bytes", k.bytes},
 		{"vma_lookups", k.vma_lookups},
+		{"fills", k.fills},
+		{"fill_bytes", k.fill_bytes},
+		{"fills_skipped", k.fills_skipped},
 		{"run_time_ns", run_ns},
 		{"run_cnt", run_cnt},
 	};

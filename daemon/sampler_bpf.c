@@ -149,6 +149,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 		goto cleanup;
 	}
 	s->skel->rodata->fragment_bytes = cfg->fragment_bytes;
+	s->skel->rodata->fill_bytes = cfg->fill_bytes;
 	s->skel->rodata->wakeup_watermark = cfg->wakeup_watermark;
 	bpf_map__set_max_entries(s->skel->maps.scratch, (__u32)s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.samples, (__u32)cfg->ringbuf_bytes);
@@ -301,7 +302,7 @@ int sampler_set_thread(struct sampler *s, pid_t pid, pid_t tid, const struct js_
 /* Read-modify-write of one thread's entry (the BPF program may have made
  * it), only while it belongs to process pid. */
 static int update_thread(struct sampler *s, pid_t pid, pid_t tid, const uint64_t *copy_end,
-			 const uint32_t *max_copy, const uint32_t *flags)
+			 const uint32_t *max_copy, const uint32_t *flags, uint32_t add_flags)
 {
 	struct js_thread_info ti;
 	__u32 key = (__u32)tid;
@@ -317,22 +318,24 @@ static int update_thread(struct sampler *s, pid_t pid, pid_t tid, const uint64_t
 		ti.max_copy = *max_copy;
 	if (flags)
 		ti.thread_flags = *flags;
+	ti.thread_flags |= add_flags;
 	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), BPF_EXIST);
 }
 
 int sampler_set_copy_end(struct sampler *s, pid_t pid, pid_t tid, uint64_t end)
 {
-	return update_thread(s, pid, tid, &end, NULL, NULL);
+	return update_thread(s, pid, tid, &end, NULL, NULL, 0);
 }
 
 int sampler_set_max_copy(struct sampler *s, pid_t pid, pid_t tid, uint32_t bytes)
 {
-	return update_thread(s, pid, tid, NULL, &bytes, NULL);
+	/* A thread deeper than its copies also gets gap-filling windows. */
+	return update_thread(s, pid, tid, NULL, &bytes, NULL, JS_THREAD_FILL_GAPS);
 }
 
 int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t flags)
 {
-	return update_thread(s, pid, tid, NULL, NULL, &flags);
+	return update_thread(s, pid, tid, NULL, NULL, &flags, 0);
 }
 
 int sampler_forget_thread(struct sampler *s, pid_t pid, pid_t tid)

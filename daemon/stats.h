@@ -33,6 +33,14 @@ struct decode_stats {
 	uint64_t completion_walk_failed;
 	uint64_t stack_images_refused; /* images dropped at their limits */
 	uint64_t stack_image_bytes;    /* held now (set at each sample) */
+	/* Of completed: after waiting for a later sample to fill a gap
+	 * between the fragment and the image. */
+	uint64_t completed_later;
+	uint64_t completion_pending; /* waiting now (set at each sample) */
+	/* Gap-filling windows received (JS_SAMPLE_FILL, not samples), and
+	 * those laid over an image. Their bytes count in stack_bytes. */
+	uint64_t fills;
+	uint64_t fills_used;
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

@@ -113,7 +113,7 @@ static const struct js_sample *truncated(const struct js_sample *s)
 	static struct js_sample *buf;
 	static size_t cap;
 
-	if (!truncate_bytes || s->stack_len <= truncate_bytes)
+	if (!truncate_bytes || s->stack_len <= truncate_bytes || (s->flags & JS_SAMPLE_FILL))
 		return s;
 	if (cap < sizeof(*s) + truncate_bytes) {
 		free(buf);

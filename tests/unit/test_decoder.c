@@ -374,19 +374,32 @@ static void test_time_versioned_code(void)
 	CHECK_EQ(codemap_prune(&model.code, 1500), 1);
 }
 
-/* Decodes s and gives it to the thread's stack image (freeing s). */
-static enum bottom_outcome take(struct stack_bottoms *b, struct js_sample *s, enum decode_status *st)
+static struct trace bottom;
+
+static struct decode_ctx image_ctx(void)
 {
-	static struct trace bottom;
-	struct decode_ctx ctx = {.layout = &model.layout, .code = &model.code, .methods = &model.methods,
-				 .scratch = &scratch, .final = true};
+	return (struct decode_ctx){.layout = &model.layout, .code = &model.code, .methods = &model.methods,
+				   .scratch = &scratch, .final = true};
+}
+
+/* Decodes s and gives it to the thread's stack image (freeing s); traces
+ * that waited go to sink. */
+static enum bottom_outcome take_to(struct stack_bottoms *b, struct js_sample *s, enum decode_status *st,
+				   const struct bottom_sink *sink)
+{
+	struct decode_ctx ctx = image_ctx();
 	int reason;
 	enum bottom_outcome o;
 
 	*st = decode_sample(&ctx, s, &tr, &reason);
-	o = stack_bottoms_take(b, &ctx, s, *st, &tr, &bottom);
+	o = stack_bottoms_take(b, &ctx, s, *st, &tr, &bottom, sink);
 	free(s);
 	return o;
+}
+
+static enum bottom_outcome take(struct stack_bottoms *b, struct js_sample *s, enum decode_status *st)
+{
+	return take_to(b, s, st, NULL);
 }
 
 /* A copy that ends mid-stack borrows the rest from the thread's image of
@@ -464,6 +477,117 @@ static void test_stack_image_completion(void)
 	stack_bottoms_free(&b);
 }
 
+/* What a sink was last given. */
+static struct {
+	int n;
+	enum bottom_outcome how;
+	struct trace tr;
+} settled;
+
+static void on_settle(void *ctx, const struct js_sample *s, enum bottom_outcome how, struct trace *t)
+{
+	(void)ctx;
+	CHECK_EQ(s->stack_len, 0u);
+	settled.n++;
+	settled.how = how;
+	settled.tr = *t;
+}
+
+/* A gap-filling window [lo, hi) of the stack, copied at time t (freed). */
+static bool fill(struct stack_bottoms *b, uint64_t lo, uint64_t hi, uint64_t t, uint32_t flags,
+		 const struct bottom_sink *sink)
+{
+	struct js_sample *s = calloc(1, sizeof(*s) + (hi - lo));
+	struct decode_ctx ctx = image_ctx();
+	bool ok;
+
+	s->time_ns = t;
+	s->pid = 1;
+	s->tid = 2;
+	s->regs[JS_REG_IP] = BB + 0x140;
+	s->regs[JS_REG_SP] = SB;
+	s->stack_addr = lo;
+	s->stack_len = (uint32_t)(hi - lo);
+	s->stack_end = SB + STACK_BYTES;
+	s->flags = JS_SAMPLE_FILL | JS_SAMPLE_STACK_CAPPED | flags;
+	memcpy(s->stack, stack + (lo - SB), hi - lo);
+	ok = stack_bottoms_fill(b, &ctx, s, &bottom, sink);
+	free(s);
+	return ok;
+}
+
+/* A cut trace with nothing yet to complete it from waits for a later
+ * sample: completed when a later copy shows the rest while the thread was
+ * not seen above where the cut copy ended; settled incomplete once it was,
+ * or when no more samples come. Gap-filling windows of one tick start an
+ * image of their own and complete the sample that follows them. */
+static void test_stack_image_waits(void)
+{
+	const struct bottom_sink sink = {.settle = on_settle};
+	const uint32_t ids[] = {5, 1, 3, 4};
+	const int32_t bcis[] = {17, 5, 12, 9};
+	struct stack_bottoms b;
+	struct js_sample *s;
+	enum decode_status st;
+
+	stack_bottoms_init(&b, 1 << 20);
+	memset(&settled, 0, sizeof(settled));
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, A + 0x100);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	s = sample(BB + 0x140, 0, 300, 100, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take_to(&b, s, &st, &sink), BOTTOM_DEFERRED);
+	CHECK(b.pending == 1 && settled.n == 0);
+	s = sample(BB + 0x140, 0, STACK_BYTES, 200, "main");
+	s->flags |= JS_SAMPLE_STACK_CAPPED;
+	CHECK_EQ(take_to(&b, s, &st, &sink), BOTTOM_NONE);
+	CHECK(settled.n == 1 && settled.how == BOTTOM_COMPLETED && b.pending == 0);
+	CHECK(settled.tr.complete && settled.tr.from_image);
+	expect(&settled.tr, ids, NULL, bcis, 4);
+
+	/* Seen shallower (sp at the entry frame) since: the frames the cut
+	 * copy ended in have returned. */
+	s = sample(INTERP + 0x40, SB + 160, STACK_BYTES, 300, "main");
+	s->stack_addr = s->regs[JS_REG_SP] = SB + 152;
+	memmove(s->stack, s->stack + 152, STACK_BYTES - 152);
+	s->stack_len = STACK_BYTES - 152;
+	take_to(&b, s, &st, &sink);
+	s = sample(BB + 0x140, 0, 300, 400, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take_to(&b, s, &st, &sink), BOTTOM_DEFERRED);
+	s = sample(INTERP + 0x40, SB + 160, STACK_BYTES, 500, "main");
+	s->stack_addr = s->regs[JS_REG_SP] = SB + 152;
+	memmove(s->stack, s->stack + 152, STACK_BYTES - 152);
+	s->stack_len = STACK_BYTES - 152;
+	take_to(&b, s, &st, &sink);
+	CHECK(settled.n == 2 && settled.how == BOTTOM_NO_IMAGE && !settled.tr.complete && b.pending == 0);
+	CHECK(settled.tr.n > 0 && !settled.tr.from_image);
+
+	/* No more samples: what waits is settled as it is. */
+	s = sample(BB + 0x140, 0, 300, 600, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take_to(&b, s, &st, &sink), BOTTOM_DEFERRED);
+	stack_bottoms_flush(&b, &sink);
+	CHECK(settled.n == 3 && settled.how == BOTTOM_NO_IMAGE && b.pending == 0);
+
+	/* Windows of one tick: the top one is an image of its own, the next
+	 * joins it (one of another tick does not), and the sample completes. */
+	CHECK(fill(&b, SB + 200, SB + STACK_BYTES, 700, JS_SAMPLE_FILL_TOP, &sink));
+	CHECK(!fill(&b, SB + 20, SB + 200 + 256, 650, 0, &sink));
+	CHECK(fill(&b, SB + 20, SB + 200 + 256, 700, 0, &sink));
+	s = sample(BB + 0x140, 0, 300, 700, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take_to(&b, s, &st, &sink), BOTTOM_COMPLETED);
+	expect(&tr, ids, NULL, bcis, 4);
+	/* A window that does not reach the one above it is refused. */
+	CHECK(fill(&b, SB + 200, SB + STACK_BYTES, 800, JS_SAMPLE_FILL_TOP, &sink));
+	CHECK(!fill(&b, SB + 20, SB + 180, 800, 0, &sink));
+	stack_bottoms_free(&b);
+}
+
 /* Fragment reads are bounded whatever addresses a lying sample holds: a
  * copy claimed at address 0 read near 2^64 (the sum wrapped, and the read
  * landed 8 bytes before the copy), or past a stack end near 2^64. */
@@ -491,6 +615,7 @@ int main(void)
 	RUN(test_prologue_states);
 	RUN(test_incomplete);
 	RUN(test_stack_image_completion);
+	RUN(test_stack_image_waits);
 	RUN(test_fragment_reads_cannot_wrap);
 	RUN(test_jni_alternation);
 	RUN(test_deoptimized_caller);
