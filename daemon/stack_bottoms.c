@@ -6,15 +6,25 @@
 /* An incomplete trace waiting for its thread's image to vouch for the words
  * below its fragment. Its own last words are kept to check the join. */
 struct pending_trace {
-	struct js_sample s; /* the sample, without its words */
+	struct js_sample *s; /* the sample, without its words: the start of mem */
 	struct walk_resume resume;
 	uint64_t max_read;
 	uint64_t tail_addr, end; /* its fragment's words [tail_addr, end) are kept */
 	uint64_t shallowest;     /* the highest sp of the thread's samples since */
 	uint32_t n, tail_len;
 	uint8_t top_rule;
-	void *mem; /* n frames (root first), then tail_len bytes of words */
+	void *mem; /* the sample's header, n frames (root first), tail_len bytes of words */
 };
+
+static struct trace_frame *pending_frames(const struct pending_trace *pt)
+{
+	return (struct trace_frame *)((uint8_t *)pt->mem + sizeof(struct js_sample));
+}
+
+static const uint8_t *pending_tail(const struct pending_trace *pt)
+{
+	return (const uint8_t *)(pending_frames(pt) + pt->n);
+}
 
 /* One thread's stack as its samples showed it: words [lo, hi) in s (a
  * sample whose copy starts at lo, so the decoder reads it like any other;
@@ -45,7 +55,7 @@ static struct stack_image *image_of(struct stack_bottoms *b, uint32_t tid)
 
 static size_t pending_bytes(const struct pending_trace *pt)
 {
-	return pt->n * sizeof(struct trace_frame) + pt->tail_len;
+	return sizeof(struct js_sample) + pt->n * sizeof(struct trace_frame) + pt->tail_len;
 }
 
 /* Removes img's waiting trace i (settled or dropped). */
@@ -73,7 +83,7 @@ static struct trace *unpack(struct stack_bottoms *b, const struct pending_trace 
 	tr->work = 0;
 	tr->resume = pt->resume;
 	tr->from_image = false;
-	memcpy(tr->frames, pt->mem, pt->n * sizeof(tr->frames[0]));
+	memcpy(tr->frames, pending_frames(pt), pt->n * sizeof(tr->frames[0]));
 	return tr;
 }
 
@@ -85,7 +95,7 @@ static void settle(struct stack_bottoms *b, struct stack_image *img, uint32_t i,
 	struct trace *tr = how == BOTTOM_COMPLETED ? b->settling : unpack(b, &img->pend[i]);
 
 	if (sink && sink->settle)
-		sink->settle(sink->ctx, &img->pend[i].s, how, tr);
+		sink->settle(sink->ctx, img->pend[i].s, how, tr);
 	pending_remove(b, img, i);
 }
 
@@ -95,7 +105,7 @@ static void image_free(struct stack_bottoms *b, struct stack_image *img, const s
 		return;
 	while (img->npend)
 		settle(b, img, 0, BOTTOM_NO_IMAGE, sink);
-	b->bytes -= img->s->stack_len;
+	b->bytes -= img->s->stack_len + sizeof(*img);
 	free(img->s);
 	free(img);
 }
@@ -135,11 +145,18 @@ static uint64_t end_of(const struct js_sample *s)
 	return s->stack_addr + s->stack_len;
 }
 
-/* An image of no words yet: the thread is known to run deep. */
+/* An image of no words yet: the thread is known to run deep. Its own
+ * size counts in the process's budget too (a process of many deep
+ * threads). */
 static struct stack_image *image_new(struct stack_bottoms *b, const struct js_sample *s)
 {
-	struct stack_image *img = calloc(1, sizeof(*img));
+	struct stack_image *img = NULL;
 
+	if (b->bytes + sizeof(*img) > b->max_bytes) {
+		b->refused++;
+		return NULL;
+	}
+	img = calloc(1, sizeof(*img));
 	if (!img || !(img->s = calloc(1, sizeof(*img->s))) ||
 	    u64_map_put(&b->by_tid, (uint64_t)s->tid + 1, (uint64_t)(uintptr_t)img) != 0) {
 		if (img)
@@ -150,6 +167,7 @@ static struct stack_image *image_new(struct stack_bottoms *b, const struct js_sa
 	img->s->tid = s->tid;
 	img->s->pid = s->pid;
 	img->s->stack_end = s->stack_end;
+	b->bytes += sizeof(*img);
 	return img;
 }
 
@@ -285,14 +303,15 @@ static bool defer(struct stack_bottoms *b, struct stack_image *img, const struct
 		return false;
 	if (img->npend == STACK_BOTTOM_PENDING)
 		settle(b, img, 0, BOTTOM_NO_IMAGE, sink);
-	if (b->bytes + frames + (end - tail) > b->max_bytes)
+	if (b->bytes + sizeof(*s) + frames + (end - tail) > b->max_bytes)
 		return false;
 	pt = &img->pend[img->npend];
 	memset(pt, 0, sizeof(*pt));
-	if (!(pt->mem = malloc(frames + (end - tail))))
+	if (!(pt->mem = malloc(sizeof(*s) + frames + (end - tail))))
 		return false;
-	memcpy(&pt->s, s, sizeof(pt->s));
-	pt->s.stack_len = 0;
+	pt->s = pt->mem;
+	memcpy(pt->s, s, sizeof(*s));
+	pt->s->stack_len = 0;
 	pt->resume = tr->resume;
 	pt->max_read = tr->max_read;
 	pt->top_rule = tr->top_rule;
@@ -301,8 +320,8 @@ static bool defer(struct stack_bottoms *b, struct stack_image *img, const struct
 	pt->end = end;
 	pt->tail_len = (uint32_t)(end - tail);
 	pt->shallowest = s->regs[JS_REG_SP];
-	memcpy(pt->mem, tr->frames, frames);
-	memcpy((uint8_t *)pt->mem + frames, s->stack + (tail - s->stack_addr), pt->tail_len);
+	memcpy(pending_frames(pt), tr->frames, frames);
+	memcpy((uint8_t *)pending_frames(pt) + frames, s->stack + (tail - s->stack_addr), pt->tail_len);
 	img->npend++;
 	b->pending++;
 	b->bytes += pending_bytes(pt);
@@ -320,11 +339,11 @@ static void settle_ready(struct stack_bottoms *b, struct stack_image *img, const
 
 		if (pt->shallowest > pt->tail_addr) {
 			how = BOTTOM_NO_IMAGE; /* the frames it ended in returned */
-		} else if (img->s->time_ns < pt->s.time_ns || !image_covers(img, pt->tail_addr, pt->end)) {
+		} else if (img->s->time_ns < pt->s->time_ns || !image_covers(img, pt->tail_addr, pt->end)) {
 			i++; /* nothing yet vouches for the gap */
 			continue;
 		} else if (memcmp(img->s->stack + (pt->tail_addr - img->s->stack_addr),
-				  (uint8_t *)pt->mem + pt->n * sizeof(struct trace_frame), pt->tail_len) != 0) {
+				  pending_tail(pt), pt->tail_len) != 0) {
 			how = BOTTOM_MISMATCH;
 		} else {
 			how = walk_on(img, ctx, unpack(b, pt), scratch);
@@ -343,7 +362,7 @@ static void settle_overdue(struct stack_bottoms *b, uint64_t now_ns, const struc
 	for (size_t i = 0; i < b->by_tid.cap; i++) {
 		struct stack_image *img = (struct stack_image *)(uintptr_t)b->by_tid.vals[i];
 
-		while (b->by_tid.keys[i] && img->npend && img->pend[0].s.time_ns + STACK_BOTTOM_PENDING_NS < now_ns)
+		while (b->by_tid.keys[i] && img->npend && img->pend[0].s->time_ns + STACK_BOTTOM_PENDING_NS < now_ns)
 			settle(b, img, 0, BOTTOM_NO_IMAGE, sink);
 	}
 }
@@ -353,7 +372,7 @@ static void settle_overdue(struct stack_bottoms *b, uint64_t now_ns, const struc
 static void note_sp(struct stack_image *img, const struct js_sample *s)
 {
 	for (uint32_t i = 0; i < img->npend; i++)
-		if (img->pend[i].s.time_ns <= s->time_ns && s->regs[JS_REG_SP] > img->pend[i].shallowest)
+		if (img->pend[i].s->time_ns <= s->time_ns && s->regs[JS_REG_SP] > img->pend[i].shallowest)
 			img->pend[i].shallowest = s->regs[JS_REG_SP];
 }
 
@@ -420,7 +439,8 @@ bool stack_bottoms_fill(struct stack_bottoms *b, const struct decode_ctx *ctx, c
 	if (s->flags & JS_SAMPLE_FILL_TOP) {
 		/* The top of the stack as it is now: an image of its own. */
 		image_clear(b, img);
-	} else if (!img->s->stack_len || img->s->time_ns != s->time_ns || img->s->stack_addr < s->stack_addr ||
+	} else if (img->s->stack_len < STACK_BOTTOM_VERIFY_BYTES || img->s->time_ns != s->time_ns ||
+		   img->s->stack_addr < s->stack_addr ||
 		   img->s->stack_addr + STACK_BOTTOM_VERIFY_BYTES > end ||
 		   memcmp(img->s->stack, s->stack + (img->s->stack_addr - s->stack_addr),
 			  STACK_BOTTOM_VERIFY_BYTES) != 0) {

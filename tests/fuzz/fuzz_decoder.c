@@ -2,8 +2,9 @@
  * (a struct js_sample and its stack bytes) against the real JVM models of
  * a recorded run (tests/corpus/<JSAMPLED_FUZZ_RECORDING>, default
  * collections-jdk17): every agent batch of the recording is applied once,
- * then each input is decoded as its process's sample would be. Seeds are
- * the recording's own samples. */
+ * then each input is decoded as its process's sample would be, and then
+ * taken by the process as a sample (stack images, waiting traces,
+ * gap-filling windows, the CCT). Seeds are the recording's own samples. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st = decode_sample(&ctx, s, &tr, &reason);
 	if (st > DECODE_FAILED || tr.n > TRACE_MAX_FRAMES || tr.work > 2 * DECODE_WORK_BUDGET ||
 	    (st == DECODE_FAILED && (reason <= 0 || reason >= DECODE_FAILURE_COUNT)))
+		abort();
+	/* The whole sample path too: stack images, traces waiting on them,
+	 * gap-filling windows (the flags are the fuzzer's), the tree. */
+	process_take_sample(&table, p, s, s->time_ns);
+	if (p->bottoms.bytes > p->bottoms.max_bytes)
 		abort();
 	free(s);
 	return 0;
