@@ -44,7 +44,7 @@ DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap $(DECODE_LIBS)
 DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
-	protobuf-compiler golang-go chromium chromium-driver
+	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev
 # pprof's profile.proto, as Debian ships it with Google's pprof sources.
 PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
@@ -68,7 +68,8 @@ AGENT_SRC := $(wildcard userspace/agent/*.c) $(COMMON_SRC)
 # The agent's JVM-free parts, unit tested on their own.
 AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c userspace/agent/bytecode_calls.c \
 	userspace/agent/constant_pool.c
-CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/flamegraph_page.c $(B)/gen/index_page.c
+CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/flamegraph_page.c $(B)/gen/index_page.c \
+	$(B)/gen/profile.pb-c.c
 REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c
 JAVA_SRC := $(wildcard tests/java/*.java)
 
@@ -76,8 +77,12 @@ JAVA_SRC := $(wildcard tests/java/*.java)
 UNIT_CORE := test_cct test_common test_decoder test_model test_process test_profiles
 UNIT_SERVICE := test_links test_service
 UNIT_AGENT := test_agent
-UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT))
-UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT))
+# The exporter's parts that need neither network nor daemon.
+UNIT_CTL := test_export
+EXPORT_TESTABLE := userspace/jsamplectl/export_queue.c userspace/jsamplectl/export_config.c \
+	userspace/jsamplectl/process_identity.c
+UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT) $(UNIT_CTL))
+UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT) $(UNIT_CTL))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
@@ -160,7 +165,7 @@ $(B)/asan/jsreplay: $(call asan_obj,$(REPLAY_SRC)) $(B)/asan/libjsdecode.a
 
 $(B)/jsamplectl: $(call obj,$(CTL_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(OPT) $^ -o $@ -lmicrohttpd
+	$(CC) $(OPT) $^ -o $@ -lmicrohttpd -lcurl -ljansson $(DECODE_LIBS)
 
 $(B)/libjsagent.so: $(call pic_obj,$(AGENT_SRC))
 	@mkdir -p $(dir $@)
@@ -176,6 +181,13 @@ $(addprefix $(B)/tests/,$(UNIT_SERVICE)): $(B)/tests/%: $(call obj,tests/unit/%.
 $(addprefix $(B)/tests/,$(UNIT_AGENT)): $(B)/tests/%: $(call obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ -lpthread
+
+$(addprefix $(B)/tests/,$(UNIT_CTL)): $(B)/tests/%: $(call obj,tests/unit/%.c $(EXPORT_TESTABLE))
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $^ -o $@
+$(addprefix $(B)/asan/tests/,$(UNIT_CTL)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(EXPORT_TESTABLE))
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) $^ -o $@
 
 $(addprefix $(B)/asan/tests/,$(UNIT_CORE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdecode.a
 	@mkdir -p $(dir $@)
@@ -325,22 +337,26 @@ install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
 	sed 's|/usr/sbin/jsampled|$(PREFIX)/sbin/jsampled|; s|/etc/jsampled|$(SYSCONFDIR)/jsampled|g' \
 		deploy/jsampled.service >$(DESTDIR)$(UNITDIR)/jsampled.service
 	install -m 0644 deploy/jsampled.socket $(DESTDIR)$(UNITDIR)/jsampled.socket
+	sed 's|/usr/bin/jsamplectl|$(PREFIX)/bin/jsamplectl|; s|/etc/jsampled|$(SYSCONFDIR)/jsampled|g' \
+		deploy/jsampled-export.service >$(DESTDIR)$(UNITDIR)/jsampled-export.service
 	install -d $(DESTDIR)$(SYSCONFDIR)/jsampled
 	@# An edited config is never overwritten.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/jsampled/jsampled.conf ] || \
 		install -m 0644 deploy/jsampled.conf $(DESTDIR)$(SYSCONFDIR)/jsampled/jsampled.conf
+	[ -e $(DESTDIR)$(SYSCONFDIR)/jsampled/export.conf ] || \
+		install -m 0600 deploy/export.conf $(DESTDIR)$(SYSCONFDIR)/jsampled/export.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/README.md
 
 DEB := $(B)/jsampled_$(VERSION)_amd64.deb
 .PHONY: deb
 deb: $(DEB)
 $(DEB): $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
-		deploy/jsampled.conf $(wildcard deploy/debian/*) README.md
+		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md
 	rm -rf $(B)/deb
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb PREFIX=/usr SYSCONFDIR=/etc UNITDIR=/lib/systemd/system
 	strip --strip-debug $(B)/deb/usr/sbin/jsampled $(B)/deb/usr/bin/jsamplectl $(B)/deb/usr/lib/jsampled/libjsagent.so
 	install -d $(B)/deb/DEBIAN
 	sed 's/@VERSION@/$(VERSION)/' deploy/debian/control.in >$(B)/deb/DEBIAN/control
-	echo /etc/jsampled/jsampled.conf >$(B)/deb/DEBIAN/conffiles
+	printf '/etc/jsampled/jsampled.conf\n/etc/jsampled/export.conf\n' >$(B)/deb/DEBIAN/conffiles
 	install -m 0755 deploy/debian/postinst deploy/debian/prerm deploy/debian/postrm $(B)/deb/DEBIAN/
 	dpkg-deb --root-owner-group --build $(B)/deb $@

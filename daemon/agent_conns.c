@@ -86,7 +86,7 @@ static void close_agent(struct daemon *d, struct watch *w)
 			 alive ? " (process still running: no longer sampled)" : "");
 		sampler_targets_stop(d, p);
 		/* Samples still in the ring are decoded with what we have. */
-		ringbuf_drain_run(&d->drain);
+		ringbuf_drain_run(&d->drain, 0);
 		p->link = NULL;
 		process_agent_gone(&d->processes, p, alive, monotonic_ns());
 	} else {

@@ -19,7 +19,7 @@
 #define SLICE_TIERS 3
 /* The finest tier's span (seconds; divides 60) by default, and each tier's
  * age limit. */
-#define SLICE_FINEST_S 10
+#define SLICE_FINEST_S 5
 #define SLICE_KEEP_S {10 * 60, 3600, 24 * 3600}
 #define SLICE_SPANS {SLICE_FINEST_S, 60, 3600}
 #define SLICES_MAX_BYTES (16u << 20)

@@ -54,6 +54,8 @@ struct daemon {
 	uint64_t next_save_ns;
 	bool stop;
 	bool paused; /* `sampling off`: perf events disabled */
+	bool has_readers;  /* --readers-group exists (resolved at start) */
+	gid_t readers_gid;
 };
 
 #endif

@@ -11,6 +11,7 @@
  * This file sets everything up, runs the loop and tears down.
  */
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,13 +157,35 @@ static void on_signal(struct daemon *d, int fd)
 	}
 }
 
+/* The group that may read every process (the exporter's); none if it does
+ * not exist. */
+static void resolve_readers_group(struct daemon *d)
+{
+	struct group *g = d->opt.readers_group[0] ? getgrnam(d->opt.readers_group) : NULL;
+
+	d->has_readers = g != NULL;
+	d->readers_gid = g ? g->gr_gid : 0;
+	if (g)
+		log_info("group %s may read every process's profile", d->opt.readers_group);
+}
+
+static void drain(struct daemon *d)
+{
+	ringbuf_drain_run(&d->drain, RINGBUF_DRAIN_BATCH);
+	d->counters.drains++;
+	agents_schedule_fetches(d, monotonic_ns());
+}
+
 static int run(struct daemon *d)
 {
 	struct epoll_event evs[64];
 	uint64_t ticks;
 
 	while (!d->stop) {
-		int n = epoll_wait(d->loop.epfd, evs, 64, -1);
+		/* Records left by a drain at its budget: look at the other fds
+		 * without sleeping, then drain on. */
+		int n = epoll_wait(d->loop.epfd, evs, 64, d->drain.more ? 0 : -1);
+		bool drained = false;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -180,9 +203,8 @@ static int run(struct daemon *d)
 			case W_RINGBUF:
 				if (w->kind == W_DRAIN_TIMER && read(w->fd, &ticks, sizeof(ticks)) < 0)
 					break;
-				ringbuf_drain_run(&d->drain);
-				d->counters.drains++;
-				agents_schedule_fetches(d, monotonic_ns());
+				drain(d);
+				drained = true;
 				break;
 			case W_EXEC:
 				ring_buffer__consume(w->obj);
@@ -211,6 +233,8 @@ static int run(struct daemon *d)
 				break;
 			}
 		}
+		if (d->drain.more && !drained)
+			drain(d);
 		loop_collect(&d->loop);
 	}
 	return 0;
@@ -307,6 +331,7 @@ int main(int argc, char **argv)
 	drain_fd = timer_fd_every(d->opt.drain_ms);
 	maint_fd = timer_fd_every(MAINTENANCE_MS);
 	agent_fd = listen_unix(d->opt.agent_socket_path, 0666); /* any JVM user; trusted for its own process */
+	resolve_readers_group(d);
 	query_fd = open_query_socket(d->opt.socket_path, d->opt.socket_group, &activated);              /* and filtered by SO_PEERCRED */
 	if (sig_fd < 0 || drain_fd < 0 || maint_fd < 0 || agent_fd < 0 || query_fd < 0)
 		goto cleanup;
@@ -335,7 +360,7 @@ int main(int argc, char **argv)
 	service_notify_stopping();
 	log_info("stopping");
 	if (d->opt.state_dir[0]) {
-		ringbuf_drain_run(&d->drain); /* what is decodable now goes into the save */
+		ringbuf_drain_run(&d->drain, 0); /* what is decodable now goes into the save */
 		for (size_t i = 0; i < d->processes.all.n; i++)
 			process_settle_waiting(&d->processes, d->processes.all.v[i]);
 		save_state(d, monotonic_ns());

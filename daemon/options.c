@@ -54,6 +54,8 @@ static const struct opt_spec specs[] = {
 	 "query socket (or the one systemd passes)"},
 	{"socket-group", T_STRING, "NAME", 0, 0, 0, 0, "jsampled", F(socket_group), false,
 	 "group allowed to query (socket mode 0660; 0600 if the group is missing)"},
+	{"readers-group", T_STRING, "NAME", 0, 0, 0, 0, "jsampled-readers", F(readers_group), false,
+	 "group whose members (by their primary group) may read every process's profile, e.g. the exporter"},
 	{"agent-socket", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(agent_socket_path), false,
 	 "socket agents connect to (default: agent.sock next to --socket)"},
 	{"agent-path", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(agent_path), true,

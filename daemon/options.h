@@ -36,6 +36,7 @@ struct options {
 	char socket_path[108];
 	char agent_socket_path[108];
 	char socket_group[64];  /* group that may query (socket mode 0660) */
+	char readers_group[64]; /* group that may read every process (the exporter) */
 	char agent_path[256];   /* the agent library loaded into JVMs */
 	char state_dir[256];    /* empty: profiles are not saved */
 	unsigned frequency_hz;

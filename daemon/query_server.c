@@ -31,6 +31,7 @@ struct query_conn *query_conn_new(int fd, uint64_t now_ns)
 	}
 	q->fd = fd;
 	q->uid = cred.uid;
+	q->gid = cred.gid;
 	q->opened_ns = now_ns;
 	wbuf_init(&q->out);
 	return q;
@@ -52,12 +53,13 @@ static void error_line(struct wbuf *out, const char *msg)
 	wbuf_printf(out, "ERROR %s\n", msg);
 }
 
-static bool may_see(uid_t uid, const struct process *p)
+/* Root and the readers group see every process; anyone else their own. */
+static bool may_see(const struct viewer *v, const struct process *p)
 {
-	return uid == 0 || p->uid == uid;
+	return v->uid == 0 || v->reads_all || p->uid == v->uid;
 }
 
-static void answer_list_json(struct daemon *d, uid_t uid, struct wbuf *out)
+static void answer_list_json(struct daemon *d, const struct viewer *v, struct wbuf *out)
 {
 	bool first = true;
 
@@ -65,12 +67,14 @@ static void answer_list_json(struct daemon *d, uid_t uid, struct wbuf *out)
 	for (size_t i = 0; i < d->processes.all.n; i++) {
 		const struct process *p = d->processes.all.v[i];
 
-		if (!may_see(uid, p))
+		if (!may_see(v, p))
 			continue;
 		wbuf_printf(out, "%s{\"pid\":%d,\"uid\":%u,\"state\":\"%s\",\"samples\":%llu,\"resolved_pct\":%.4f,"
-				 "\"cct_nodes\":%zu,\"comm\":",
+				 "\"cct_nodes\":%zu,\"frequency_hz\":%u,\"window_resolution_s\":%u,\"first_s\":%lld,\"last_s\":%lld,\"comm\":",
 			    first ? "" : ",", (int)p->pid, (unsigned)p->uid, process_state_name(p->state),
-			    (unsigned long long)p->stats.samples, stats_resolved_pct(&p->stats), p->cct.nodes.n);
+			    (unsigned long long)p->stats.samples, stats_resolved_pct(&p->stats), p->cct.nodes.n,
+			    d->opt.frequency_hz, p->cct.slices.span[0], (long long)p->cct.slices.first_s,
+			    (long long)p->cct.slices.last_s);
 		json_string(out, p->comm);
 		wbuf_printf(out, ",\"vm\":");
 		json_string(out, p->vm);
@@ -80,7 +84,7 @@ static void answer_list_json(struct daemon *d, uid_t uid, struct wbuf *out)
 	wbuf_printf(out, "]\n");
 }
 
-static void answer_list(struct daemon *d, uid_t uid, struct wbuf *out)
+static void answer_list(struct daemon *d, const struct viewer *v, struct wbuf *out)
 {
 	wbuf_printf(out, "%-8s %-10s %10s %9s %-16s %s\n", "PID", "STATE", "SAMPLES", "RESOLVED",
 		    "COMM", "VM");
@@ -88,7 +92,7 @@ static void answer_list(struct daemon *d, uid_t uid, struct wbuf *out)
 		const struct process *p = d->processes.all.v[i];
 		const struct decode_stats *s = &p->stats;
 
-		if (!may_see(uid, p))
+		if (!may_see(v, p))
 			continue;
 		wbuf_printf(out, "%-8d %-10s %10llu %8.2f%% %-16s %s\n", (int)p->pid,
 			    process_state_name(p->state), (unsigned long long)s->samples,
@@ -97,7 +101,7 @@ static void answer_list(struct daemon *d, uid_t uid, struct wbuf *out)
 }
 
 /* Resolves "<pid>" to a visible process, or writes the error. */
-static struct process *find_process(struct daemon *d, uid_t uid, const char *arg, struct wbuf *out)
+static struct process *find_process(struct daemon *d, const struct viewer *v, const char *arg, struct wbuf *out)
 {
 	char *end;
 	long pid;
@@ -114,7 +118,7 @@ static struct process *find_process(struct daemon *d, uid_t uid, const char *arg
 	}
 	p = process_lookup(&d->processes, (pid_t)pid);
 	/* Another user's process is reported exactly like a missing one. */
-	if (!p || !may_see(uid, p)) {
+	if (!p || !may_see(v, p)) {
 		char msg[96];
 		snprintf(msg, sizeof(msg), "no profiled process %ld", pid);
 		error_line(out, msg);
@@ -137,17 +141,17 @@ static uint64_t self_rss_bytes(void)
 }
 
 /* A user's own totals: only what its processes did. */
-static void user_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
+static void user_stats(struct daemon *d, const struct viewer *v, struct wbuf *out, bool json)
 {
 	struct decode_stats sum = {0};
 	unsigned long long n = 0;
 
 	for (size_t i = 0; i < d->processes.all.n; i++)
-		if (may_see(uid, d->processes.all.v[i])) {
+		if (may_see(v, d->processes.all.v[i])) {
 			decode_stats_add(&sum, &d->processes.all.v[i]->stats);
 			n++;
 		}
-	const struct stat_field f[] = {{"processes", n}, {"uid", uid}};
+	const struct stat_field f[] = {{"processes", n}, {"uid", v->uid}};
 
 	if (json)
 		wbuf_printf(out, "{");
@@ -159,7 +163,7 @@ static void user_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
 
 /* The whole host's counters, for root: every process (also forgotten
  * ones), the BPF program, discovery and the daemon's own. */
-static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool json)
+static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *out, bool json)
 {
 	struct decode_stats sum = d->processes.retired;
 	struct js_counters k = {0};
@@ -168,8 +172,8 @@ static void global_stats(struct daemon *d, uid_t uid, struct wbuf *out, bool jso
 	const struct daemon_counters *c = &d->counters;
 	const struct discovery_counters *dc = &d->discovery.counters;
 
-	if (uid != 0) {
-		user_stats(d, uid, out, json);
+	if (v->uid != 0) {
+		user_stats(d, v, out, json);
 		return;
 	}
 	for (size_t i = 0; i < d->processes.all.n; i++)
@@ -279,7 +283,7 @@ static int parse_window(const char *s, struct render_side *side)
 }
 
 /* "<pid>" or "<pid>@<window>", a process the client may see. */
-static int parse_side(struct daemon *d, uid_t uid, const char *arg, struct render_side *side, struct wbuf *out)
+static int parse_side(struct daemon *d, const struct viewer *v, const char *arg, struct render_side *side, struct wbuf *out)
 {
 	char pid[24];
 	const char *at = strchr(arg, '@');
@@ -291,7 +295,7 @@ static int parse_side(struct daemon *d, uid_t uid, const char *arg, struct rende
 	}
 	memcpy(pid, arg, len);
 	pid[len] = 0;
-	if (!find_process(d, uid, pid, out))
+	if (!find_process(d, v, pid, out))
 		return -1;
 	side->pid = (pid_t)strtol(pid, NULL, 10);
 	if (at && parse_window(at + 1, side) != 0) {
@@ -358,7 +362,7 @@ static int render_or_defer(struct daemon *d, const struct render_request *r, str
 	return QUERY_ANSWERED;
 }
 
-int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *out, struct render_request *defer)
+int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, struct wbuf *out, struct render_request *defer)
 {
 	char buf[QUERY_MAX_REQUEST + 1], *save = NULL, *args[4] = {0};
 	int n = 0;
@@ -379,9 +383,9 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 	if (strcmp(args[0], "list") == 0 && (n == 1 || (n == 2 && strcmp(args[1], "json") == 0))) {
 		wbuf_printf(out, "OK\n");
 		if (n == 2)
-			answer_list_json(d, uid, out);
+			answer_list_json(d, v, out);
 		else
-			answer_list(d, uid, out);
+			answer_list(d, v, out);
 	} else if (strcmp(args[0], "cct") == 0 && n >= 2 && n <= 4) {
 		struct render_request r = {.diff = false, .format = CCT_FORMAT_TREE};
 		int rest = 2;
@@ -393,7 +397,7 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 				return QUERY_ANSWERED;
 			}
 		}
-		if (!find_process(d, uid, args[1], out))
+		if (!find_process(d, v, args[1], out))
 			return QUERY_ANSWERED;
 		r.side[0].pid = (pid_t)strtol(args[1], NULL, 10);
 		if (n > rest && parse_window(args[rest++], &r.side[0]) != 0) {
@@ -416,7 +420,7 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 			}
 		}
 		for (int i = 0; i < 2; i++)
-			if (parse_side(d, uid, args[1 + i], &r.side[i], out) != 0)
+			if (parse_side(d, v, args[1 + i], &r.side[i], out) != 0)
 				return QUERY_ANSWERED;
 		return render_or_defer(d, &r, out, defer);
 	} else if (strcmp(args[0], "stats") == 0 && n <= 3) {
@@ -424,14 +428,14 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 		int positional = n - 1 - (json ? 1 : 0);
 
 		if (positional == 1) {
-			struct process *p = find_process(d, uid, args[1], out);
+			struct process *p = find_process(d, v, args[1], out);
 			if (!p)
 				return QUERY_ANSWERED;
 			wbuf_printf(out, "OK\n");
 			stats_format_process(p, out, json);
 		} else if (positional == 0) {
 			wbuf_printf(out, "OK\n");
-			global_stats(d, uid, out, json);
+			global_stats(d, v, out, json);
 		} else {
 			error_line(out, "usage: stats [<pid>] [json]");
 		}
@@ -440,7 +444,7 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 		/* Host-wide pause: the perf events stop, so the JVMs pay
 		 * nothing, not even the timer interrupt. Root only. */
 		bool on = strcmp(args[1], "on") == 0;
-		if (uid != 0) {
+		if (v->uid != 0) {
 			error_line(out, "only root may pause or resume sampling");
 			return QUERY_ANSWERED;
 		}
@@ -457,9 +461,9 @@ int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *o
 	return QUERY_ANSWERED;
 }
 
-void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *out)
+void query_answer(struct daemon *d, const struct viewer *v, const char *line, struct wbuf *out)
 {
-	query_dispatch(d, uid, line, out, NULL);
+	query_dispatch(d, v, line, out, NULL);
 }
 
 int query_conn_on_readable(struct query_conn *q, struct daemon *d)
@@ -497,7 +501,10 @@ int query_conn_on_readable(struct query_conn *q, struct daemon *d)
 			d->counters.queries_refused++;
 		} else {
 			d->counters.queries++;
-			if (query_dispatch(d, q->uid, q->in, &q->out, &q->render) == QUERY_DEFERRED) {
+			struct viewer v = {.uid = q->uid,
+					   .reads_all = d->has_readers && q->gid == d->readers_gid};
+
+			if (query_dispatch(d, &v, q->in, &q->out, &q->render) == QUERY_DEFERRED) {
 				q->render_waiting = true;
 				return 0;
 			}

@@ -14,8 +14,9 @@
  * may be left out ("1732380000.." is since then); without one, the whole
  * profile. A diff side is <pid> or <pid>@<window>.
  *
- * A client sees only processes of its own uid unless it is root (checked
- * with SO_PEERCRED); requests longer than a line are refused.
+ * A client sees only processes of its own uid unless it is root or its
+ * primary group is --readers-group (checked with SO_PEERCRED); requests
+ * longer than a line are refused.
  */
 #ifndef JSAMPLED_QUERY_SERVER_H
 #define JSAMPLED_QUERY_SERVER_H
@@ -44,9 +45,17 @@ struct render_request {
 	struct render_side side[2]; /* cct: side[0]; diff: base, target */
 };
 
+/* Who asks: the peer's uid, and whether its group may read every process
+ * (--readers-group; it still may not control sampling). */
+struct viewer {
+	uid_t uid;
+	bool reads_all;
+};
+
 struct query_conn {
 	int fd;
 	uid_t uid;
+	gid_t gid;
 	uint64_t opened_ns;
 	char in[QUERY_MAX_REQUEST + 1];
 	size_t in_len;
@@ -66,11 +75,11 @@ int query_conn_flush(struct query_conn *q);
 
 enum { QUERY_ANSWERED, QUERY_DEFERRED };
 
-/* Answers one request line as client uid into out (no I/O; testable).
+/* Answers one request line as client v into out (no I/O; testable).
  * With defer, a cct request that is valid is not rendered but described in
  * *defer (QUERY_DEFERRED). */
-int query_dispatch(struct daemon *d, uid_t uid, const char *line, struct wbuf *out, struct render_request *defer);
-void query_answer(struct daemon *d, uid_t uid, const char *line, struct wbuf *out);
+int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, struct wbuf *out, struct render_request *defer);
+void query_answer(struct daemon *d, const struct viewer *v, const char *line, struct wbuf *out);
 /* Renders a request's answer ("OK" and the body, or an ERROR line) into
  * out, written to fd as it grows when fd >= 0. -1 on an error after "OK". */
 int query_render(struct daemon *d, const struct render_request *r, struct wbuf *out, int fd);

@@ -8,6 +8,15 @@
 #include "clock.h"
 #include "process.h"
 
+/* A negative return stops ring_buffer__consume after this record (libbpf
+ * has already advanced the consumer position past it). */
+#define BUDGET_SPENT (-EAGAIN)
+
+static int budget_left(struct ringbuf_drain *d)
+{
+	return d->budget && ++d->taken >= d->budget ? BUDGET_SPENT : 0;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct ringbuf_drain *d = ctx;
@@ -18,16 +27,16 @@ static int on_record(void *ctx, void *data, size_t size)
 	d->bytes += size;
 	if (size < sizeof(*s) || size < sizeof(*s) + s->stack_len) {
 		d->processes->malformed_samples++;
-		return 0;
+		return budget_left(d);
 	}
 	p = process_lookup(d->processes, (pid_t)s->pid);
 	if (!p || p->state != PROCESS_LIVE) {
 		/* Sampled just before the process was dropped from the targets. */
 		d->processes->unknown_pid_samples++;
-		return 0;
+		return budget_left(d);
 	}
 	process_take_sample(d->processes, p, s, d->now);
-	return 0;
+	return budget_left(d);
 }
 
 int ringbuf_drain_open(struct ringbuf_drain *d, int map_fd, struct process_table *processes)
@@ -50,9 +59,15 @@ int ringbuf_drain_fd(const struct ringbuf_drain *d)
 	return ring_buffer__epoll_fd(d->rb);
 }
 
-int ringbuf_drain_run(struct ringbuf_drain *d)
+int ringbuf_drain_run(struct ringbuf_drain *d, uint32_t max_records)
 {
+	int r;
+
 	d->now = monotonic_ns(); /* one clock read per drain, not per sample */
 	d->processes->wall_offset_ns = wall_offset_ns(); /* follows clock steps */
-	return ring_buffer__consume(d->rb);
+	d->budget = max_records;
+	d->taken = 0;
+	r = ring_buffer__consume(d->rb);
+	d->more = r == BUDGET_SPENT;
+	return d->more ? (int)d->taken : r;
 }

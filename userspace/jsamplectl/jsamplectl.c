@@ -8,6 +8,7 @@
  *   jsamplectl [--socket PATH] stats [PID] [--json]
  *   jsamplectl [--socket PATH] sampling on|off      (root: pause/resume all sampling)
  *   jsamplectl [--socket PATH] serve [--listen 127.0.0.1:PORT]
+ *   jsamplectl [--socket PATH] export [--config FILE] [--interval-s N] [--pyroscope-url URL] [--status]
  *
  * Formats: tree, collapsed, json, pprof (gzipped profile.proto), html (a
  * flame-graph page), svg. Times: see time_spec.h. Exit status: 0 on OK, 1
@@ -20,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "export.h"
+#include "export_config.h"
 #include "query_client.h"
 #include "serve.h"
 #include "time_spec.h"
@@ -35,6 +38,9 @@ static void usage(FILE *f)
 		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"
 		"       jsamplectl [--socket PATH] sampling on|off   (root: pause or resume all sampling)\n"
 		"       jsamplectl [--socket PATH] serve [--listen 127.0.0.1:PORT]\n"
+		"       jsamplectl [--socket PATH] export [--config FILE] [--interval-s N] [--pyroscope-url URL]\n"
+		"                  [--host NAME] [--state-dir DIR] [--lag-s N] [--max-intervals N] [--status]\n"
+		"                  (settings and secrets: /etc/jsampled/export.conf, see export_config.h)\n"
 		"TIME: now, an age (90s, 5m, 2h, 1d), seconds since the epoch, or 2026-11-23T18:05[:30][Z]\n");
 }
 
@@ -77,8 +83,21 @@ int main(int argc, char **argv)
 		{"from", required_argument, 0, 'F'},   {"until", required_argument, 0, 'U'},
 		{"base", required_argument, 0, 'b'},   {"target", required_argument, 0, 't'},
 		{"output", required_argument, 0, 'o'}, {"listen", required_argument, 0, 'l'},
+		{"config", required_argument, 0, 'C'}, {"interval-s", required_argument, 0, 'I'},
+		{"pyroscope-url", required_argument, 0, 'P'}, {"host", required_argument, 0, 'H'},
+		{"state-dir", required_argument, 0, 'D'}, {"lag-s", required_argument, 0, 'L'},
+		{"max-intervals", required_argument, 0, 'M'}, {"status", no_argument, 0, 'T'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
 	};
+	/* export: command-line settings, applied over the config file's */
+	static const struct {
+		int opt;
+		const char *key;
+	} export_keys[] = {{'I', "interval_s"}, {'P', "pyroscope_url"}, {'H', "host"},
+			   {'D', "state_dir"},  {'L', "lag_s"},         {'M', "max_windows"}};
+	const char *export_args[8] = {0};
+	const char *config_path = NULL;
+	int export_status = 0;
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
 	const char *format = NULL, *since = NULL, *from = NULL, *until = NULL, *base = NULL, *target = NULL;
 	const char *output = NULL, *listen = "127.0.0.1:8421";
@@ -120,6 +139,22 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			listen = optarg;
+			break;
+		case 'C':
+			config_path = optarg;
+			break;
+		case 'T':
+			export_status = 1;
+			break;
+		case 'I':
+		case 'P':
+		case 'H':
+		case 'D':
+		case 'L':
+		case 'M':
+			for (size_t i = 0; i < sizeof(export_keys) / sizeof(export_keys[0]); i++)
+				if (export_keys[i].opt == c)
+					export_args[i] = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -167,6 +202,24 @@ int main(int argc, char **argv)
 		snprintf(request, sizeof(request), "sampling %s", argv[1]);
 	} else if (argc == 1 && strcmp(argv[0], "serve") == 0) {
 		return serve_run(socket_path, listen);
+	} else if (argc == 1 && strcmp(argv[0], "export") == 0) {
+		struct export_config ec;
+
+		export_config_defaults(&ec);
+		snprintf(ec.socket_path, sizeof(ec.socket_path), "%s", socket_path);
+		if (export_config_load(&ec, config_path ? config_path : EXPORT_DEFAULT_CONFIG, config_path != NULL,
+				       err, sizeof(err)) != 0) {
+			fprintf(stderr, "jsamplectl export: %s\n", err);
+			return 2;
+		}
+		for (size_t i = 0; i < sizeof(export_keys) / sizeof(export_keys[0]); i++) {
+			if (export_args[i] &&
+			    export_config_set(&ec, export_keys[i].key, export_args[i], 1, err, sizeof(err)) != 0) {
+				fprintf(stderr, "jsamplectl export: %s\n", err);
+				return 2;
+			}
+		}
+		return export_status ? export_print_status(&ec) : export_run(&ec);
 	} else {
 		usage(stderr);
 		return 2;

@@ -1,0 +1,190 @@
+#include "export_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "query_client.h"
+
+void export_config_defaults(struct export_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->socket_path, sizeof(c->socket_path), "%s", DEFAULT_SOCKET);
+	c->interval_s = 15;
+	c->lag_s = 5;
+	if (gethostname(c->host, sizeof(c->host)) != 0)
+		snprintf(c->host, sizeof(c->host), "unknown");
+	c->host[sizeof(c->host) - 1] = 0;
+	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/jsampled-export");
+	c->queue_bytes = 64u << 20;
+	c->timeout_s = 10;
+}
+
+static int set_text(char *dst, size_t cap, const char *key, const char *value, char *err, size_t errlen)
+{
+	if (strlen(value) >= cap) {
+		snprintf(err, errlen, "%s: value too long (at most %zu bytes)", key, cap - 1);
+		return -1;
+	}
+	snprintf(dst, cap, "%s", value);
+	return 0;
+}
+
+static int set_uint(uint32_t *dst, const char *key, const char *value, uint32_t lo, uint32_t hi, char *err,
+		    size_t errlen)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (errno || !*value || *end || v < lo || v > hi) {
+		snprintf(err, errlen, "%s: expected a number in %u..%u, got \"%s\"", key, lo, hi, value);
+		return -1;
+	}
+	*dst = (uint32_t)v;
+	return 0;
+}
+
+/* "NAME exe|main|unit|cgroup GLOB" */
+static int add_rule(struct export_config *c, const char *value, char *err, size_t errlen)
+{
+	static const char *const fields[] = {"exe", "main", "unit", "cgroup"};
+	char name[128], field[16], glob[256];
+	struct service_rule *r;
+
+	if (c->n_rules >= EXPORT_MAX_RULES) {
+		snprintf(err, errlen, "service: at most %d rules", EXPORT_MAX_RULES);
+		return -1;
+	}
+	if (sscanf(value, "%127s %15s %255s", name, field, glob) != 3) {
+		snprintf(err, errlen, "service: expected NAME exe|main|unit|cgroup GLOB");
+		return -1;
+	}
+	r = &c->rules[c->n_rules];
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (strcmp(field, fields[i]) == 0) {
+			snprintf(r->name, sizeof(r->name), "%s", name);
+			snprintf(r->glob, sizeof(r->glob), "%s", glob);
+			r->field = (enum rule_field)i;
+			c->n_rules++;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "service: unknown field \"%s\" (exe, main, unit or cgroup)", field);
+	return -1;
+}
+
+int export_config_set(struct export_config *c, const char *key, const char *value, int from_cli, char *err,
+		      size_t errlen)
+{
+	uint32_t mb;
+
+	if (strcmp(key, "pyroscope_password") == 0 || strcmp(key, "pyroscope_token") == 0) {
+		if (from_cli) {
+			snprintf(err, errlen, "%s is a secret: set it in the config file, not on the command line", key);
+			return -1;
+		}
+		return strcmp(key, "pyroscope_token") == 0
+			       ? set_text(c->pyroscope_token, sizeof(c->pyroscope_token), key, value, err, errlen)
+			       : set_text(c->pyroscope_password, sizeof(c->pyroscope_password), key, value, err, errlen);
+	}
+	if (strcmp(key, "socket") == 0)
+		return set_text(c->socket_path, sizeof(c->socket_path), key, value, err, errlen);
+	if (strcmp(key, "interval_s") == 0)
+		return set_uint(&c->interval_s, key, value, 1, 3600, err, errlen);
+	if (strcmp(key, "lag_s") == 0)
+		return set_uint(&c->lag_s, key, value, 0, 300, err, errlen);
+	if (strcmp(key, "timeout_s") == 0)
+		return set_uint(&c->timeout_s, key, value, 1, 300, err, errlen);
+	if (strcmp(key, "max_windows") == 0)
+		return set_uint(&c->max_windows, key, value, 0, 1u << 30, err, errlen);
+	if (strcmp(key, "queue_mb") == 0) {
+		if (set_uint(&mb, key, value, 1, 65536, err, errlen) != 0)
+			return -1;
+		c->queue_bytes = (size_t)mb << 20;
+		return 0;
+	}
+	if (strcmp(key, "host") == 0)
+		return set_text(c->host, sizeof(c->host), key, value, err, errlen);
+	if (strcmp(key, "state_dir") == 0)
+		return set_text(c->state_dir, sizeof(c->state_dir), key, value, err, errlen);
+	if (strcmp(key, "pyroscope_url") == 0)
+		return set_text(c->pyroscope_url, sizeof(c->pyroscope_url), key, value, err, errlen);
+	if (strcmp(key, "pyroscope_user") == 0)
+		return set_text(c->pyroscope_user, sizeof(c->pyroscope_user), key, value, err, errlen);
+	if (strcmp(key, "pyroscope_tenant") == 0)
+		return set_text(c->pyroscope_tenant, sizeof(c->pyroscope_tenant), key, value, err, errlen);
+	if (strcmp(key, "service") == 0)
+		return add_rule(c, value, err, errlen);
+	snprintf(err, errlen, "unknown setting \"%s\"", key);
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+int export_config_load(struct export_config *c, const char *path, int required, char *err, size_t errlen)
+{
+	char line[2048], sub[256];
+	struct stat st;
+	int lineno = 0, rc = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		if (!required && errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		fclose(f);
+		return -1;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		char *eq, *key, *value, *hash = strchr(line, '#');
+
+		lineno++;
+		if (hash)
+			*hash = 0;
+		key = trim(line);
+		if (!*key)
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected key = value", path, lineno);
+			rc = -1;
+			break;
+		}
+		*eq = 0;
+		value = trim(eq + 1);
+		key = trim(key);
+		if ((strcmp(key, "pyroscope_password") == 0 || strcmp(key, "pyroscope_token") == 0) &&
+		    (st.st_mode & 077)) {
+			snprintf(err, errlen, "%s:%d: %s in a file others may read (mode %03o; chmod 0600)", path,
+				 lineno, key, (unsigned)(st.st_mode & 0777));
+			rc = -1;
+			break;
+		}
+		if (export_config_set(c, key, value, 0, sub, sizeof(sub)) != 0) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, sub);
+			rc = -1;
+		}
+	}
+	fclose(f);
+	return rc;
+}

@@ -1,0 +1,63 @@
+/* The exporter's settings: /etc/jsampled/export.conf (or --config FILE),
+ * then the command line. Secrets (passwords, tokens) are read only from the
+ * file, which must not be readable by others: a command line is visible to
+ * every user of the host.
+ *
+ * File syntax, one setting per line, '#' comments:
+ *   socket = /run/jsampled/jsampled.sock
+ *   interval_s = 15              lag_s = 5
+ *   host = web-17                (default: the host name)
+ *   state_dir = /var/lib/jsampled-export
+ *   queue_mb = 64                (per destination; oldest dropped first)
+ *   pyroscope_url = https://pyroscope.example:4040
+ *   pyroscope_user = ...   pyroscope_password = ...   (basic auth)
+ *   pyroscope_token = ...        (bearer)
+ *   pyroscope_tenant = ...       (X-Scope-OrgID)
+ *   timeout_s = 10
+ *   service = NAME exe|main|unit|cgroup GLOB   (a naming rule; first match wins)
+ */
+#ifndef JSAMPLECTL_EXPORT_CONFIG_H
+#define JSAMPLECTL_EXPORT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT_DEFAULT_CONFIG "/etc/jsampled/export.conf"
+#define EXPORT_MAX_RULES 64
+
+enum rule_field { RULE_EXE, RULE_MAIN, RULE_UNIT, RULE_CGROUP };
+
+struct service_rule {
+	char name[128];
+	enum rule_field field;
+	char glob[256];
+};
+
+struct export_config {
+	char socket_path[108];
+	uint32_t interval_s;
+	uint32_t lag_s; /* a window is fetched this long after it ends: late samples land */
+	char host[128];
+	char state_dir[256];
+	size_t queue_bytes;
+	uint32_t timeout_s;
+	char pyroscope_url[512];
+	char pyroscope_user[128];
+	char pyroscope_password[256];
+	char pyroscope_token[512];
+	char pyroscope_tenant[128];
+	struct service_rule rules[EXPORT_MAX_RULES];
+	size_t n_rules;
+	uint32_t max_windows; /* runs this many windows then stops (tests; 0: forever) */
+};
+
+void export_config_defaults(struct export_config *c);
+/* Reads path into c. A missing file is fine when !required. A secret in a
+ * file that group or others may read is refused. -1 with err set. */
+int export_config_load(struct export_config *c, const char *path, int required, char *err, size_t errlen);
+/* One "key = value" setting (also from the command line, where secrets are
+ * refused: from_cli). -1 with err set. */
+int export_config_set(struct export_config *c, const char *key, const char *value, int from_cli, char *err,
+		      size_t errlen);
+
+#endif
