@@ -12,17 +12,21 @@ command -v systemd-analyze >/dev/null || fail "systemd-analyze missing (run 'mak
 # this build's install (verify checks that the executable exists).
 make -s -C "$ROOT" install DESTDIR="$TMP/inst" PREFIX=/usr >/dev/null || fail "make install failed"
 for f in usr/sbin/jsampled usr/bin/jsamplectl usr/lib/jsampled/libjsagent.so lib/systemd/system/jsampled.service \
-	lib/systemd/system/jsampled.socket etc/jsampled/jsampled.conf; do
+	lib/systemd/system/jsampled.socket etc/jsampled/jsampled.conf lib/systemd/system/jsampled-export.service \
+	etc/jsampled/export.conf; do
 	[ -e "$TMP/inst/$f" ] || fail "make install did not install /$f"
 done
 mkdir -p "$TMP/unit"
 sed "s|/usr/sbin/jsampled|$TMP/inst/usr/sbin/jsampled|" "$TMP/inst/lib/systemd/system/jsampled.service" \
 	>"$TMP/unit/jsampled.service"
 cp "$TMP/inst/lib/systemd/system/jsampled.socket" "$TMP/unit/"
-out=$(cd "$TMP/unit" && systemd-analyze verify jsampled.socket jsampled.service 2>&1) ||
+sed "s|/usr/bin/jsamplectl|$TMP/inst/usr/bin/jsamplectl|" "$TMP/inst/lib/systemd/system/jsampled-export.service" \
+	>"$TMP/unit/jsampled-export.service"
+out=$(cd "$TMP/unit" && systemd-analyze verify jsampled.socket jsampled.service jsampled-export.service 2>&1) ||
 	fail "systemd-analyze verify: $out"
 [ -z "$out" ] || fail "systemd-analyze verify complained: $out"
-note "systemd-analyze verify: jsampled.service and jsampled.socket are clean"
+note "systemd-analyze verify: jsampled.service, jsampled.socket and jsampled-export.service are clean"
+[ "$(stat -c %a "$TMP/inst/etc/jsampled/export.conf")" = 600 ] || fail "export.conf (secrets) is not mode 0600"
 # The installed config file is what the installed daemon reads.
 "$TMP/inst/usr/sbin/jsampled" --config "$TMP/inst/etc/jsampled/jsampled.conf" --help >/dev/null ||
 	fail "the installed daemon rejects the installed config"
@@ -39,7 +43,10 @@ for f in ./usr/sbin/jsampled ./usr/lib/jsampled/libjsagent.so ./lib/systemd/syst
 done
 dpkg-deb -I "$deb" postinst | grep -q "addgroup --system jsampled" || fail "postinst does not create the group"
 dpkg-deb -I "$deb" postinst | grep -q "deb-systemd-helper enable jsampled.service" || fail "postinst does not enable the unit"
-[ "$(dpkg-deb -I "$deb" conffiles)" = /etc/jsampled/jsampled.conf ] || fail "the config is not a conffile"
+[ "$(dpkg-deb -I "$deb" conffiles | tr '\n' ' ')" = "/etc/jsampled/jsampled.conf /etc/jsampled/export.conf " ] ||
+	fail "the configs are not conffiles: $(dpkg-deb -I "$deb" conffiles)"
+dpkg-deb -I "$deb" postinst | grep -q "ingroup jsampled-readers jsampled-export" ||
+	fail "postinst does not create the exporter's user"
 note "make install and make deb: $(basename "$deb"), $(wc -l <"$TMP/deb.list") entries"
 
 # A notify socket that records every datagram with its arrival time.
