@@ -81,6 +81,7 @@ static void test_slices_and_windows(void)
 
 	make_model(&m);
 	CHECK(cct_init(&c, 100) == 0);
+	cct_slices_set_finest(&c.slices, 10); /* the figures below are for 10-s slices */
 	/* work for 30 s, then leaf for 30 s, one sample a second. */
 	for (int i = 0; i < 60; i++)
 		CHECK(cct_add_at(&c, i < 30 ? a : b, 2, 1, t0 + i) == 0);
