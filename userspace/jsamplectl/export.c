@@ -47,6 +47,7 @@ struct exporter {
 	VEC(int) sent_pids;
 	int64_t resume_from; /* the interval whose resume_pids were pushed before a restart */
 	VEC(int) resume_pids;
+	char saved_position[8192]; /* what the position file holds */
 	uint32_t hz, resolution_s;
 	uint64_t windows, exported, empty, query_errors, skipped_windows, identity_failures;
 	char last_error[600];
@@ -106,6 +107,9 @@ static void save_position(struct exporter *e)
 	for (size_t i = 0; e->sent_from == from && i < e->sent_pids.n && n + 16 < sizeof(text); i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%d", i ? "," : "", e->sent_pids.v[i]);
 	snprintf(text + n, sizeof(text) - n, "\n");
+	if (strcmp(text, e->saved_position) == 0)
+		return; /* unchanged: the loop runs every second, the file changes per interval */
+	snprintf(e->saved_position, sizeof(e->saved_position), "%s", text);
 	if (write_atomically(e->c->state_dir, "position", text, 0644) != 0)
 		snprintf(e->last_error, sizeof(e->last_error), "cannot write %s/position: %s", e->c->state_dir,
 			 strerror(errno));
@@ -406,7 +410,6 @@ int export_run(const struct export_config *c)
 	struct exporter e = {.c = c};
 	struct sigaction sa = {.sa_handler = on_stop};
 	uint64_t collected = 0;
-	int rc = 0;
 
 	if (!c->pyroscope_url[0]) {
 		fprintf(stderr, "jsamplectl export: no destination (set pyroscope_url in the config or "
@@ -472,7 +475,7 @@ int export_run(const struct export_config *c)
 	vec_free(&e.resume_pids);
 	curl_multi_cleanup(e.multi);
 	curl_global_cleanup();
-	return rc;
+	return 0;
 }
 
 int export_print_status(const struct export_config *c)

@@ -78,7 +78,7 @@ int pyroscope_request_init(struct pyroscope_request *r, const struct export_conf
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT, (long)c->timeout_s);
 	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(r->easy, CURLOPT_ERRORBUFFER, r->error);
-	/* Only http(s), also after a redirect. */
+	/* Only http(s); redirects are not followed (credentials stay with the configured host). */
 	curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	return 0;
 fail:
