@@ -96,6 +96,23 @@ bool walk_thread_has_no_java(const struct walk *w)
 	       s->thread_state != (uint32_t)L->state_in_java_trans;
 }
 
+/* SharedRuntime::generate_stubs builds these with generate_resolve_blob
+ * (sharedRuntime.cpp, JDK 17-25): a call site's first call resolves its
+ * target through them, and a not-entrant method's entry and an inline
+ * cache miss jump to them, always with the caller's return address on
+ * top of the stack. */
+static bool stub_entered_by_call(const struct code_blob *b)
+{
+	static const char *const prefixes[] = {"resolve_", "wrong_method", "ic_miss"};
+
+	if (!b->name)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(b->name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
 /* Stubs with a real frame size (runtime stubs, safepoint and deopt blobs)
  * are walked like compiled frames but contribute no Java frame. */
 static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
@@ -113,8 +130,11 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 	}
 	st = walk_pop_frame(w, w->sp + (uint64_t)b->frame_size_words * 8, true);
 	/* Runtime stubs are also called from slow paths without debug info
-	 * (C1's monitorexit, for one): the caller may not be at a call site. */
-	if (st == STEP_CALLER)
+	 * (C1's monitorexit, for one): the caller may not be at a call site.
+	 * The call-resolution stubs are the exception: compiled code reaches
+	 * them only through a call instruction, so their caller must be at a
+	 * call site, and one that is not means the map no longer matches. */
+	if (st == STEP_CALLER && !stub_entered_by_call(b))
 		w->leaf_return = true;
 	return st;
 }
