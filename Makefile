@@ -163,7 +163,7 @@ $(B)/asan/jsreplay: $(call asan_obj,$(REPLAY_SRC)) $(B)/asan/libjsdecode.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DECODE_LIBS)
 
-$(B)/jsamplectl: $(call obj,$(CTL_SRC))
+$(B)/jsamplectl: $(call obj,$(CTL_SRC)) $(B)/libjsdecode.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ -lmicrohttpd -lcurl -ljansson $(DECODE_LIBS)
 

@@ -232,7 +232,7 @@ static void json_node_open(const struct cct *c, const struct method_table *m, co
 	else
 		method_table_name(m, n->method_id, name, sizeof(name));
 	wbuf_printf(out, "{\"name\":");
-	json_string(out, name);
+	json_quote(out, name);
 	wbuf_printf(out, ",\"type\":\"%s\",\"self\":%llu,\"total\":%llu,\"children\":[",
 		    k == 0 ? "root" : frame_type_name(n->type), (unsigned long long)n->self,
 		    (unsigned long long)s->total[k]);

@@ -84,9 +84,9 @@ static int write_page_data(const struct named_tree *t, const struct page_opts *o
 	if (!stack || !next || !emitted)
 		goto out;
 	wbuf_printf(out, "{\"title\":");
-	json_string_html(out, o->title ? o->title : "");
+	json_quote_html(out, o->title ? o->title : "");
 	wbuf_printf(out, ",\"subtitle\":");
-	json_string_html(out, o->subtitle ? o->subtitle : "");
+	json_quote_html(out, o->subtitle ? o->subtitle : "");
 	wbuf_printf(out, ",\"unit\":\"samples\",\"kinds\":[");
 	for (int k = 0; k < KIND_COUNT; k++)
 		wbuf_printf(out, "%s\"%s\"", k ? "," : "", frame_kind_name((enum frame_kind)k));
@@ -94,7 +94,7 @@ static int write_page_data(const struct named_tree *t, const struct page_opts *o
 	for (size_t i = 0; i < t->names.n; i++) {
 		if (i)
 			wbuf_u8(out, ',');
-		json_string_html(out, t->names.v[i]);
+		json_quote_html(out, t->names.v[i]);
 		if (cct_spill(out, fd, false))
 			goto out;
 	}
@@ -133,7 +133,7 @@ static int write_page_data(const struct named_tree *t, const struct page_opts *o
 	}
 	if (diff) {
 		wbuf_printf(out, ",\"diff\":{\"base_title\":");
-		json_string_html(out, o->base_title);
+		json_quote_html(out, o->base_title);
 		wbuf_printf(out, ",\"base_total\":%" PRIu64 ",\"target_total\":%" PRIu64 "}", root->base_total,
 			    root->total);
 	} else {

@@ -2,7 +2,7 @@
 
 #include <stdbool.h>
 
-static void json_quote(struct wbuf *w, const char *s, bool html)
+static void quote(struct wbuf *w, const char *s, bool html)
 {
 	wbuf_u8(w, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -38,12 +38,12 @@ static void json_quote(struct wbuf *w, const char *s, bool html)
 	wbuf_u8(w, '"');
 }
 
-void json_string(struct wbuf *w, const char *s)
+void json_quote(struct wbuf *w, const char *s)
 {
-	json_quote(w, s, false);
+	quote(w, s, false);
 }
 
-void json_string_html(struct wbuf *w, const char *s)
+void json_quote_html(struct wbuf *w, const char *s)
 {
-	json_quote(w, s, true);
+	quote(w, s, true);
 }

@@ -75,9 +75,9 @@ static void answer_list_json(struct daemon *d, const struct viewer *v, struct wb
 			    (unsigned long long)p->stats.samples, stats_resolved_pct(&p->stats), p->cct.nodes.n,
 			    d->opt.frequency_hz, p->cct.slices.span[0], (long long)p->cct.slices.first_s,
 			    (long long)p->cct.slices.last_s);
-		json_string(out, p->comm);
+		json_quote(out, p->comm);
 		wbuf_printf(out, ",\"vm\":");
-		json_string(out, p->vm);
+		json_quote(out, p->vm);
 		wbuf_printf(out, "}");
 		first = false;
 	}

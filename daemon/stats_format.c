@@ -164,9 +164,9 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 	if (json) {
 		wbuf_printf(out, "\"state\":\"%s\",\"restored\":%s,\"over_limit\":%s,\"comm\":",
 			    process_state_name(p->state), p->restored ? "true" : "false", p->over_limit ? "true" : "false");
-		json_string(out, p->comm);
+		json_quote(out, p->comm);
 		wbuf_printf(out, ",\"vm\":");
-		json_string(out, p->vm);
+		json_quote(out, p->vm);
 		wbuf_printf(out, ",");
 	} else {
 		wbuf_printf(out, "%-*s %s\n%-*s %s\n%-*s %s\n%-*s %s\n%-*s %s\n", NAME_WIDTH, "state",

@@ -14,6 +14,8 @@
 #include <jansson.h>
 
 #include "../common/vec.h"
+#include "clickhouse_http.h"
+#include "clickhouse_rows.h"
 #include "export_queue.h"
 #include "pprof_read.h"
 #include "process_identity.h"
@@ -26,30 +28,45 @@
  * what lies before, counted. */
 #define RESUME_LIMIT_S (9 * 60)
 
+/* Stacks remembered as written to ClickHouse (about 40 bytes each). */
+#define CH_STACKS_REMEMBERED (1u << 20)
+
+enum destination_kind { DEST_PYROSCOPE, DEST_CLICKHOUSE };
+
 /* A push destination: its queue and its one request in flight. */
 struct destination {
 	const char *name;
+	enum destination_kind kind;
+	const char *url;
 	struct export_queue q;
-	struct pyroscope_request req;
+	struct pyroscope_request preq;
+	struct clickhouse_request creq;
 	int busy;
-	char last_error[256];
+	int continuing; /* ClickHouse: the next request is the second of an item */
+	char last_error[320];
 };
 
 struct exporter {
 	const struct export_config *c;
 	CURLM *multi;
-	struct destination pyroscope;
-	int64_t next_from; /* the next interval to fetch starts here */
+	struct destination dests[2];
+	size_t n_dests;
+	struct destination *pyroscope, *clickhouse; /* NULL when not configured */
+	struct clickhouse_server ch_server;
+	struct ch_stacks_written ch_written;
+	struct ch_batch batch; /* ClickHouse: the interval being fetched */
+	int64_t next_from;     /* the next interval to fetch starts here */
 	/* Pushed processes of the oldest interval not wholly pushed yet (the
 	 * queue sends in order): a restart fetches that interval again and
-	 * skips them, so nothing is pushed twice. */
+	 * skips them, so nothing is pushed twice to Pyroscope. (ClickHouse
+	 * takes the interval whole again: its rows collapse with the first.) */
 	int64_t sent_from;
 	VEC(int) sent_pids;
 	int64_t resume_from; /* the interval whose resume_pids were pushed before a restart */
 	VEC(int) resume_pids;
 	char saved_position[8192]; /* what the position file holds */
 	uint32_t hz, resolution_s;
-	uint64_t windows, exported, empty, query_errors, skipped_windows, identity_failures;
+	uint64_t windows, exported, empty, query_errors, skipped_windows, identity_failures, batch_failures;
 	char last_error[600];
 };
 
@@ -93,9 +110,14 @@ static int write_atomically(const char *dir, const char *name, const char *text,
 /* Everything before this is pushed or counted dropped at every destination. */
 static int64_t taken_care_of(const struct exporter *e)
 {
-	int64_t oldest = export_queue_oldest_from(&e->pyroscope.q);
+	int64_t oldest = e->next_from;
 
-	return oldest < e->next_from ? oldest : e->next_from;
+	for (size_t i = 0; i < e->n_dests; i++) {
+		int64_t o = export_queue_oldest_from(&e->dests[i].q);
+		if (o < oldest)
+			oldest = o;
+	}
+	return oldest;
 }
 
 static void save_position(struct exporter *e)
@@ -149,12 +171,12 @@ static int resumed_already(const struct exporter *e, int64_t from, int pid)
 	return 0;
 }
 
-static void destination_status(json_t *dests, const struct destination *d, const char *url)
+static void destination_status(json_t *dests, const struct destination *d)
 {
 	const struct export_counters *k = &d->q.c;
 
 	json_object_set_new(dests, d->name,
-			    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "url", url, "queued",
+			    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "url", d->url, "queued",
 				      (json_int_t)k->queued, "sent", (json_int_t)k->sent, "failed",
 				      (json_int_t)k->failed, "retried", (json_int_t)k->retried, "dropped",
 				      (json_int_t)k->dropped, "dropped_samples", (json_int_t)k->dropped_samples,
@@ -179,8 +201,9 @@ static void save_status(struct exporter *e)
 		json_decref(dests);
 		return;
 	}
-	if (e->c->pyroscope_url[0])
-		destination_status(dests, &e->pyroscope, e->c->pyroscope_url);
+	json_object_set_new(st, "batch_failures", json_integer((json_int_t)e->batch_failures));
+	for (size_t i = 0; i < e->n_dests; i++)
+		destination_status(dests, &e->dests[i]);
 	json_object_set_new(st, "destinations", dests);
 	text = json_dumps(st, JSON_INDENT(1));
 	if (text) {
@@ -197,19 +220,24 @@ static void save_status(struct exporter *e)
 
 /* --- fetching an interval --- */
 
+/* "OpenJDK 64-Bit Server VM 17.0.13+11-Debian-2" -> 17.0.13+11-Debian-2 */
+static void jvm_version(const char *vm, char *out, size_t cap)
+{
+	const char *plus = strstr(vm, "Server VM ");
+
+	snprintf(out, cap, "%s", plus ? plus + 10 : vm);
+	identity_sanitize(out);
+}
+
 /* service{host=..,pid=..,jvm=..,...}: Pyroscope's name with labels. */
 static void series_name(char *out, size_t cap, const struct export_config *c, const struct process_identity *id,
-			int pid, const char *vm)
+			int pid, const char *jvm)
 {
-	char jvm[96], host[128];
-	const char *plus = strstr(vm, "Server VM ");
+	char host[128];
 	int n;
 
 	snprintf(host, sizeof(host), "%s", c->host);
 	identity_sanitize(host);
-	/* "OpenJDK 64-Bit Server VM 17.0.13+11-Debian-2" -> 17.0.13+11-Debian-2 */
-	snprintf(jvm, sizeof(jvm), "%s", plus ? plus + 10 : vm);
-	identity_sanitize(jvm);
 	n = snprintf(out, cap, "%s{host=%s,pid=%d", id->service, host, pid);
 	if (jvm[0])
 		n += snprintf(out + n, cap - (size_t)n, ",jvm=%s", jvm);
@@ -231,12 +259,13 @@ static void fetch_process(struct exporter *e, json_t *proc, int64_t from, int64_
 	const char *comm = json_string_value(json_object_get(proc, "comm"));
 	const char *vm = json_string_value(json_object_get(proc, "vm"));
 	struct export_item item = {.from_s = from, .until_s = until, .pid = pid};
+	int to_pyroscope = e->pyroscope && !resumed_already(e, from, pid);
 	struct process_identity id;
 	Perftools__Profiles__Profile *prof;
-	char request[128], err[256], *body = NULL;
+	char request[128], err[256], jvm[96], *body = NULL;
 	size_t len = 0;
 
-	if (resumed_already(e, from, pid))
+	if (!to_pyroscope && !e->clickhouse)
 		return;
 	/* No sample in the interval: nothing to fetch. */
 	if (pid <= 0 || first == 0 || last < from || first >= until) {
@@ -257,9 +286,9 @@ static void fetch_process(struct exporter *e, json_t *proc, int64_t from, int64_
 		return;
 	}
 	item.samples = pprof_sample_count(prof);
-	perftools__profiles__profile__free_unpacked(prof, NULL);
 	if (item.samples == 0) {
 		e->empty++;
+		perftools__profiles__profile__free_unpacked(prof, NULL);
 		free(body);
 		return;
 	}
@@ -268,13 +297,55 @@ static void fetch_process(struct exporter *e, json_t *proc, int64_t from, int64_
 		e->identity_failures++;
 		process_identity_from(&id, "", 0, "", comm, e->c->rules, e->c->n_rules);
 	}
-	series_name(item.name, sizeof(item.name), e->c, &id, pid, vm ? vm : "");
-	item.body = (uint8_t *)body;
-	item.len = len;
+	jvm_version(vm ? vm : "", jvm, sizeof(jvm));
 	e->exported++;
-	if (e->c->pyroscope_url[0])
-		export_queue_push(&e->pyroscope.q, &item);
-	free(item.body); /* NULL if a queue took it */
+	if (e->clickhouse) {
+		const char *labels[] = {"jvm", jvm, "unit", id.unit, "container", id.container, "pod", id.pod};
+
+		if (ch_batch_add_profile(&e->batch, &e->ch_written, prof, id.service, pid, labels,
+					 sizeof(labels) / sizeof(labels[0]) / 2) != 0)
+			snprintf(e->last_error, sizeof(e->last_error), "out of memory building ClickHouse rows");
+	}
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	if (to_pyroscope) {
+		series_name(item.name, sizeof(item.name), e->c, &id, pid, jvm);
+		item.body = (uint8_t *)body;
+		item.len = len;
+		export_queue_push(&e->pyroscope->q, &item);
+		body = (char *)item.body; /* NULL if the queue took it */
+	}
+	free(body);
+}
+
+/* The interval's ClickHouse rows, one batch for all processes. */
+static void queue_batch(struct exporter *e, int64_t from, int64_t until)
+{
+	struct ch_batch *b = &e->batch;
+	struct export_item item = {.from_s = from, .until_s = until};
+
+	if (b->oom) {
+		/* Rows missing: the whole interval is counted lost, not half-sent. */
+		e->batch_failures++;
+		e->clickhouse->q.c.dropped++;
+		e->clickhouse->q.c.dropped_samples += b->samples_total;
+	} else if (b->rows) {
+		snprintf(item.name, sizeof(item.name), "%s", b->batch_id);
+		item.body = b->samples.data;
+		item.len = b->samples.len;
+		if (b->stacks.len) {
+			item.stacks = b->stacks.data;
+			item.stacks_len = b->stacks.len;
+			b->stacks.data = NULL;
+		}
+		item.new_stacks = b->new_stacks.v;
+		item.n_new_stacks = b->new_stacks.n;
+		item.samples = b->samples_total;
+		b->samples.data = NULL;
+		b->new_stacks.v = NULL;
+		b->new_stacks.n = 0;
+		export_queue_push(&e->clickhouse->q, &item);
+	}
+	ch_batch_free(b);
 }
 
 /* Fetches [from, until) of every process jsampled lets us see. */
@@ -285,9 +356,13 @@ static int fetch_interval(struct exporter *e, int64_t from, int64_t until)
 	json_error_t jerr;
 	json_t *list, *proc;
 
+	if (e->clickhouse)
+		ch_batch_init(&e->batch, e->c->host, from, (uint32_t)(until - from));
 	if (query_to_memory(e->c->socket_path, "list json", &body, &len, err, sizeof(err)) != QUERY_OK) {
 		e->query_errors++;
 		snprintf(e->last_error, sizeof(e->last_error), "list: %s", err);
+		if (e->clickhouse)
+			ch_batch_free(&e->batch);
 		return -1;
 	}
 	list = json_loadb(body, len, 0, &jerr);
@@ -296,6 +371,8 @@ static int fetch_interval(struct exporter *e, int64_t from, int64_t until)
 		e->query_errors++;
 		snprintf(e->last_error, sizeof(e->last_error), "list: not a JSON array: %s", jerr.text);
 		json_decref(list);
+		if (e->clickhouse)
+			ch_batch_free(&e->batch);
 		return -1;
 	}
 	json_array_foreach(list, i, proc) {
@@ -314,30 +391,79 @@ static int fetch_interval(struct exporter *e, int64_t from, int64_t until)
 		fetch_process(e, proc, from, until);
 	}
 	json_decref(list);
+	if (e->clickhouse)
+		queue_batch(e, from, until);
 	return 0;
 }
 
 /* --- pushing --- */
 
+static CURL *request_easy(struct destination *d)
+{
+	return d->kind == DEST_PYROSCOPE ? d->preq.easy : d->creq.easy;
+}
+
+static void request_free(struct destination *d)
+{
+	if (d->kind == DEST_PYROSCOPE)
+		pyroscope_request_free(&d->preq);
+	else
+		clickhouse_request_free(&d->creq);
+}
+
+/* ClickHouse: an item is two INSERTs, its new stacks, then its samples
+ * (a stack is in the store before any sample that names it). */
+static int clickhouse_request_for(struct exporter *e, struct destination *d, const struct export_item *it)
+{
+	int stacks = it->stacks && !it->stacks_done;
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT JSONEachRow", e->c->clickhouse_database,
+		 stacks ? "stacks" : "samples");
+	return clickhouse_request_init(&d->creq, &e->ch_server, sql, stacks ? it->stacks : it->body,
+				       stacks ? it->stacks_len : it->len);
+}
+
 static void start_push(struct exporter *e, struct destination *d, uint64_t now)
 {
 	struct export_item *it = export_queue_peek(&d->q);
+	int rc;
 
 	if (d->busy || !it || now < d->q.next_try_ms)
 		return;
-	if (pyroscope_request_init(&d->req, e->c, it, e->hz) != 0) {
+	rc = d->kind == DEST_PYROSCOPE ? pyroscope_request_init(&d->preq, e->c, it, e->hz)
+				       : clickhouse_request_for(e, d, it);
+	if (rc != 0) {
 		snprintf(d->last_error, sizeof(d->last_error), "cannot set up a request");
 		export_queue_failed(&d->q, now, 0);
 		return;
 	}
-	curl_easy_setopt(d->req.easy, CURLOPT_PRIVATE, d);
-	if (curl_multi_add_handle(e->multi, d->req.easy) != CURLM_OK) {
-		pyroscope_request_free(&d->req);
+	curl_easy_setopt(request_easy(d), CURLOPT_PRIVATE, d);
+	if (curl_multi_add_handle(e->multi, request_easy(d)) != CURLM_OK) {
+		request_free(d);
 		export_queue_failed(&d->q, now, 0);
 		return;
 	}
-	it->attempts++;
+	if (!d->continuing)
+		it->attempts++;
+	d->continuing = 0;
 	d->busy = 1;
+}
+
+/* An item is through: Pyroscope remembers the process as pushed (for a
+ * restart), ClickHouse its stacks as written. */
+static void item_pushed(struct exporter *e, struct destination *d, struct export_item *it)
+{
+	if (d->kind == DEST_PYROSCOPE) {
+		if (it->from_s != e->sent_from) {
+			e->sent_from = it->from_s;
+			e->sent_pids.n = 0;
+		}
+		vec_push(&e->sent_pids, it->pid);
+	} else {
+		ch_stacks_written_add(&e->ch_written, it->new_stacks, it->n_new_stacks, it->from_s / 86400);
+	}
+	export_queue_done(&d->q);
 }
 
 /* 2xx: pushed. A 4xx other than 408/429 will fail again: dropped,
@@ -353,24 +479,33 @@ static void finish_push(struct exporter *e, CURLMsg *msg)
 		return;
 	curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &code);
 	if (msg->data.result == CURLE_OK && code >= 200 && code < 300) {
-		const struct export_item *it = export_queue_peek(&d->q);
-		if (it->from_s != e->sent_from) {
-			e->sent_from = it->from_s;
-			e->sent_pids.n = 0;
+		struct export_item *it = export_queue_peek(&d->q);
+
+		if (d->kind == DEST_CLICKHOUSE && it->stacks && !it->stacks_done) {
+			it->stacks_done = 1; /* the samples go next, at once */
+			d->continuing = 1;
+		} else {
+			item_pushed(e, d, it);
 		}
-		vec_push(&e->sent_pids, it->pid);
-		export_queue_done(&d->q);
 	} else {
 		int permanent = msg->data.result == CURLE_OK && code >= 400 && code < 500 && code != 408 && code != 429;
+		const char *why = d->kind == DEST_PYROSCOPE ? d->preq.error : d->creq.error;
+
 		if (msg->data.result != CURLE_OK)
 			snprintf(d->last_error, sizeof(d->last_error), "%s",
-				 d->req.error[0] ? d->req.error : curl_easy_strerror(msg->data.result));
+				 why[0] ? why : curl_easy_strerror(msg->data.result));
+		else if (d->kind == DEST_CLICKHOUSE && d->creq.response.len)
+			/* ClickHouse says why in the body ("Code: 60. DB::Exception: ..."). */
+			snprintf(d->last_error, sizeof(d->last_error), "HTTP %ld: %.*s", code,
+				 (int)(d->creq.response.len > 250 ? 250 : d->creq.response.len),
+				 (const char *)d->creq.response.data);
 		else
 			snprintf(d->last_error, sizeof(d->last_error), "HTTP %ld", code);
+		d->continuing = 0;
 		export_queue_failed(&d->q, now, permanent);
 	}
 	curl_multi_remove_handle(e->multi, msg->easy_handle);
-	pyroscope_request_free(&d->req);
+	request_free(d);
 	d->busy = 0;
 }
 
@@ -379,12 +514,42 @@ static void pump(struct exporter *e)
 	CURLMsg *msg;
 	int running, left;
 
-	start_push(e, &e->pyroscope, mono_ms());
+	for (size_t i = 0; i < e->n_dests; i++)
+		start_push(e, &e->dests[i], mono_ms());
 	curl_multi_perform(e->multi, &running);
 	while ((msg = curl_multi_info_read(e->multi, &left)))
 		if (msg->msg == CURLMSG_DONE)
 			finish_push(e, msg);
-	start_push(e, &e->pyroscope, mono_ms());
+	for (size_t i = 0; i < e->n_dests; i++)
+		start_push(e, &e->dests[i], mono_ms());
+}
+
+/* How long the loop may sleep: until the earliest back-off ends (at most
+ * max_ms); requests in flight wake curl_multi_poll themselves. */
+static long idle_ms(const struct exporter *e, long max_ms)
+{
+	uint64_t m = mono_ms();
+	long wait = max_ms;
+
+	for (size_t i = 0; i < e->n_dests; i++) {
+		const struct destination *d = &e->dests[i];
+		long w;
+
+		if (d->busy || !export_queue_len(&d->q))
+			continue;
+		w = d->q.next_try_ms > m ? (long)(d->q.next_try_ms - m) : 0;
+		if (w < wait)
+			wait = w;
+	}
+	return wait;
+}
+
+static int all_sent(const struct exporter *e)
+{
+	for (size_t i = 0; i < e->n_dests; i++)
+		if (e->dests[i].busy || export_queue_len(&e->dests[i].q))
+			return 0;
+	return 1;
 }
 
 /* The first interval to fetch: after the saved position if jsampled still
@@ -405,15 +570,29 @@ static int64_t first_interval(struct exporter *e, int64_t now)
 	return latest;
 }
 
+static void add_destination(struct exporter *e, const char *name, enum destination_kind kind, const char *url)
+{
+	struct destination *d = &e->dests[e->n_dests++];
+
+	d->name = name;
+	d->kind = kind;
+	d->url = url;
+	export_queue_init(&d->q, e->c->queue_bytes);
+	if (kind == DEST_PYROSCOPE)
+		e->pyroscope = d;
+	else
+		e->clickhouse = d;
+}
+
 int export_run(const struct export_config *c)
 {
 	struct exporter e = {.c = c};
 	struct sigaction sa = {.sa_handler = on_stop};
 	uint64_t collected = 0;
 
-	if (!c->pyroscope_url[0]) {
-		fprintf(stderr, "jsamplectl export: no destination (set pyroscope_url in the config or "
-				"--pyroscope-url)\n");
+	if (!c->pyroscope_url[0] && !c->clickhouse_url[0]) {
+		fprintf(stderr, "jsamplectl export: no destination (set pyroscope_url or clickhouse_url in the "
+				"config, or --pyroscope-url / --clickhouse-url)\n");
 		return 2;
 	}
 	if (mkdir(c->state_dir, 0750) != 0 && errno != EEXIST) {
@@ -427,15 +606,20 @@ int export_run(const struct export_config *c)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	e.pyroscope.name = "pyroscope";
-	export_queue_init(&e.pyroscope.q, c->queue_bytes);
+	if (c->pyroscope_url[0])
+		add_destination(&e, "pyroscope", DEST_PYROSCOPE, c->pyroscope_url);
+	if (c->clickhouse_url[0])
+		add_destination(&e, "clickhouse", DEST_CLICKHOUSE, c->clickhouse_url);
+	e.ch_server = (struct clickhouse_server){.url = c->clickhouse_url, .user = c->clickhouse_user,
+						 .password = c->clickhouse_password, .timeout_s = c->timeout_s};
+	ch_stacks_written_init(&e.ch_written, CH_STACKS_REMEMBERED);
 	e.next_from = first_interval(&e, (int64_t)time(NULL));
-	fprintf(stderr, "jsamplectl export: host %s, intervals of %us from %" PRId64 " to %s\n", c->host,
-		c->interval_s, e.next_from, c->pyroscope_url);
+	fprintf(stderr, "jsamplectl export: host %s, intervals of %us from %" PRId64 " to%s%s%s%s\n", c->host,
+		c->interval_s, e.next_from, c->pyroscope_url[0] ? " " : "", c->pyroscope_url,
+		c->clickhouse_url[0] ? " " : "", c->clickhouse_url);
 
 	while (!stopping) {
 		int64_t now = (int64_t)time(NULL);
-		long wait_ms = 1000;
 
 		/* Every interval that ended lag_s ago, in order. */
 		while (!stopping && (!c->max_windows || collected < c->max_windows) &&
@@ -449,28 +633,28 @@ int export_run(const struct export_config *c)
 		pump(&e);
 		save_position(&e);
 		save_status(&e);
-		if (c->max_windows && collected >= c->max_windows && !e.pyroscope.busy &&
-		    !export_queue_len(&e.pyroscope.q))
+		if (c->max_windows && collected >= c->max_windows && all_sent(&e))
 			break;
-		if (!e.pyroscope.busy && export_queue_len(&e.pyroscope.q)) {
-			uint64_t m = mono_ms();
-			wait_ms = e.pyroscope.q.next_try_ms > m ? (long)(e.pyroscope.q.next_try_ms - m) : 0;
-			if (wait_ms > 1000)
-				wait_ms = 1000;
-		}
-		curl_multi_poll(e.multi, NULL, 0, (int)wait_ms, NULL);
+		curl_multi_poll(e.multi, NULL, 0, (int)idle_ms(&e, 1000), NULL);
 	}
-	if (e.pyroscope.busy) {
-		curl_multi_remove_handle(e.multi, e.pyroscope.req.easy);
-		pyroscope_request_free(&e.pyroscope.req);
+	for (size_t i = 0; i < e.n_dests; i++) {
+		if (e.dests[i].busy) {
+			curl_multi_remove_handle(e.multi, request_easy(&e.dests[i]));
+			request_free(&e.dests[i]);
+		}
 	}
 	save_position(&e);
 	save_status(&e);
-	fprintf(stderr,
-		"jsamplectl export: stopped: %" PRIu64 " intervals, %" PRIu64 " profiles; pyroscope sent %" PRIu64
-		", failed %" PRIu64 ", dropped %" PRIu64 "\n",
-		e.windows, e.exported, e.pyroscope.q.c.sent, e.pyroscope.q.c.failed, e.pyroscope.q.c.dropped);
-	export_queue_free(&e.pyroscope.q);
+	fprintf(stderr, "jsamplectl export: stopped: %" PRIu64 " intervals, %" PRIu64 " profiles", e.windows,
+		e.exported);
+	for (size_t i = 0; i < e.n_dests; i++) {
+		const struct export_counters *k = &e.dests[i].q.c;
+		fprintf(stderr, "; %s sent %" PRIu64 ", failed %" PRIu64 ", dropped %" PRIu64, e.dests[i].name,
+			k->sent, k->failed, k->dropped);
+		export_queue_free(&e.dests[i].q);
+	}
+	fputc('\n', stderr);
+	ch_stacks_written_free(&e.ch_written);
 	vec_free(&e.sent_pids);
 	vec_free(&e.resume_pids);
 	curl_multi_cleanup(e.multi);

@@ -22,6 +22,13 @@ void export_config_defaults(struct export_config *c)
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/jsampled-export");
 	c->queue_bytes = 64u << 20;
 	c->timeout_s = 10;
+	snprintf(c->clickhouse_database, sizeof(c->clickhouse_database), "jsampled");
+}
+
+int export_config_is_secret(const char *key)
+{
+	return strcmp(key, "pyroscope_password") == 0 || strcmp(key, "pyroscope_token") == 0 ||
+	       strcmp(key, "clickhouse_password") == 0;
 }
 
 static int set_text(char *dst, size_t cap, const char *key, const char *value, char *err, size_t errlen)
@@ -84,15 +91,16 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 {
 	uint32_t mb;
 
-	if (strcmp(key, "pyroscope_password") == 0 || strcmp(key, "pyroscope_token") == 0) {
-		if (from_cli) {
-			snprintf(err, errlen, "%s is a secret: set it in the config file, not on the command line", key);
-			return -1;
-		}
-		return strcmp(key, "pyroscope_token") == 0
-			       ? set_text(c->pyroscope_token, sizeof(c->pyroscope_token), key, value, err, errlen)
-			       : set_text(c->pyroscope_password, sizeof(c->pyroscope_password), key, value, err, errlen);
+	if (export_config_is_secret(key) && from_cli) {
+		snprintf(err, errlen, "%s is a secret: set it in the config file, not on the command line", key);
+		return -1;
 	}
+	if (strcmp(key, "pyroscope_token") == 0)
+		return set_text(c->pyroscope_token, sizeof(c->pyroscope_token), key, value, err, errlen);
+	if (strcmp(key, "pyroscope_password") == 0)
+		return set_text(c->pyroscope_password, sizeof(c->pyroscope_password), key, value, err, errlen);
+	if (strcmp(key, "clickhouse_password") == 0)
+		return set_text(c->clickhouse_password, sizeof(c->clickhouse_password), key, value, err, errlen);
 	if (strcmp(key, "socket") == 0)
 		return set_text(c->socket_path, sizeof(c->socket_path), key, value, err, errlen);
 	if (strcmp(key, "interval_s") == 0)
@@ -119,6 +127,19 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 		return set_text(c->pyroscope_user, sizeof(c->pyroscope_user), key, value, err, errlen);
 	if (strcmp(key, "pyroscope_tenant") == 0)
 		return set_text(c->pyroscope_tenant, sizeof(c->pyroscope_tenant), key, value, err, errlen);
+	if (strcmp(key, "clickhouse_url") == 0)
+		return set_text(c->clickhouse_url, sizeof(c->clickhouse_url), key, value, err, errlen);
+	if (strcmp(key, "clickhouse_user") == 0)
+		return set_text(c->clickhouse_user, sizeof(c->clickhouse_user), key, value, err, errlen);
+	if (strcmp(key, "clickhouse_database") == 0) {
+		/* It goes into SQL text: a plain identifier only. */
+		if (!value[0] || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+					 strlen(value)) {
+			snprintf(err, errlen, "%s: letters, digits and _ only", key);
+			return -1;
+		}
+		return set_text(c->clickhouse_database, sizeof(c->clickhouse_database), key, value, err, errlen);
+	}
 	if (strcmp(key, "service") == 0)
 		return add_rule(c, value, err, errlen);
 	snprintf(err, errlen, "unknown setting \"%s\"", key);
@@ -173,8 +194,7 @@ int export_config_load(struct export_config *c, const char *path, int required, 
 		*eq = 0;
 		value = trim(eq + 1);
 		key = trim(key);
-		if ((strcmp(key, "pyroscope_password") == 0 || strcmp(key, "pyroscope_token") == 0) &&
-		    (st.st_mode & 077)) {
+		if (export_config_is_secret(key) && (st.st_mode & 077)) {
 			snprintf(err, errlen, "%s:%d: %s in a file others may read (mode %03o; chmod 0600)", path,
 				 lineno, key, (unsigned)(st.st_mode & 0777));
 			rc = -1;

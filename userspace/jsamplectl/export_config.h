@@ -13,6 +13,9 @@
  *   pyroscope_user = ...   pyroscope_password = ...   (basic auth)
  *   pyroscope_token = ...        (bearer)
  *   pyroscope_tenant = ...       (X-Scope-OrgID)
+ *   clickhouse_url = http://clickhouse.example:8123   (HTTP interface)
+ *   clickhouse_user = ...  clickhouse_password = ...  (basic auth)
+ *   clickhouse_database = jsampled
  *   timeout_s = 10
  *   service = NAME exe|main|unit|cgroup GLOB   (a naming rule; first match wins)
  */
@@ -46,6 +49,10 @@ struct export_config {
 	char pyroscope_password[256];
 	char pyroscope_token[512];
 	char pyroscope_tenant[128];
+	char clickhouse_url[512];
+	char clickhouse_user[128];
+	char clickhouse_password[256];
+	char clickhouse_database[64];
 	struct service_rule rules[EXPORT_MAX_RULES];
 	size_t n_rules;
 	uint32_t max_windows; /* runs this many windows then stops (tests; 0: forever) */
@@ -55,6 +62,8 @@ void export_config_defaults(struct export_config *c);
 /* Reads path into c. A missing file is fine when !required. A secret in a
  * file that group or others may read is refused. -1 with err set. */
 int export_config_load(struct export_config *c, const char *path, int required, char *err, size_t errlen);
+/* Whether a setting is a secret (file only, file not readable by others). */
+int export_config_is_secret(const char *key);
 /* One "key = value" setting (also from the command line, where secrets are
  * refused: from_cli). -1 with err set. */
 int export_config_set(struct export_config *c, const char *key, const char *value, int from_cli, char *err,

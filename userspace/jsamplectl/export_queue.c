@@ -9,10 +9,25 @@ void export_queue_init(struct export_queue *q, size_t max_bytes)
 	q->max_bytes = max_bytes;
 }
 
+/* What an item holds, counted against the bound. */
+static size_t item_bytes(const struct export_item *it)
+{
+	return it->len + it->stacks_len + it->n_new_stacks * sizeof(*it->new_stacks);
+}
+
+static void item_release(struct export_item *it)
+{
+	free(it->body);
+	free(it->stacks);
+	free(it->new_stacks);
+	it->body = it->stacks = NULL;
+	it->new_stacks = NULL;
+}
+
 void export_queue_free(struct export_queue *q)
 {
 	for (size_t i = q->head; i < q->items.n; i++)
-		free(q->items.v[i].body);
+		item_release(&q->items.v[i]);
 	vec_free(&q->items);
 	q->head = 0;
 	q->bytes = 0;
@@ -33,8 +48,8 @@ static void pop(struct export_queue *q)
 {
 	struct export_item *it = &q->items.v[q->head++];
 
-	q->bytes -= it->len;
-	free(it->body);
+	q->bytes -= item_bytes(it);
+	item_release(it);
 	if (q->head == q->items.n) {
 		q->head = q->items.n = 0;
 	} else if (q->head * 2 >= q->items.n) {
@@ -53,25 +68,27 @@ static void drop_oldest(struct export_queue *q)
 
 void export_queue_push(struct export_queue *q, struct export_item *item)
 {
-	if (item->len > q->max_bytes) {
+	size_t bytes = item_bytes(item);
+
+	if (bytes > q->max_bytes) {
 		q->c.dropped++;
 		q->c.dropped_samples += item->samples;
-		free(item->body);
-		item->body = NULL;
+		item_release(item);
 		return;
 	}
-	while (export_queue_len(q) && q->bytes + item->len > q->max_bytes)
+	while (export_queue_len(q) && q->bytes + bytes > q->max_bytes)
 		drop_oldest(q);
 	if (vec_push(&q->items, *item) != 0) {
 		q->c.dropped++;
 		q->c.dropped_samples += item->samples;
-		free(item->body);
-		item->body = NULL;
+		item_release(item);
 		return;
 	}
-	q->bytes += item->len;
+	q->bytes += bytes;
 	q->c.queued++;
-	item->body = NULL; /* owned by the queue now */
+	/* owned by the queue now */
+	item->body = item->stacks = NULL;
+	item->new_stacks = NULL;
 }
 
 void export_queue_done(struct export_queue *q)
@@ -81,7 +98,7 @@ void export_queue_done(struct export_queue *q)
 	if (!it)
 		return;
 	q->c.sent++;
-	q->c.sent_bytes += it->len;
+	q->c.sent_bytes += it->len + it->stacks_len;
 	if (it->attempts > 1)
 		q->c.retried++;
 	pop(q);

@@ -14,8 +14,13 @@ struct export_item {
 	int64_t from_s, until_s; /* the interval, seconds since the epoch */
 	int pid;
 	char name[768]; /* the store's series name: service{label=value,...} */
-	uint8_t *body;	/* the interval's profile (gzipped pprof) */
+	uint8_t *body;	/* Pyroscope: the interval's profile (gzipped pprof); ClickHouse: samples rows */
 	size_t len;
+	uint8_t *stacks;  /* ClickHouse: the new stacks' rows, written first (NULL: none) */
+	size_t stacks_len;
+	uint64_t *new_stacks; /* ClickHouse: their hashes */
+	size_t n_new_stacks;
+	int stacks_done;      /* ClickHouse: the stacks are in; the samples go next */
 	uint64_t samples;
 	uint32_t attempts;
 };
@@ -35,7 +40,7 @@ struct export_queue {
 
 void export_queue_init(struct export_queue *q, size_t max_bytes);
 void export_queue_free(struct export_queue *q);
-/* Takes ownership of item->body; drops the oldest items (or this one, if it
+/* Takes ownership of item's buffers (body, stacks, new_stacks); drops the oldest items (or this one, if it
  * alone is over the bound) to stay within max_bytes. */
 void export_queue_push(struct export_queue *q, struct export_item *item);
 size_t export_queue_len(const struct export_queue *q);

@@ -8,7 +8,9 @@
  *   jsamplectl [--socket PATH] stats [PID] [--json]
  *   jsamplectl [--socket PATH] sampling on|off      (root: pause/resume all sampling)
  *   jsamplectl [--socket PATH] serve [--listen 127.0.0.1:PORT]
- *   jsamplectl [--socket PATH] export [--config FILE] [--interval-s N] [--pyroscope-url URL] [--status]
+ *   jsamplectl [--socket PATH] export [--config FILE] [--interval-s N] [--pyroscope-url URL]
+ *                                     [--clickhouse-url URL] [--status]
+ *   jsamplectl fleet [--config FILE] [--clickhouse-url URL] cct|diff|hosts --service S [--host H] ...
  *
  * Formats: tree, collapsed, json, pprof (gzipped profile.proto), html (a
  * flame-graph page), svg. Times: see time_spec.h. Exit status: 0 on OK, 1
@@ -23,6 +25,7 @@
 
 #include "export.h"
 #include "export_config.h"
+#include "fleet.h"
 #include "query_client.h"
 #include "serve.h"
 #include "time_spec.h"
@@ -39,8 +42,14 @@ static void usage(FILE *f)
 		"       jsamplectl [--socket PATH] sampling on|off   (root: pause or resume all sampling)\n"
 		"       jsamplectl [--socket PATH] serve [--listen 127.0.0.1:PORT]\n"
 		"       jsamplectl [--socket PATH] export [--config FILE] [--interval-s N] [--pyroscope-url URL]\n"
-		"                  [--host NAME] [--state-dir DIR] [--lag-s N] [--max-intervals N] [--status]\n"
+		"                  [--clickhouse-url URL] [--host NAME] [--state-dir DIR] [--lag-s N]\n"
+		"                  [--max-intervals N] [--status]\n"
 		"                  (settings and secrets: /etc/jsampled/export.conf, see export_config.h)\n"
+		"       jsamplectl fleet [--config FILE] [--clickhouse-url URL] cct --service S [--host H]\n"
+		"                  [--since AGE | --from TIME --until TIME] [--format F] [-o FILE]\n"
+		"       jsamplectl fleet ... diff --service S [--host H] --base FROM..UNTIL --target FROM..UNTIL\n"
+		"                  [--format html|text] [-o FILE]\n"
+		"       jsamplectl fleet ... hosts --service S [--host H] [window]   (each host's samples)\n"
 		"TIME: now, an age (90s, 5m, 2h, 1d), seconds since the epoch, or 2026-11-23T18:05[:30][Z]\n");
 }
 
@@ -75,6 +84,75 @@ static int diff_side(const char *arg, time_t now, char *out, size_t outlen)
 	return 0;
 }
 
+/* `fleet cct|diff|hosts`: the query from the options. */
+static int fleet_main(const struct export_config *ec, const char *command, const char *service, const char *host,
+		      const char *since, const char *from, const char *until, const char *base, const char *target,
+		      const char *format, const char *output, time_t now)
+{
+	struct fleet_query q = {.server = {.url = ec->clickhouse_url, .user = ec->clickhouse_user,
+					   .password = ec->clickhouse_password, .timeout_s = 60},
+				.database = ec->clickhouse_database, .service = service, .host = host};
+	char window[80];
+	FILE *out = stdout;
+	int rc;
+
+	if (strcmp(command, "cct") == 0)
+		q.command = FLEET_CCT;
+	else if (strcmp(command, "diff") == 0)
+		q.command = FLEET_DIFF;
+	else if (strcmp(command, "hosts") == 0)
+		q.command = FLEET_HOSTS;
+	else {
+		usage(stderr);
+		return 2;
+	}
+	if (!ec->clickhouse_url[0] || !service) {
+		fprintf(stderr, "jsamplectl fleet: needs --clickhouse-url (or clickhouse_url in --config) and --service\n");
+		return 2;
+	}
+	if (q.command == FLEET_DIFF) {
+		long long bf, bu, tf, tu;
+		char bw[80], tw[80];
+
+		if (!base || !target || window_spec_parse(base, now, bw, sizeof(bw)) != 0 ||
+		    window_spec_parse(target, now, tw, sizeof(tw)) != 0 || sscanf(bw, "%lld..%lld", &bf, &bu) != 2 ||
+		    sscanf(tw, "%lld..%lld", &tf, &tu) != 2) {
+			fprintf(stderr, "jsamplectl fleet: diff needs --base FROM..UNTIL and --target FROM..UNTIL\n");
+			return 2;
+		}
+		q.base_from = bf, q.base_until = bu, q.from = tf, q.until = tu;
+	} else {
+		char spec[160];
+		long long f = 0, u = 0;
+
+		if (since && (from || until)) {
+			fprintf(stderr, "jsamplectl: --since or --from/--until, not both\n");
+			return 2;
+		}
+		/* Default: the last hour. */
+		snprintf(spec, sizeof(spec), "%s..%s", since ? since : from ? from : "1h", until ? until : "now");
+		if (window_spec_parse(spec, now, window, sizeof(window)) != 0 ||
+		    sscanf(window, "%lld..%lld", &f, &u) != 2) {
+			fprintf(stderr, "jsamplectl fleet: cannot read the time window %s\n", spec);
+			return 2;
+		}
+		q.from = f, q.until = u;
+	}
+	q.format = format ? format : q.command == FLEET_DIFF ? "html" : "tree";
+	if (output && !(out = fopen(output, "wb"))) {
+		perror(output);
+		return 2;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = fleet_run(&q, out);
+	curl_global_cleanup();
+	if (out != stdout && fclose(out) != 0) {
+		perror(output);
+		return 3;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -87,6 +165,7 @@ int main(int argc, char **argv)
 		{"pyroscope-url", required_argument, 0, 'P'}, {"host", required_argument, 0, 'H'},
 		{"state-dir", required_argument, 0, 'D'}, {"lag-s", required_argument, 0, 'L'},
 		{"max-intervals", required_argument, 0, 'M'}, {"status", no_argument, 0, 'T'},
+		{"clickhouse-url", required_argument, 0, 'K'}, {"service", required_argument, 0, 'V'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
 	};
 	/* export: command-line settings, applied over the config file's */
@@ -94,9 +173,10 @@ int main(int argc, char **argv)
 		int opt;
 		const char *key;
 	} export_keys[] = {{'I', "interval_s"}, {'P', "pyroscope_url"}, {'H', "host"},
-			   {'D', "state_dir"},  {'L', "lag_s"},         {'M', "max_windows"}};
+			   {'D', "state_dir"},  {'L', "lag_s"},         {'M', "max_windows"},
+			   {'K', "clickhouse_url"}};
 	const char *export_args[8] = {0};
-	const char *config_path = NULL;
+	const char *config_path = NULL, *service = NULL;
 	int export_status = 0;
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
 	const char *format = NULL, *since = NULL, *from = NULL, *until = NULL, *base = NULL, *target = NULL;
@@ -146,12 +226,16 @@ int main(int argc, char **argv)
 		case 'T':
 			export_status = 1;
 			break;
+		case 'V':
+			service = optarg;
+			break;
 		case 'I':
 		case 'P':
 		case 'H':
 		case 'D':
 		case 'L':
 		case 'M':
+		case 'K':
 			for (size_t i = 0; i < sizeof(export_keys) / sizeof(export_keys[0]); i++)
 				if (export_keys[i].opt == c)
 					export_args[i] = optarg;
@@ -220,6 +304,21 @@ int main(int argc, char **argv)
 			}
 		}
 		return export_status ? export_print_status(&ec) : export_run(&ec);
+	} else if (argc == 2 && strcmp(argv[0], "fleet") == 0) {
+		struct export_config ec;
+		const char *host = NULL;
+
+		export_config_defaults(&ec);
+		if (config_path && export_config_load(&ec, config_path, 1, err, sizeof(err)) != 0) {
+			fprintf(stderr, "jsamplectl fleet: %s\n", err);
+			return 2;
+		}
+		for (size_t i = 0; i < sizeof(export_keys) / sizeof(export_keys[0]); i++)
+			if (export_keys[i].opt == 'K' && export_args[i])
+				snprintf(ec.clickhouse_url, sizeof(ec.clickhouse_url), "%s", export_args[i]);
+			else if (export_keys[i].opt == 'H')
+				host = export_args[i];
+		return fleet_main(&ec, argv[1], service, host, since, from, until, base, target, format, output, now);
 	} else {
 		usage(stderr);
 		return 2;

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "http_defaults.h"
+
 /* Appends "&key=value" (value URL-encoded). */
 static int add_param(CURL *easy, char *url, size_t cap, const char *key, const char *value)
 {
@@ -73,13 +75,7 @@ int pyroscope_request_init(struct pyroscope_request *r, const struct export_conf
 	curl_easy_setopt(r->easy, CURLOPT_URL, url);
 	curl_easy_setopt(r->easy, CURLOPT_MIMEPOST, r->mime);
 	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
-	curl_easy_setopt(r->easy, CURLOPT_USERAGENT, "jsampled-export");
-	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT, (long)(c->timeout_s < 5 ? c->timeout_s : 5));
-	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT, (long)c->timeout_s);
-	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(r->easy, CURLOPT_ERRORBUFFER, r->error);
-	/* Only http(s); redirects are not followed (credentials stay with the configured host). */
-	curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	http_defaults(r->easy, c->timeout_s, r->error);
 	return 0;
 fail:
 	pyroscope_request_free(r);
