@@ -45,6 +45,11 @@ int clickhouse_request_init(struct clickhouse_request *r, const struct clickhous
 	}
 	/* No "Expect: 100-continue" round trip before a large batch. */
 	r->headers = curl_slist_append(NULL, "Expect:");
+	if (r->headers && s->gzip_body) {
+		struct curl_slist *h = curl_slist_append(r->headers, "Content-Encoding: gzip");
+		if (h)
+			r->headers = h;
+	}
 	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
 	curl_easy_setopt(r->easy, CURLOPT_POST, 1L);
 	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, body ? (const char *)body : "");

@@ -15,6 +15,7 @@ struct clickhouse_server {
 	const char *url; /* http(s)://host:8123 */
 	const char *user, *password;
 	unsigned timeout_s;
+	int gzip_body; /* request bodies are gzipped (ClickHouse 18.16 and later accept it) */
 };
 
 /* One request (for a curl multi handle); its response lands in `response`

@@ -16,6 +16,7 @@
 #include "../common/vec.h"
 #include "clickhouse_http.h"
 #include "clickhouse_rows.h"
+#include "../../daemon/gzip.h"
 #include "export_queue.h"
 #include "pprof_read.h"
 #include "process_identity.h"
@@ -67,6 +68,7 @@ struct exporter {
 	char saved_position[8192]; /* what the position file holds */
 	uint32_t hz, resolution_s;
 	uint64_t windows, exported, empty, query_errors, skipped_windows, identity_failures, batch_failures;
+	uint64_t rows_bytes; /* ClickHouse rows before compression */
 	char last_error[600];
 };
 
@@ -202,6 +204,7 @@ static void save_status(struct exporter *e)
 		return;
 	}
 	json_object_set_new(st, "batch_failures", json_integer((json_int_t)e->batch_failures));
+	json_object_set_new(st, "clickhouse_rows_bytes", json_integer((json_int_t)e->rows_bytes));
 	for (size_t i = 0; i < e->n_dests; i++)
 		destination_status(dests, &e->dests[i]);
 	json_object_set_new(st, "destinations", dests);
@@ -329,18 +332,34 @@ static void queue_batch(struct exporter *e, int64_t from, int64_t until)
 		e->clickhouse->q.c.dropped++;
 		e->clickhouse->q.c.dropped_samples += b->samples_total;
 	} else if (b->rows) {
+		struct wbuf samples, stacks;
+
+		/* Gzipped on the wire (and in the queue): rows repeat a lot. */
+		wbuf_init(&samples);
+		wbuf_init(&stacks);
+		if (gzip_into(b->samples.data, b->samples.len, &samples) != 0 ||
+		    (b->stacks.len && gzip_into(b->stacks.data, b->stacks.len, &stacks) != 0)) {
+			wbuf_free(&samples);
+			wbuf_free(&stacks);
+			e->batch_failures++;
+			e->clickhouse->q.c.dropped++;
+			e->clickhouse->q.c.dropped_samples += b->samples_total;
+			ch_batch_free(b);
+			return;
+		}
+		e->rows_bytes += b->samples.len + b->stacks.len;
 		snprintf(item.name, sizeof(item.name), "%s", b->batch_id);
-		item.body = b->samples.data;
-		item.len = b->samples.len;
-		if (b->stacks.len) {
-			item.stacks = b->stacks.data;
-			item.stacks_len = b->stacks.len;
-			b->stacks.data = NULL;
+		item.body = samples.data;
+		item.len = samples.len;
+		if (stacks.len) {
+			item.stacks = stacks.data;
+			item.stacks_len = stacks.len;
+		} else {
+			wbuf_free(&stacks);
 		}
 		item.new_stacks = b->new_stacks.v;
 		item.n_new_stacks = b->new_stacks.n;
 		item.samples = b->samples_total;
-		b->samples.data = NULL;
 		b->new_stacks.v = NULL;
 		b->new_stacks.n = 0;
 		export_queue_push(&e->clickhouse->q, &item);
@@ -611,7 +630,8 @@ int export_run(const struct export_config *c)
 	if (c->clickhouse_url[0])
 		add_destination(&e, "clickhouse", DEST_CLICKHOUSE, c->clickhouse_url);
 	e.ch_server = (struct clickhouse_server){.url = c->clickhouse_url, .user = c->clickhouse_user,
-						 .password = c->clickhouse_password, .timeout_s = c->timeout_s};
+						 .password = c->clickhouse_password, .timeout_s = c->timeout_s,
+						 .gzip_body = 1};
 	ch_stacks_written_init(&e.ch_written, CH_STACKS_REMEMBERED);
 	e.next_from = first_interval(&e, (int64_t)time(NULL));
 	fprintf(stderr, "jsamplectl export: host %s, intervals of %us from %" PRId64 " to%s%s%s%s\n", c->host,

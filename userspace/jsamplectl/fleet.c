@@ -72,7 +72,8 @@ static void stacks_sql(struct wbuf *w, const struct fleet_query *q)
 		wbuf_printf(w, "SELECT stack_hash, sum(c) AS a, toUInt64(0) AS b FROM (");
 		distinct_rows(w, q, q->from, q->until, "");
 	}
-	wbuf_printf(w, ") GROUP BY stack_hash) ANY INNER JOIN (SELECT stack_hash, any(frames) AS frames, "
+	/* LEFT: a sample whose stack row has not arrived still counts. */
+	wbuf_printf(w, ") GROUP BY stack_hash) ANY LEFT JOIN (SELECT stack_hash, any(frames) AS frames, "
 		       "any(kinds) AS kinds FROM %s.stacks WHERE date >= toDate(toDateTime(%" PRId64
 		       ")) - 1 AND date <= toDate(toDateTime(%" PRId64 ")) + 1 GROUP BY stack_hash) USING stack_hash "
 		       "FORMAT JSONEachRow",
@@ -136,32 +137,54 @@ static uint32_t method_for(struct fleet_tree *t, const char *name)
 	return id;
 }
 
+/* jsampled's pseudo frame of that name ([GC], [VM], ...), or 0. */
 static uint32_t pseudo_for(const char *name)
 {
 	for (uint32_t i = 1; i < PSEUDO_COUNT; i++)
 		if (strcmp(pseudo_frame_name(i), name) == 0)
 			return i;
-	return PSEUDO_OTHER_THREAD;
+	return 0;
 }
+
+/* A stack the samples name but the store has no row for (yet: a shard
+ * still forwarding it): counted, under this name, not dropped. */
+#define MISSING_STACK "[stack not in the store]"
 
 static int add_stack(struct fleet_tree *t, json_t *frames, json_t *kinds, uint64_t count)
 {
 	static struct trace_frame f[FLEET_MAX_FRAMES];
 	size_t n = json_array_size(frames);
 
-	if (n == 0 || n != json_array_size(kinds) || count == 0)
+	if (count == 0)
 		return 0;
+	if (n == 0 || n != json_array_size(kinds)) {
+		f[0] = (struct trace_frame){.method_id = method_for(t, MISSING_STACK), .type = FRAME_NATIVE, .bci = -1};
+		return t->oom || cct_add(&t->cct, f, 1, count) != 0 ? -1 : 0;
+	}
 	if (n > FLEET_MAX_FRAMES)
 		n = FLEET_MAX_FRAMES;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = json_string_value(json_array_get(frames, i));
 		const char *kind = json_string_value(json_array_get(kinds, i));
+		uint32_t pseudo = 0;
 
-		f[i].type = frame_type_of(kind ? kind : "");
+		name = name ? name : "[unknown]";
+		kind = kind ? kind : "";
+		/* The JVM's own threads' frames ([GC], [JIT compiler]) are in
+		 * jsampled's "JVM" kind; pseudo ones in "pseudo". */
+		if (strcmp(kind, "pseudo") == 0 || strcmp(kind, "jvm") == 0)
+			pseudo = pseudo_for(name);
 		f[i].flags = 0;
 		f[i].bci = -1;
-		f[i].method_id = f[i].type == FRAME_PSEUDO ? pseudo_for(name ? name : "")
-							   : method_for(t, name ? name : "[unknown]");
+		if (pseudo) {
+			f[i].type = FRAME_PSEUDO;
+			f[i].method_id = pseudo;
+		} else {
+			f[i].type = frame_type_of(kind);
+			if (f[i].type == FRAME_PSEUDO)
+				f[i].type = FRAME_NATIVE;
+			f[i].method_id = method_for(t, name);
+		}
 	}
 	return t->oom || cct_add(&t->cct, f, (uint32_t)n, count) != 0 ? -1 : 0;
 }
@@ -247,17 +270,19 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 
 	snprintf(title, sizeof(title), "%s%s%s (fleet)", q->service, q->host ? " on " : "", q->host ? q->host : "");
 	wbuf_init(&w);
-	fflush(out);
+	/* Rendered whole, then written (the streaming spill sends to sockets). */
 	if (q->command == FLEET_DIFF) {
 		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title};
 
 		snprintf(base_title, sizeof(base_title), "%s (base)", title);
 		src.cct = &b->cct;
 		src.methods = &b->methods;
-		rc = cct_diff_stream(&base, &src, (enum cct_format)f, &w, fileno(out));
+		rc = cct_diff_stream(&base, &src, (enum cct_format)f, &w, -1);
 	} else {
-		rc = cct_render_stream(&src, (enum cct_format)f, &w, fileno(out));
+		rc = cct_render_stream(&src, (enum cct_format)f, &w, -1);
 	}
+	if (rc == 0 && w.len && fwrite(w.data, 1, w.len, out) != w.len)
+		rc = -1;
 	wbuf_free(&w);
 	return rc;
 }
