@@ -286,6 +286,9 @@ deps:
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get install -y --no-install-recommends $$missing || \
 		{ apt-get update && apt-get install -y --no-install-recommends $$missing; }; \
+		case " $$missing " in *" clickhouse-server "*) \
+			echo "the tests start their own ClickHouse servers: disabling the package's default one"; \
+			systemctl disable --now clickhouse-server >/dev/null 2>&1 || true;; esac; \
 	fi
 
 .PHONY: clean
@@ -347,12 +350,16 @@ install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
 	[ -e $(DESTDIR)$(SYSCONFDIR)/jsampled/export.conf ] || \
 		install -m 0600 deploy/export.conf $(DESTDIR)$(SYSCONFDIR)/jsampled/export.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/README.md
+	install -D -m 0644 deploy/clickhouse/schema.sql $(DESTDIR)$(PREFIX)/share/jsampled/clickhouse/schema.sql
+	install -m 0644 deploy/clickhouse/fleet_queries.sql deploy/clickhouse/README.md \
+		$(DESTDIR)$(PREFIX)/share/jsampled/clickhouse/
 
 DEB := $(B)/jsampled_$(VERSION)_amd64.deb
 .PHONY: deb
 deb: $(DEB)
 $(DEB): $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
-		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md
+		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md \
+		$(wildcard deploy/clickhouse/*)
 	rm -rf $(B)/deb
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb PREFIX=/usr SYSCONFDIR=/etc UNITDIR=/lib/systemd/system
 	strip --strip-debug $(B)/deb/usr/sbin/jsampled $(B)/deb/usr/bin/jsamplectl $(B)/deb/usr/lib/jsampled/libjsagent.so
