@@ -1,10 +1,13 @@
 /* The exporter's parts that need no network or daemon: service names and
  * labels from a process's cmdline and cgroup, the bounded send queue and
- * its back-off, and the config file's handling of secrets. */
+ * its back-off, the config file's handling of secrets, and a profile's
+ * ClickHouse rows. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../userspace/jsamplectl/clickhouse_rows.h"
 #include "../../userspace/jsamplectl/export_config.h"
 #include "../../userspace/jsamplectl/export_queue.h"
 #include "../../userspace/jsamplectl/process_identity.h"
@@ -139,10 +142,106 @@ static void test_config(void)
 	CHECK(export_config_load(&c, path, 1, err, sizeof(err)) != 0);
 }
 
+/* A pprof as jsampled writes it: Thread.run (interpreted) calls a compiled
+ * frame of B.c with A.inl inlined into it; and [GC] alone (JVM kind). */
+static void test_clickhouse_rows(void)
+{
+	static char *strings[] = {"", "java.lang.Thread.run", "p.B.c", "p.A.inl", "[GC]",
+				  "[interpreted Java]", "[compiled Java]", "[JVM]"};
+	Perftools__Profiles__Function fn[4];
+	Perftools__Profiles__Function *fns[4] = {&fn[0], &fn[1], &fn[2], &fn[3]};
+	Perftools__Profiles__Mapping map[3];
+	Perftools__Profiles__Mapping *maps[3] = {&map[0], &map[1], &map[2]};
+	Perftools__Profiles__Line line[4];
+	Perftools__Profiles__Line *run_lines[] = {&line[0]}, *c_lines[] = {&line[2], &line[1]}, *gc_lines[] = {&line[3]};
+	Perftools__Profiles__Location loc[3];
+	Perftools__Profiles__Location *locs[3] = {&loc[0], &loc[1], &loc[2]};
+	uint64_t s1_locs[] = {2, 1}, s2_locs[] = {3}; /* leaf first */
+	int64_t v1[] = {7, 0}, v2[] = {3, 0}, v3[] = {5, 0};
+	Perftools__Profiles__Sample smp[3];
+	Perftools__Profiles__Sample *smps[3] = {&smp[0], &smp[1], &smp[2]};
+	Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	struct ch_stacks_written written;
+	struct ch_batch b;
+	const char *labels[] = {"jvm", "17.0.15", "unit", "", "container", "abc123def456", "pod", ""};
+	const char *names[] = {"java.lang.Thread.run", "p.B.c", "p.A.inl"};
+	const char *kinds[] = {"interpreted", "compiled", "inlined"};
+	char want[64];
+
+	for (int i = 0; i < 4; i++) {
+		perftools__profiles__function__init(&fn[i]);
+		fn[i].id = (uint64_t)i + 1;
+		fn[i].name = i + 1;
+		perftools__profiles__line__init(&line[i]);
+		line[i].function_id = (uint64_t)i + 1;
+	}
+	for (int i = 0; i < 3; i++) {
+		perftools__profiles__mapping__init(&map[i]);
+		map[i].id = (uint64_t)i + 1;
+		map[i].filename = 5 + i;
+		perftools__profiles__location__init(&loc[i]);
+		loc[i].id = (uint64_t)i + 1;
+		loc[i].mapping_id = (uint64_t)i + 1;
+		perftools__profiles__sample__init(&smp[i]);
+	}
+	loc[0].line = run_lines, loc[0].n_line = 1;
+	loc[1].line = c_lines, loc[1].n_line = 2; /* innermost (inlined) first */
+	loc[2].line = gc_lines, loc[2].n_line = 1;
+	smp[0].location_id = s1_locs, smp[0].n_location_id = 2, smp[0].value = v1, smp[0].n_value = 2;
+	/* the same stack again (another bci in jsampled's pprof): summed */
+	smp[1].location_id = s1_locs, smp[1].n_location_id = 2, smp[1].value = v2, smp[1].n_value = 2;
+	smp[2].location_id = s2_locs, smp[2].n_location_id = 1, smp[2].value = v3, smp[2].n_value = 2;
+	p.string_table = strings, p.n_string_table = 8;
+	p.function = fns, p.n_function = 4;
+	p.mapping = maps, p.n_mapping = 3;
+	p.location = locs, p.n_location = 3;
+	p.sample = smps, p.n_sample = 3;
+
+	CHECK(ch_stack_hash(names, kinds, 3) != ch_stack_hash(names, kinds, 2));
+	CHECK(ch_stack_hash(names, kinds, 3) == ch_stack_hash(names, kinds, 3));
+	CHECK_STR(ch_kind_of_mapping("[compiled Java]"), "compiled");
+	CHECK_STR(ch_kind_of_mapping("[JVM]"), "jvm");
+
+	ch_stacks_written_init(&written, 100);
+	ch_batch_init(&b, "web-1", 86400 * 20000 + 15, 15);
+	CHECK(ch_batch_add_profile(&b, &written, &p, "orders", 42, labels, 4) == 0);
+	CHECK(b.rows == 2);
+	CHECK(b.samples_total == 15);
+	CHECK(b.new_stacks.n == 2);
+	wbuf_put(&b.samples, "", 1);
+	wbuf_put(&b.stacks, "", 1);
+	/* root first, the inlined method after the frame it is inlined into */
+	CHECK(strstr((char *)b.stacks.data, "\"frames\":[\"java.lang.Thread.run\",\"p.B.c\",\"p.A.inl\"],"
+					   "\"kinds\":[\"interpreted\",\"compiled\",\"inlined\"]") != NULL);
+	CHECK(strstr((char *)b.stacks.data, "\"frames\":[\"[GC]\"],\"kinds\":[\"jvm\"]") != NULL);
+	snprintf(want, sizeof(want), "\"stack_hash\":%llu,\"count\":10,",
+		 (unsigned long long)ch_stack_hash(names, kinds, 3));
+	CHECK(strstr((char *)b.samples.data, want) != NULL);
+	CHECK(strstr((char *)b.samples.data, "\"date\":\"2024-10-04\",\"time\":\"2024-10-04 00:00:15\"") != NULL);
+	/* empty labels are left out; the batch id names host and interval */
+	CHECK(strstr((char *)b.samples.data, "\"label_keys\":[\"jvm\",\"container\"],"
+					     "\"label_values\":[\"17.0.15\",\"abc123def456\"]") != NULL);
+	CHECK(strstr((char *)b.samples.data, "\"batch_id\":\"web-1/1728000015/15\"") != NULL);
+
+	/* Written stacks are not sent again the same day, but are the next. */
+	ch_stacks_written_add(&written, b.new_stacks.v, b.new_stacks.n, (86400 * 20000 + 15) / 86400);
+	ch_batch_free(&b);
+	ch_batch_init(&b, "web-1", 86400 * 20000 + 30, 15);
+	CHECK(ch_batch_add_profile(&b, &written, &p, "orders", 42, labels, 4) == 0);
+	CHECK(b.new_stacks.n == 0 && b.stacks.len == 0 && b.rows == 2);
+	ch_batch_free(&b);
+	ch_batch_init(&b, "web-1", 86400 * 20001, 15);
+	CHECK(ch_batch_add_profile(&b, &written, &p, "orders", 42, labels, 4) == 0);
+	CHECK(b.new_stacks.n == 2);
+	ch_batch_free(&b);
+	ch_stacks_written_free(&written);
+}
+
 int main(void)
 {
 	RUN(test_identity);
 	RUN(test_queue);
+	RUN(test_clickhouse_rows);
 	RUN(test_config);
 	return CHECK_DONE();
 }
