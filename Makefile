@@ -11,6 +11,7 @@
 #   make bench-completion deep stacks completed from stack images vs whole copies (root)
 #   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
 #   make bench-memory     jsampled's memory with 50 JVMs x 200 threads (root)
+#   make bench-export     the ClickHouse exporter's CPU, bytes and rows per host, 50 JVMs (root, ~5 min)
 #   make install     PREFIX=/usr DESTDIR= (binaries, agent, units, config)
 #   make deb         build/jsampled_<version>_amd64.deb
 #   make check-vm    the package under a real systemd, in a QEMU virtual machine (root)
@@ -269,6 +270,10 @@ bench-pipeline: all java
 .PHONY: bench-decode
 bench-decode: all java
 	tests/bench/bench_decode.py $(BENCH_DECODE_ARGS)
+
+.PHONY: bench-export
+bench-export: all java
+	tests/bench/bench_export.py $(BENCH_EXPORT_ARGS)
 
 .PHONY: bench-decode-apps
 bench-decode-apps: all java
