@@ -23,6 +23,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 fragment_bytes = JS_DEFAULT_FRAGMENT_BYTES;
 const volatile __u64 wakeup_watermark = 4u << 20;
 const volatile __u32 fill_bytes = JS_DEFAULT_FILL_BYTES; /* 0: no gap-filling windows */
+const volatile bool kernel_stacks = false; /* record the kernel stack of kernel-mode ticks */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -273,6 +274,27 @@ static __always_inline void fill_gap(struct js_sample *s, __u8 *stack, struct js
 	s->stack_addr = from;
 }
 
+/* A tick in the kernel: its kernel stack goes out as a record of its own
+ * just before the sample (JS_SAMPLE_KSTACK), so samples keep one layout.
+ * bpf_get_stack with flags 0 walks the interrupted kernel context. */
+static __always_inline void emit_kernel_stack(struct bpf_perf_event_data *ctx, struct js_sample *s, __u8 *stack,
+					      struct js_counters *cnt)
+{
+	__u32 flags = s->flags;
+	long n = bpf_get_stack(ctx, stack, JS_KSTACK_MAX * 8, 0);
+
+	if (n <= 0)
+		return;
+	if (n > JS_KSTACK_MAX * 8)
+		n = JS_KSTACK_MAX * 8;
+	s->flags = flags | JS_SAMPLE_KSTACK;
+	s->stack_addr = 0;
+	s->stack_len = (__u32)n;
+	if (bpf_ringbuf_output(&samples, s, sizeof(struct js_sample) + (__u32)n, BPF_RB_NO_WAKEUP) == 0 && cnt)
+		cnt->kstacks++;
+	s->flags = flags;
+}
+
 SEC("perf_event")
 int sample_stack(struct bpf_perf_event_data *ctx)
 {
@@ -364,6 +386,8 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 		from = s->anchor_sp - 16;
 		s->flags |= JS_SAMPLE_FROM_ANCHOR;
 	}
+	if (kernel_stacks && (flags & JS_SAMPLE_KERNEL_MODE))
+		emit_kernel_stack(ctx, s, stack, cnt);
 	s->stack_addr = from;
 	if (ti) {
 		if (ti->from_jvm)

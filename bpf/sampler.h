@@ -18,6 +18,9 @@
 #define JS_MAX_FRAGMENT_BYTES (64u * 1024u)
 #define JS_DEFAULT_FRAGMENT_BYTES (16u * 1024u)
 #define JS_PAGE_SIZE 4096u
+/* Kernel frames recorded per kernel-mode sample (JS_SAMPLE_KSTACK). */
+#define JS_KSTACK_MAX 64
+
 /* Gap-filling windows (JS_SAMPLE_FILL): at most this many bytes per tick,
  * in windows (records) of at most JS_FILL_WINDOW_BYTES, each overlapping
  * its neighbours by JS_FILL_OVERLAP so jsampled can check they join. */
@@ -60,6 +63,11 @@ enum js_sample_flags {
 	 * reads of the stack (the thread's bottom Java frame, or the stack's
 	 * end); the others go down from it, into the sample's copy. */
 	JS_SAMPLE_FILL_TOP = 1u << 11,
+	/* Not a sample: the kernel stack of the sample of the same tick that
+	 * follows (same tid and time_ns), for a tick that interrupted the
+	 * kernel: stack[] holds stack_len / 8 return addresses from
+	 * bpf_get_stack, innermost first; stack_addr is 0. */
+	JS_SAMPLE_KSTACK = 1u << 12,
 	/* Set by jsampled, never by the BPF program: the daemon cut this
 	 * sample's copy to fit its held-sample queue (sample_queue.c). */
 	JS_SAMPLE_HELD_TRIMMED = 1u << 15,
@@ -197,6 +205,7 @@ struct js_counters {
 	__u64 fills;         /* gap-filling windows written (JS_SAMPLE_FILL) */
 	__u64 fill_bytes;    /* their stack bytes */
 	__u64 fills_skipped; /* gaps left: the rest of the stack exceeded fill_bytes */
+	__u64 kstacks;       /* kernel stacks written (JS_SAMPLE_KSTACK) */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

@@ -1,4 +1,5 @@
 #include "cct_format.h"
+#include "kernel_symbols.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,8 @@ const char *frame_type_suffix(uint8_t type)
 		return "_[0]";
 	case FRAME_NATIVE:
 		return "_[n]";
+	case FRAME_KERNEL:
+		return "_[k]";
 	default:
 		return "";
 	}
@@ -58,7 +61,7 @@ const char *frame_type_suffix(uint8_t type)
 static const char *frame_type_name(uint8_t type)
 {
 	static const char *const names[FRAME_TYPE_COUNT] = {"interpreted", "compiled", "inlined",
-							    "native", "pseudo"};
+							    "native", "pseudo", "kernel"};
 	return type < FRAME_TYPE_COUNT ? names[type] : "unknown";
 }
 
@@ -71,7 +74,10 @@ void cct_frame_name(const struct method_table *methods, uint32_t method_id, uint
 		snprintf(out, outlen, "%s", pseudo_frame_name(method_id));
 		return;
 	}
-	method_table_name(methods, method_id, out, outlen);
+	if (type == FRAME_KERNEL)
+		snprintf(out, outlen, "%s", kernel_symbols_name(method_id));
+	else
+		method_table_name(methods, method_id, out, outlen);
 	n = strlen(out);
 	snprintf(out + n, outlen - n, "%s", frame_type_suffix(type));
 }
@@ -279,7 +285,8 @@ int cct_render_stream(const struct profile_source *src, enum cct_format f, struc
 	int rc = -1;
 
 	/* pprof tells frames apart by bci (a line each); the rest merge them. */
-	if (cct_view_build(src->cct, f == CCT_FORMAT_PPROF ? VIEW_KEEP_BCI : VIEW_MERGE_BCI, src->window, &view) != 0)
+	if (cct_view_build(src->cct, f == CCT_FORMAT_PPROF ? VIEW_KEEP_BCI : VIEW_MERGE_BCI,
+			   src->mixed ? VIEW_MIXED : VIEW_JAVA, src->window, &view) != 0)
 		goto cleanup;
 	switch (f) {
 	case CCT_FORMAT_COLLAPSED:

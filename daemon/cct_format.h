@@ -38,6 +38,7 @@ struct profile_source {
 	struct slice_window *window; /* NULL: every sample of the tree */
 	const char *title;           /* "pid 4242 (java)"; NULL: none */
 	uint32_t frequency_hz;       /* the sampling rate (pprof's period); 0 unknown */
+	bool mixed;                  /* kernel frames too (cct_view.h VIEW_MIXED) */
 	pid_t pid;
 };
 

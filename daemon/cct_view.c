@@ -17,7 +17,8 @@ uint64_t *cct_totals(const struct cct *c)
 	return total;
 }
 
-int cct_view_build(const struct cct *c, enum cct_view_bci bci, struct slice_window *window, struct cct *out)
+int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_frames frames,
+		   struct slice_window *window, struct cct *out)
 {
 	size_t n = c->nodes.n;
 	uint64_t *self = calloc(n ? n : 1, sizeof(*self)), *total = calloc(n ? n : 1, sizeof(*total));
@@ -42,7 +43,9 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, struct slice_wind
 
 		if (!total[i])
 			continue;
-		if (i) {
+		if (i && frames == VIEW_JAVA && node->type == FRAME_KERNEL) {
+			to[i] = to[node->parent]; /* kernel frames sit above all others */
+		} else if (i) {
 			int32_t b = bci == VIEW_KEEP_BCI ? node->bci : -1;
 			to[i] = cct_child(out, to[node->parent], node->method_id, node->type, b, 1);
 			if (!to[i])

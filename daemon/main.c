@@ -24,6 +24,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "kernel_symbols.h"
 #include "agent_conns.h"
 #include "agent_link.h"
 #include "daemon.h"
@@ -307,6 +308,7 @@ int main(int argc, char **argv)
 	sc.frequency_hz = d->opt.frequency_hz;
 	sc.fragment_bytes = d->opt.fragment_bytes;
 	sc.fill_bytes = d->opt.fill_bytes;
+	sc.kernel_stacks = d->opt.kernel_stacks;
 	sc.ringbuf_bytes = d->opt.ringbuf_bytes;
 	sc.wakeup_watermark = d->opt.wakeup_bytes;
 	sc.watch_exec = 1; /* cheap, and ends the authority of agents whose process execs */
@@ -347,6 +349,10 @@ int main(int argc, char **argv)
 		if (!execs || !watch_add(&d->loop, W_EXEC, ring_buffer__epoll_fd(execs), execs, EPOLLIN))
 			log_warn("cannot watch exec events: new JVMs are found by the periodic scan");
 	}
+	/* Before privileges go: with kptr_restrict, only CAP_SYSLOG reads the
+	 * kernel's addresses. */
+	if (d->opt.kernel_stacks && kernel_symbols_load(NULL) != 0)
+		log_warn("cannot read kernel symbols from /proc/kallsyms: kernel frames show as [kernel]");
 	if (!d->opt.keep_caps && privileges_drop(err, sizeof(err)) != 0)
 		log_warn("%s", err);
 
@@ -369,6 +375,7 @@ int main(int argc, char **argv)
 cleanup:
 	agents_close_all(d);
 	queries_close_all(d);
+	kernel_symbols_free();
 	discovery_free(&d->discovery);
 	loop_free(&d->loop);
 	ring_buffer__free(execs);

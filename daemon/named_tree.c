@@ -1,4 +1,5 @@
 #include "named_tree.h"
+#include "kernel_symbols.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ enum frame_kind frame_kind_of(uint8_t frame_type, uint32_t method_id)
 		return KIND_INLINED;
 	case FRAME_NATIVE:
 		return KIND_NATIVE;
+	case FRAME_KERNEL:
+		return KIND_KERNEL;
 	default:
 		switch (method_id) {
 		case 0:
@@ -141,6 +144,8 @@ int named_tree_add_view(struct named_tree *t, const struct cct *view, const stru
 		if (i) {
 			if (n->type == FRAME_PSEUDO)
 				snprintf(name, sizeof(name), "%s", pseudo_frame_name(n->method_id));
+			else if (n->type == FRAME_KERNEL)
+				snprintf(name, sizeof(name), "%s", kernel_symbols_name(n->method_id));
 			else
 				method_table_name(m, n->method_id, name, sizeof(name));
 			uint32_t id = name_id(t, name);

@@ -26,6 +26,7 @@ enum opt_type {
 	T_FLAG,   /* no argument: sets a bool */
 	T_RULE,   /* repeatable glob pattern, appended to a rule_list */
 	T_ATTACH, /* auto | off */
+	T_ONOFF,  /* on | off: a bool, default def */
 	T_CONFIG, /* --config: read before the rest */
 	T_HELP,
 };
@@ -79,6 +80,8 @@ static const struct opt_spec specs[] = {
 	 F(max_fragment_bytes), true, "threads with deeper stacks get copies up to N bytes"},
 	{"fill-bytes", T_UINT, "N", 0, JS_MAX_FILL_WINDOWS * JS_FILL_WINDOW_BYTES, 0, JS_DEFAULT_FILL_BYTES, NULL,
 	 F(fill_bytes), false, "a deep thread's copy that would leave a gap below its earlier copies gets the rest of its stack too, if at most N bytes (0: never)"},
+	{"kernel-stacks", T_ONOFF, "on|off", 0, 0, 0, 1, NULL, F(kernel_stacks), false,
+	 "record the kernel stack of samples that interrupted the kernel (shown by --view mixed queries)"},
 	{"ringbuf-mb", T_UINT, "N", 1, 4096, MIB, 64, NULL, F(ringbuf_bytes), false,
 	 "ring buffer size in MiB, a power of two"},
 	{"drain-ms", T_UINT, "N", 1, 1000, 0, 10, NULL, F(drain_ms), false, "ring buffer drain period"},
@@ -144,6 +147,8 @@ static void usage(FILE *f)
 			snprintf(def, sizeof(def), " (default %.40s)", s->sdef);
 		} else if (s->type == T_ATTACH) {
 			snprintf(def, sizeof(def), " (default auto)");
+		} else if (s->type == T_ONOFF) {
+			snprintf(def, sizeof(def), " (default %s)", s->def ? "on" : "off");
 		}
 		fprintf(f, "  %-34s %s%s%s\n", head, s->help, def,
 			s->reloadable || s->type == T_HELP || s->type == T_CONFIG ? "" : " [restart]");
@@ -247,6 +252,11 @@ static int apply(struct options *o, const struct opt_spec *s, const char *arg)
 		else
 			return fail("--attach must be auto or off, got '%s'", arg);
 		return 0;
+	case T_ONOFF:
+		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
+			return fail("--%s must be on or off, got '%s'", s->name, arg);
+		*(bool *)p = strcmp(arg, "on") == 0;
+		return 0;
 	default:
 		return fail("unknown option");
 	}
@@ -263,6 +273,8 @@ static void set_defaults(struct options *o)
 			snprintf(field(o, s), s->size, "%s", s->sdef);
 		else if (s->type == T_ATTACH)
 			o->attach = (enum attach_mode)s->def;
+		else if (s->type == T_ONOFF)
+			*(bool *)field(o, s) = s->def != 0;
 	}
 }
 

@@ -29,6 +29,7 @@ static void session_state_init(struct process *p, const struct process_table *t)
 	context_table_init(&p->contexts);
 	stack_bottoms_init(&p->bottoms, STACK_BOTTOMS_PROCESS_BYTES);
 	u64_map_init(&p->internal_threads);
+	kernel_stacks_init(&p->kstacks);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
 }
 
@@ -41,6 +42,7 @@ static void session_state_free(struct process *p)
 	stack_bottoms_free(&p->bottoms);
 	p->stats.stack_image_bytes = 0;
 	u64_map_free(&p->internal_threads);
+	kernel_stacks_free(&p->kstacks);
 	sample_queue_free(&p->held);
 }
 
@@ -341,6 +343,8 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	}
 	if (t->hooks.on_decoded)
 		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
+	/* After the checks and the hook: those see the Java trace only. */
+	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
 	if (st != DECODE_FAILED)
 		record_trace(t, p, s, st, tr);
 }
@@ -499,6 +503,10 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 	p->stats.stack_bytes += s->stack_len;
 	if (s->flags & JS_SAMPLE_FILL) {
 		take_fill(t, p, s);
+		return;
+	}
+	if (s->flags & JS_SAMPLE_KSTACK) {
+		kernel_stacks_take(&p->kstacks, s);
 		return;
 	}
 	p->stats.samples++;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel_stacks.h"
 #include "../userspace/common/u64_map.h"
 #include "../userspace/common/vec.h"
 #include "cct.h"
@@ -68,6 +69,7 @@ struct process {
 	struct context_table contexts; /* where incomplete traces go */
 	struct stack_bottoms bottoms;  /* per deep thread: its stack as samples showed it */
 	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
+	struct kernel_stacks kstacks;    /* kernel stacks waiting for their samples */
 	uint64_t foreign_threads; /* THREAD records naming tids not of this process (ignored) */
 	/* Its agent was cut off for sending more than its limit: a reconnect is
 	 * refused at once rather than read again. */

@@ -340,7 +340,7 @@ int query_render(struct daemon *d, const struct render_request *r, struct wbuf *
 		win[i] = (struct slice_window){.from_s = r->side[i].from_s, .until_s = r->side[i].until_s};
 		src[i] = (struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods,
 						 .window = r->side[i].windowed ? &win[i] : NULL, .title = titles[i],
-						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid};
+						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid, .mixed = r->mixed};
 	}
 	wbuf_printf(out, "OK\n");
 	if (r->diff)
@@ -376,7 +376,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		args[n++] = t;
 	}
 	if (n == 0) {
-		error_line(out, "empty request; try: list [json] | cct <pid> [<format>] [<from>..<until>] | "
+		error_line(out, "empty request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] | "
 				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json]");
 		return QUERY_ANSWERED;
 	}
@@ -386,9 +386,13 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			answer_list_json(d, v, out);
 		else
 			answer_list(d, v, out);
-	} else if (strcmp(args[0], "cct") == 0 && n >= 2 && n <= 4) {
+	} else if (strcmp(args[0], "cct") == 0 && n >= 2 && n <= 5) {
 		struct render_request r = {.diff = false, .format = CCT_FORMAT_TREE};
 		int rest = 2;
+
+		/* A last word "mixed" or "java": the view (cct_view.h). */
+		if (n > 2 && (strcmp(args[n - 1], "mixed") == 0 || strcmp(args[n - 1], "java") == 0))
+			r.mixed = strcmp(args[--n], "mixed") == 0;
 
 		if (n > rest && !strchr(args[rest], '.')) {
 			r.format = cct_format_parse(args[rest++]);
@@ -405,7 +409,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			return QUERY_ANSWERED;
 		}
 		if (n > rest) {
-			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>]");
+			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>] [java|mixed]");
 			return QUERY_ANSWERED;
 		}
 		return render_or_defer(d, &r, out, defer);
@@ -455,7 +459,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		d->paused = !on;
 		wbuf_printf(out, "OK\nsampling %s\n", on ? "on" : "off");
 	} else {
-		error_line(out, "unknown request; try: list [json] | cct <pid> [<format>] [<from>..<until>] | "
+		error_line(out, "unknown request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] | "
 				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json] | sampling on|off");
 	}
 	return QUERY_ANSWERED;

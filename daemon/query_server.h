@@ -43,6 +43,7 @@ struct render_request {
 	bool diff;
 	int format; /* enum cct_format */
 	struct render_side side[2]; /* cct: side[0]; diff: base, target */
+	bool mixed;                 /* kernel frames too (cct_view.h) */
 };
 
 /* Who asks: the peer's uid, and whether its group may read every process

@@ -4,6 +4,7 @@
 #ifndef JSAMPLED_SAMPLER_BPF_H
 #define JSAMPLED_SAMPLER_BPF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,7 @@ struct sampler_config {
 	unsigned frequency_hz;
 	unsigned fragment_bytes;
 	unsigned fill_bytes;
+	bool kernel_stacks;
 	size_t ringbuf_bytes;    /* power of two, multiple of the page size */
 	size_t wakeup_watermark; /* bytes pending before the consumer is woken */
 	int watch_exec;          /* report execs (for attaching to new JVMs) */

@@ -1,3 +1,4 @@
+#include "kernel_symbols.h"
 #include "state_file.h"
 
 #include <errno.h>
@@ -31,7 +32,7 @@ static void put_methods(const struct process *p, struct wbuf *w)
 		const struct method_info *m;
 		const char *cls = "";
 
-		if (node->type == FRAME_PSEUDO || u64_map_get(&seen, node->method_id))
+		if (node->type == FRAME_PSEUDO || node->type == FRAME_KERNEL || u64_map_get(&seen, node->method_id))
 			continue;
 		m = method_table_get(&p->jvm.methods, node->method_id);
 		if (!m || !m->named)
@@ -43,6 +44,29 @@ static void put_methods(const struct process *p, struct wbuf *w)
 		wbuf_u32(w, m->class_id);
 		wbuf_str(w, cls);
 		wbuf_str(w, m->name);
+		n++;
+	}
+	wbuf_patch_u32(w, at, n);
+	u64_map_free(&seen);
+}
+
+/* Kernel frames' names (version 4): their ids are this run's only. */
+static void put_kernel_names(const struct process *p, struct wbuf *w)
+{
+	struct u64_map seen;
+	size_t at = w->len;
+	uint32_t n = 0;
+
+	u64_map_init(&seen);
+	wbuf_u32(w, 0);
+	for (size_t i = 1; i < p->cct.nodes.n; i++) {
+		const struct cct_node *node = &p->cct.nodes.v[i];
+
+		if (node->type != FRAME_KERNEL || u64_map_get(&seen, (uint64_t)node->method_id + 1))
+			continue;
+		u64_map_put(&seen, (uint64_t)node->method_id + 1, 1);
+		wbuf_u32(w, node->method_id);
+		wbuf_str(w, kernel_symbols_name(node->method_id));
 		n++;
 	}
 	wbuf_patch_u32(w, at, n);
@@ -136,6 +160,7 @@ static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
 		wbuf_u64(w, stats[i]);
 	wbuf_u64(w, p->cct.overflow_samples);
 	put_methods(p, w);
+	put_kernel_names(p, w);
 	wbuf_u32(w, (uint32_t)p->cct.nodes.n);
 	for (size_t i = 1; i < p->cct.nodes.n; i++) {
 		const struct cct_node *node = &p->cct.nodes.v[i];
@@ -192,7 +217,9 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 	uint8_t state;
 	char comm[16], vm[96];
 	struct process *p, *live;
+	struct u64_map kernel_ids; /* saved kernel frame id + 1 -> this run's */
 
+	u64_map_init(&kernel_ids);
 	pid = rbuf_u32(r);
 	uid = rbuf_u32(r);
 	start_time = rbuf_u64(r);
@@ -203,7 +230,7 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 	nstats = rbuf_u32(r);
 	if (r->err || pid == 0 || pid > (1u << 22) || state > PROCESS_EXITED || nstats > rbuf_left(r) / 8) {
 		snprintf(why, whylen, "malformed process header");
-		return -1;
+		goto bad;
 	}
 	live = process_lookup(t, (pid_t)pid);
 	if (live && live->state == PROCESS_LIVE)
@@ -238,6 +265,22 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 			goto bad;
 		}
 	}
+	if (version >= 4) {
+		uint32_t nk = rbuf_u32(r);
+		if (r->err || nk > rbuf_left(r) / 8) {
+			snprintf(why, whylen, "pid %u: malformed kernel names", pid);
+			goto bad;
+		}
+		for (uint32_t i = 0; i < nk; i++) {
+			char name[512];
+			uint32_t id = rbuf_u32(r);
+			rbuf_str_copy(r, name, sizeof(name));
+			if (r->err || u64_map_put(&kernel_ids, (uint64_t)id + 1, kernel_symbols_intern(name)) != 0) {
+				snprintf(why, whylen, "pid %u: bad kernel name", pid);
+				goto bad;
+			}
+		}
+	}
 	nnodes = rbuf_u32(r);
 	if (r->err || nnodes == 0 || nnodes - 1 > rbuf_left(r) / (version >= 3 ? 21 : 17)) {
 		snprintf(why, whylen, "pid %u: malformed tree", pid);
@@ -255,6 +298,11 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		uint8_t type = rbuf_u8(r);
 		int32_t bci = version >= 3 ? rbuf_i32(r) : -1;
 		uint64_t self = rbuf_u64(r);
+		if (type == FRAME_KERNEL) {
+			/* this run's id of the saved name */
+			uint64_t *k = u64_map_get(&kernel_ids, (uint64_t)method + 1);
+			method = k ? (uint32_t)*k : kernel_symbols_intern(NULL);
+		}
 		int64_t at = r->err || parent >= i ? -1 : cct_restore_node(&p->cct, map[parent], method, type, bci, self);
 		if (at < 0) {
 			snprintf(why, whylen, "pid %u: bad tree node %u", pid, i);
@@ -285,8 +333,10 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		p->state = PROCESS_EXITED;
 		p->exited_ns = now - (state == PROCESS_EXITED && age < now ? age : 0);
 	}
+	u64_map_free(&kernel_ids);
 	return 0;
 bad:
+	u64_map_free(&kernel_ids);
 	return -1;
 }
 

@@ -20,7 +20,7 @@
 #include "process.h"
 
 #define STATE_FILE_NAME "profiles.bin"
-#define STATE_FILE_VERSION 3
+#define STATE_FILE_VERSION 4
 
 /* 0, or -1 with why set. */
 int state_save(const struct process_table *t, const char *dir, uint64_t now_ns, char *why, size_t whylen);

@@ -14,6 +14,7 @@ enum frame_type {
 	FRAME_INLINED = 2,  /* a method inlined into a compiled frame */
 	FRAME_NATIVE = 3,   /* a native method (JNI wrapper or interpreter native entry) */
 	FRAME_PSEUDO = 4,   /* [GC], [truncated], ...: method_id is enum pseudo_frame */
+	FRAME_KERNEL = 5,   /* a kernel function: method_id is a kernel_symbols.h id */
 	FRAME_TYPE_COUNT
 };
 

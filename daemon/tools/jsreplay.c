@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernel_symbols.h"
 #include "../cct_format.h"
 #include "../decoder.h"
 #include "../log.h"
@@ -342,6 +343,10 @@ int main(int argc, char **argv)
 	if (!cct_pid && !extract_to && !print_outcomes && !print_traces)
 		stats = 1;
 	process_table_init(&table, &limits);
+	/* Kernel frames of a recording are named by this machine's kernel
+	 * (best on the machine that recorded it); --outcomes has none. */
+	if (cct_pid)
+		kernel_symbols_load(NULL);
 	extract_init(&plan, per_outcome, only, minimal);
 	if (sample && extract_only_sample(&plan, sample) != 0) {
 		fprintf(stderr, "jsreplay: --sample wants TID:TIME\n");
@@ -375,5 +380,6 @@ cleanup:
 	trace_log_free(&traces);
 	extract_free(&plan);
 	process_table_free(&table);
+	kernel_symbols_free();
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "../../daemon/cct_format.h"
+#include "../../daemon/kernel_symbols.h"
 #include "../common/u64_map.h"
 #include "clickhouse_rows.h"
 
@@ -113,6 +114,8 @@ static uint8_t frame_type_of(const char *kind)
 		return FRAME_INLINED;
 	if (strcmp(kind, "pseudo") == 0)
 		return FRAME_PSEUDO;
+	if (strcmp(kind, "kernel") == 0)
+		return FRAME_KERNEL;
 	return FRAME_NATIVE; /* native, and kinds this build does not know */
 }
 
@@ -179,8 +182,9 @@ static int add_stack(struct fleet_tree *t, json_t *frames, json_t *kinds, uint64
 		if (pseudo) {
 			f[i].type = FRAME_PSEUDO;
 			f[i].method_id = pseudo;
+		} else if ((f[i].type = frame_type_of(kind)) == FRAME_KERNEL) {
+			f[i].method_id = kernel_symbols_intern(name);
 		} else {
-			f[i].type = frame_type_of(kind);
 			if (f[i].type == FRAME_PSEUDO)
 				f[i].type = FRAME_NATIVE;
 			f[i].method_id = method_for(t, name);
@@ -264,7 +268,8 @@ static int print_hosts(const struct wbuf *rows, FILE *out)
 static int render(const struct fleet_query *q, struct fleet_tree *a, struct fleet_tree *b, FILE *out)
 {
 	char title[300], base_title[320];
-	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title};
+	/* Kernel frames are in the store only if the exporter sent them. */
+	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title, .mixed = true};
 	struct wbuf w;
 	int f = cct_format_parse(q->format), rc;
 
@@ -272,7 +277,7 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 	wbuf_init(&w);
 	/* Rendered whole, then written (the streaming spill sends to sockets). */
 	if (q->command == FLEET_DIFF) {
-		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title};
+		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title, .mixed = true};
 
 		snprintf(base_title, sizeof(base_title), "%s (base)", title);
 		src.cct = &b->cct;

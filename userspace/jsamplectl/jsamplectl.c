@@ -2,7 +2,8 @@
  * jsamplectl: the command-line client of jsampled's query socket.
  *
  *   jsamplectl [--socket PATH] list [--json]
- *   jsamplectl [--socket PATH] cct PID [--format F] [--since AGE | --from TIME --until TIME] [-o FILE]
+ *   jsamplectl [--socket PATH] cct PID [--format F] [--since AGE | --from TIME --until TIME]
+ *                                  [--view java|mixed] [-o FILE]
  *   jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]
  *                                   [--format html|text] [-o FILE]
  *   jsamplectl [--socket PATH] stats [PID] [--json]
@@ -35,7 +36,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: jsamplectl [--socket PATH] list [--json]\n"
 		"       jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json|pprof|html|svg]\n"
-		"                  [--since AGE | --from TIME --until TIME] [-o FILE]\n"
+		"                  [--since AGE | --from TIME --until TIME] [--view java|mixed] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]\n"
 		"                  [--format html|text] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"
@@ -166,6 +167,7 @@ int main(int argc, char **argv)
 		{"state-dir", required_argument, 0, 'D'}, {"lag-s", required_argument, 0, 'L'},
 		{"max-intervals", required_argument, 0, 'M'}, {"status", no_argument, 0, 'T'},
 		{"clickhouse-url", required_argument, 0, 'K'}, {"service", required_argument, 0, 'V'},
+		{"view", required_argument, 0, 'W'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
 	};
 	/* export: command-line settings, applied over the config file's */
@@ -176,7 +178,7 @@ int main(int argc, char **argv)
 			   {'D', "state_dir"},  {'L', "lag_s"},         {'M', "max_windows"},
 			   {'K', "clickhouse_url"}};
 	const char *export_args[8] = {0};
-	const char *config_path = NULL, *service = NULL;
+	const char *config_path = NULL, *service = NULL, *view = NULL;
 	int export_status = 0;
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
 	const char *format = NULL, *since = NULL, *from = NULL, *until = NULL, *base = NULL, *target = NULL;
@@ -229,6 +231,13 @@ int main(int argc, char **argv)
 		case 'V':
 			service = optarg;
 			break;
+		case 'W':
+			if (strcmp(optarg, "java") != 0 && strcmp(optarg, "mixed") != 0) {
+				fprintf(stderr, "jsamplectl: --view must be java or mixed\n");
+				return 2;
+			}
+			view = optarg;
+			break;
 		case 'I':
 		case 'P':
 		case 'H':
@@ -267,8 +276,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		}
-		snprintf(request, sizeof(request), "cct %s %s%s%s", argv[1], format ? format : "tree",
-			 window[0] ? " " : "", window);
+		snprintf(request, sizeof(request), "cct %s %s%s%s%s%s", argv[1], format ? format : "tree",
+			 window[0] ? " " : "", window, view ? " " : "", view ? view : "");
 	} else if (argc == 1 && strcmp(argv[0], "diff") == 0) {
 		char b[120], t[120];
 
