@@ -2,8 +2,12 @@
  * sample, hold it while the model lags, release it when a batch arrives,
  * give up after the hold time or when the agent is gone, and keep an
  * exited process for the retention time. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "../../daemon/cct_view.h"
+#include "../../daemon/kernel_symbols.h"
 #include "../../daemon/process.h"
 #include "check.h"
 #include "model_builder.h"
@@ -162,10 +166,74 @@ static void test_held_queue_overflow_is_counted(void)
 	process_table_free(&t);
 }
 
+/* A kernel stack record before its sample: the frames go above the Java
+ * frame once the sample is decoded, even after it was held; the java view
+ * hides them, with the samples. */
+static void test_kernel_stack_follows_a_held_sample(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct process_table t;
+	struct process *p;
+	struct js_sample *s, *k;
+	struct cct java, mixed;
+	uint64_t addrs[2] = {0xffffffff81000010ull, 0xffffffff81000110ull}; /* innermost first */
+	char path[] = "/tmp/jsampled-kallsyms.XXXXXX";
+	FILE *f;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "ffffffff81000000 T vfs_write\nffffffff81000100 T do_syscall_64\nffffffff81000200 T _etext\n");
+	fclose(f);
+	CHECK(kernel_symbols_load(path) == 0);
+	unlink(path);
+
+	process_table_init(&t, &lim);
+	p = process_create(&t, 77, 0, "");
+	if (!p)
+		return;
+	s = leaf_sample(100);
+	s->flags |= JS_SAMPLE_KERNEL_MODE;
+	k = calloc(1, sizeof(*k) + sizeof(addrs));
+	*k = (struct js_sample){.time_ns = 100, .pid = 77, .flags = JS_SAMPLE_KSTACK | JS_SAMPLE_KERNEL_MODE,
+				.stack_len = sizeof(addrs)};
+	memcpy(k->stack, addrs, sizeof(addrs));
+	process_take_sample(&t, p, k, 100);
+	process_take_sample(&t, p, s, 100);
+	CHECK_EQ(p->stats.samples, 1); /* the record is no sample */
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
+	add_code(p);
+	process_retry_held(&t, p, 10000);
+	CHECK_EQ(p->stats.resolved, 1);
+	/* root, the Java method, then do_syscall_64 and vfs_write */
+	CHECK_EQ(p->cct.nodes.n, 4);
+	if (p->cct.nodes.n == 4) {
+		CHECK_EQ(p->cct.nodes.v[2].type, FRAME_KERNEL);
+		CHECK_STR(kernel_symbols_name(p->cct.nodes.v[2].method_id), "do_syscall_64");
+		CHECK_STR(kernel_symbols_name(p->cct.nodes.v[3].method_id), "vfs_write");
+		CHECK_EQ(p->cct.nodes.v[3].self, 1);
+	}
+	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_JAVA, NULL, &java) == 0);
+	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_MIXED, NULL, &mixed) == 0);
+	CHECK_EQ(java.nodes.n, 2);
+	CHECK_EQ(java.nodes.v[1].self, 1);
+	CHECK_EQ(mixed.nodes.n, 4);
+	CHECK_EQ(java.samples, mixed.samples);
+	cct_free(&java);
+	cct_free(&mixed);
+	CHECK_EQ(p->kstacks.by_sample.count, 0);
+	free(s);
+	free(k);
+	process_table_free(&t);
+	kernel_symbols_free();
+}
+
 int main(void)
 {
 	RUN(test_hold_and_release);
 	RUN(test_hold_ends_without_the_agent);
 	RUN(test_held_queue_overflow_is_counted);
+	RUN(test_kernel_stack_follows_a_held_sample);
 	return CHECK_DONE();
 }
