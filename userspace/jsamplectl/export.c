@@ -275,7 +275,8 @@ static void fetch_process(struct exporter *e, json_t *proc, int64_t from, int64_
 		e->empty++;
 		return;
 	}
-	snprintf(request, sizeof(request), "cct %d pprof %" PRId64 "..%" PRId64, pid, from, until);
+	snprintf(request, sizeof(request), "cct %d pprof %" PRId64 "..%" PRId64 "%s", pid, from, until,
+		 e->c->mixed_view ? " mixed" : "");
 	if (query_to_memory(e->c->socket_path, request, &body, &len, err, sizeof(err)) != QUERY_OK) {
 		e->query_errors++;
 		snprintf(e->last_error, sizeof(e->last_error), "pid %d: %s", pid, err);

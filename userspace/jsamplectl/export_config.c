@@ -140,6 +140,14 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 		}
 		return set_text(c->clickhouse_database, sizeof(c->clickhouse_database), key, value, err, errlen);
 	}
+	if (strcmp(key, "view") == 0) {
+		if (strcmp(value, "java") != 0 && strcmp(value, "mixed") != 0) {
+			snprintf(err, errlen, "view: java or mixed");
+			return -1;
+		}
+		c->mixed_view = strcmp(value, "mixed") == 0;
+		return 0;
+	}
 	if (strcmp(key, "service") == 0)
 		return add_rule(c, value, err, errlen);
 	snprintf(err, errlen, "unknown setting \"%s\"", key);

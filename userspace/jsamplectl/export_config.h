@@ -17,6 +17,7 @@
  *   clickhouse_user = ...  clickhouse_password = ...  (basic auth)
  *   clickhouse_database = jsampled
  *   timeout_s = 10
+ *   view = java|mixed            (mixed: with kernel frames)
  *   service = NAME exe|main|unit|cgroup GLOB   (a naming rule; first match wins)
  */
 #ifndef JSAMPLECTL_EXPORT_CONFIG_H
@@ -53,6 +54,7 @@ struct export_config {
 	char clickhouse_user[128];
 	char clickhouse_password[256];
 	char clickhouse_database[64];
+	int mixed_view; /* view = mixed: kernel frames too (jsampled's --view) */
 	struct service_rule rules[EXPORT_MAX_RULES];
 	size_t n_rules;
 	uint32_t max_windows; /* runs this many windows then stops (tests; 0: forever) */
