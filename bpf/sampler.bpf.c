@@ -24,6 +24,10 @@ const volatile __u32 fragment_bytes = JS_DEFAULT_FRAGMENT_BYTES;
 const volatile __u64 wakeup_watermark = 4u << 20;
 const volatile __u32 fill_bytes = JS_DEFAULT_FILL_BYTES; /* 0: no gap-filling windows */
 const volatile bool kernel_stacks = false; /* record the kernel stack of kernel-mode ticks */
+/* Copy native frames too: from sp even where a frame anchor marks the
+ * Java frames' start, and JVM-internal threads' stacks (up to
+ * fragment_bytes): jsampled unwinds them with DWARF CFI. */
+const volatile bool native_stacks = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -381,7 +385,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	/* Outside Java code with a frame anchor, the native/VM frames between
 	 * sp and the anchor are of no use to the decoder: copy from just below
 	 * the anchor (the return address may sit at anchor_sp - 8). */
-	if (s->anchor_sp > sp + 64 && (s->anchor_sp & 7) == 0 && s->stack_end &&
+	if (!native_stacks && s->anchor_sp > sp + 64 && (s->anchor_sp & 7) == 0 && s->stack_end &&
 	    s->anchor_sp < s->stack_end && (regs.ip < tg->code_low || regs.ip >= tg->code_high)) {
 		from = s->anchor_sp - 16;
 		s->flags |= JS_SAMPLE_FROM_ANCHOR;
@@ -395,7 +399,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 		if (ti->max_copy)
 			want = ti->max_copy;
 		if (ti->thread_flags & JS_THREAD_NO_STACK)
-			want = 0;
+			want = native_stacks && want > fragment_bytes ? fragment_bytes : native_stacks ? want : 0;
 		if (ti->stack_end - from <= want)
 			want = ti->stack_end - from;
 		else

@@ -61,7 +61,7 @@ const char *frame_type_suffix(uint8_t type)
 static const char *frame_type_name(uint8_t type)
 {
 	static const char *const names[FRAME_TYPE_COUNT] = {"interpreted", "compiled", "inlined",
-							    "native", "pseudo", "kernel"};
+							    "native", "pseudo", "kernel", "c"};
 	return type < FRAME_TYPE_COUNT ? names[type] : "unknown";
 }
 
@@ -74,7 +74,7 @@ void cct_frame_name(const struct method_table *methods, uint32_t method_id, uint
 		snprintf(out, outlen, "%s", pseudo_frame_name(method_id));
 		return;
 	}
-	if (type == FRAME_KERNEL)
+	if (type == FRAME_KERNEL || type == FRAME_C)
 		snprintf(out, outlen, "%s", kernel_symbols_name(method_id));
 	else
 		method_table_name(methods, method_id, out, outlen);

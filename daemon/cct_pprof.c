@@ -132,7 +132,7 @@ static uint64_t function_id(struct builder *b, uint32_t method_id, uint8_t type)
 	}
 	perftools__profiles__function__init(f);
 	f->id = b->functions.n;
-	if (type == FRAME_PSEUDO || type == FRAME_KERNEL) {
+	if (type == FRAME_PSEUDO || type == FRAME_KERNEL || type == FRAME_C) {
 		snprintf(name, sizeof(name), "%s",
 			 type == FRAME_PSEUDO ? pseudo_frame_name(method_id) : kernel_symbols_name(method_id));
 		f->name = f->system_name = str_id(&b->str, name);
@@ -229,7 +229,7 @@ static Location *make_location(struct builder *b, uint64_t id)
 			break;
 		perftools__profiles__line__init(line);
 		line->function_id = function_id(b, key->method_id, key->type);
-		src = key->type == FRAME_PSEUDO || key->type == FRAME_KERNEL ? -1 : method_table_line(b->src->methods, key->method_id, key->bci);
+		src = key->type == FRAME_PSEUDO || key->type == FRAME_KERNEL || key->type == FRAME_C ? -1 : method_table_line(b->src->methods, key->method_id, key->bci);
 		line->line = src > 0 ? src : 0;
 		l->line[l->n_line++] = line;
 		if (!key->prefix)

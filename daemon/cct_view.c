@@ -43,8 +43,9 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_fra
 
 		if (!total[i])
 			continue;
-		if (i && frames == VIEW_JAVA && node->type == FRAME_KERNEL) {
-			to[i] = to[node->parent]; /* kernel frames sit above all others */
+		if (i && frames == VIEW_JAVA && (node->type == FRAME_KERNEL || node->type == FRAME_C)) {
+			/* kernel and C frames sit above the Java frames */
+			to[i] = to[node->parent];
 		} else if (i) {
 			int32_t b = bci == VIEW_KEEP_BCI ? node->bci : -1;
 			to[i] = cct_child(out, to[node->parent], node->method_id, node->type, b, 1);

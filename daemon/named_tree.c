@@ -26,6 +26,8 @@ enum frame_kind frame_kind_of(uint8_t frame_type, uint32_t method_id)
 		return KIND_NATIVE;
 	case FRAME_KERNEL:
 		return KIND_KERNEL;
+	case FRAME_C:
+		return KIND_NATIVE;
 	default:
 		switch (method_id) {
 		case 0:
@@ -144,7 +146,7 @@ int named_tree_add_view(struct named_tree *t, const struct cct *view, const stru
 		if (i) {
 			if (n->type == FRAME_PSEUDO)
 				snprintf(name, sizeof(name), "%s", pseudo_frame_name(n->method_id));
-			else if (n->type == FRAME_KERNEL)
+			else if (n->type == FRAME_KERNEL || n->type == FRAME_C)
 				snprintf(name, sizeof(name), "%s", kernel_symbols_name(n->method_id));
 			else
 				method_table_name(m, n->method_id, name, sizeof(name));

@@ -44,6 +44,7 @@ struct options {
 	unsigned max_fragment_bytes; /* deep threads' copies grow up to this */
 	unsigned fill_bytes;         /* gap-filling windows (bpf/sampler.h JS_SAMPLE_FILL) */
 	bool kernel_stacks;          /* JS_SAMPLE_KSTACK records */
+	bool native_stacks;          /* copy and unwind native frames */
 	size_t ringbuf_bytes;
 	size_t wakeup_bytes; /* 0: a sixteenth of the ring */
 	unsigned drain_ms;

@@ -151,6 +151,7 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 	s->skel->rodata->fragment_bytes = cfg->fragment_bytes;
 	s->skel->rodata->fill_bytes = cfg->fill_bytes;
 	s->skel->rodata->kernel_stacks = cfg->kernel_stacks;
+	s->skel->rodata->native_stacks = cfg->native_stacks;
 	s->skel->rodata->wakeup_watermark = cfg->wakeup_watermark;
 	bpf_map__set_max_entries(s->skel->maps.scratch, (__u32)s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.samples, (__u32)cfg->ringbuf_bytes);

@@ -21,6 +21,7 @@ struct sampler_config {
 	unsigned fragment_bytes;
 	unsigned fill_bytes;
 	bool kernel_stacks;
+	bool native_stacks;
 	size_t ringbuf_bytes;    /* power of two, multiple of the page size */
 	size_t wakeup_watermark; /* bytes pending before the consumer is woken */
 	int watch_exec;          /* report execs (for attaching to new JVMs) */

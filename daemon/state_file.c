@@ -32,7 +32,8 @@ static void put_methods(const struct process *p, struct wbuf *w)
 		const struct method_info *m;
 		const char *cls = "";
 
-		if (node->type == FRAME_PSEUDO || node->type == FRAME_KERNEL || u64_map_get(&seen, node->method_id))
+		if (node->type == FRAME_PSEUDO || node->type == FRAME_KERNEL || node->type == FRAME_C ||
+		    u64_map_get(&seen, node->method_id))
 			continue;
 		m = method_table_get(&p->jvm.methods, node->method_id);
 		if (!m || !m->named)
@@ -62,7 +63,8 @@ static void put_kernel_names(const struct process *p, struct wbuf *w)
 	for (size_t i = 1; i < p->cct.nodes.n; i++) {
 		const struct cct_node *node = &p->cct.nodes.v[i];
 
-		if (node->type != FRAME_KERNEL || u64_map_get(&seen, (uint64_t)node->method_id + 1))
+		if ((node->type != FRAME_KERNEL && node->type != FRAME_C) ||
+		    u64_map_get(&seen, (uint64_t)node->method_id + 1))
 			continue;
 		u64_map_put(&seen, (uint64_t)node->method_id + 1, 1);
 		wbuf_u32(w, node->method_id);
@@ -298,7 +300,7 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		uint8_t type = rbuf_u8(r);
 		int32_t bci = version >= 3 ? rbuf_i32(r) : -1;
 		uint64_t self = rbuf_u64(r);
-		if (type == FRAME_KERNEL) {
+		if (type == FRAME_KERNEL || type == FRAME_C) {
 			/* this run's id of the saved name */
 			uint64_t *k = u64_map_get(&kernel_ids, (uint64_t)method + 1);
 			method = k ? (uint32_t)*k : kernel_symbols_intern(NULL);

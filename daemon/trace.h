@@ -15,6 +15,7 @@ enum frame_type {
 	FRAME_NATIVE = 3,   /* a native method (JNI wrapper or interpreter native entry) */
 	FRAME_PSEUDO = 4,   /* [GC], [truncated], ...: method_id is enum pseudo_frame */
 	FRAME_KERNEL = 5,   /* a kernel function: method_id is a kernel_symbols.h id */
+	FRAME_C = 6,        /* a native (C/C++) function: method_id is a kernel_symbols.h name id */
 	FRAME_TYPE_COUNT
 };
 
