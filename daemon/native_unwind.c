@@ -1,0 +1,783 @@
+/* Native frames from a sample's stack copy with libdwfl; see native_unwind.h.
+ *
+ * libdwfl's unwinder wants a "process" with threads: dwfl_attach_state is
+ * done once per Dwfl with callbacks that serve the one sample being walked
+ * (u->cur). Each dwfl_getthread_frames call allocates a fresh initial frame
+ * and calls set_initial_registers again (elfutils' dwfl_thread_getframes),
+ * so the same Dwfl serves every sample; nothing of a walk outlives it. */
+#include "native_unwind.h"
+
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../userspace/common/u64_map.h"
+
+/* libstdc++'s demangler (link with -lstdc++); libdw has none. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define REREPORT_INTERVAL_NS 1000000000ull
+#define MAPS_MAX_BYTES (256u << 20)
+/* Symbol cache bounds: past either, it starts over. */
+#define SYM_CACHE_MAX_ENTRIES 32768u
+#define SYM_CACHE_MAX_BYTES (4u << 20)
+#define SYM_NAME_MAX 1024u
+/* DWARF register numbers of x86-64: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip. */
+#define DWARF_NREGS 17
+
+struct native_unwinder {
+	pid_t pid;
+	int same_root; /* pid's root is ours: 1, is not: 0, unknown: -1 */
+	Dwfl *dwfl;
+	Dwfl_Callbacks callbacks; /* must outlive dwfl */
+	/* The architecture for dwfl_attach_state: an ELF header only. Giving
+	 * our own Elf makes libdwfl open (and own) its backend, instead of
+	 * borrowing one of a module that a re-report may remove. */
+	Elf64_Ehdr arch_ehdr;
+	Elf *arch_elf;
+	uint64_t last_report_ns;
+
+	/* The walk in progress. */
+	const struct js_sample *cur;
+	pid_t cur_tid;
+	uint64_t stop_lo, stop_hi;
+	uint64_t *pcs;
+	int max, n, depth;
+	bool aborted;    /* frame_cb stopped the walk (code cache or max) */
+	bool unknown_pc; /* a pc in no module: re-read the mappings */
+
+	/* Symbol cache: pc -> offset of its name in names. */
+	struct u64_map sym_index;
+	char *names;
+	size_t names_len, names_cap;
+
+	struct native_unwind_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool in_range(uint64_t pc, uint64_t lo, uint64_t hi)
+{
+	return pc >= lo && pc < hi;
+}
+
+/* --- Files inside the process's root --- */
+
+/* Reopens an O_PATH descriptor for reading if it is a regular file (no
+ * open() ever touches a FIFO or a device); closes it. -1 if not. */
+static int reopen_regular(int pfd)
+{
+	struct stat st;
+	char self[40];
+	int fd = -1;
+
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &st) == 0 && S_ISREG(st.st_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	}
+	close(pfd);
+	return fd;
+}
+
+/* path (absolute) as pid sees it: resolved inside /proc/PID/root, where
+ * its absolute symlinks stay (RESOLVE_IN_ROOT); when that root cannot be
+ * opened and is not known to differ from ours, path itself. A regular
+ * file's read-only descriptor, or -1. */
+static int open_in_root(const struct native_unwinder *u, const char *path)
+{
+	char root[40];
+	int rfd, pfd = -1;
+
+	if (path[0] != '/')
+		return -1;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)u->pid);
+	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd >= 0) {
+		struct open_how how = {
+			.flags = O_PATH | O_CLOEXEC,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		};
+
+		pfd = (int)syscall(SYS_openat2, rfd, path, &how, sizeof(how));
+		if (pfd < 0 && errno == ENOSYS) /* before Linux 5.6 */
+			pfd = openat(rfd, path + 1, O_PATH | O_CLOEXEC);
+		close(rfd);
+	} else if (u->same_root != 0) {
+		pfd = open(path, O_PATH | O_CLOEXEC);
+	}
+	return reopen_regular(pfd);
+}
+
+/* Dwfl_Callbacks.find_elf: the module's file inside the process's root. The
+ * vDSO ("[vdso: PID]", reported below) and files deleted since they were
+ * mapped come from the process's memory (/proc/PID/mem), by libdwfl. */
+static int cb_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, char **file_name,
+		       Elf **elfp)
+{
+	const struct native_unwinder *u = userdata ? *userdata : NULL;
+	size_t len;
+	int fd;
+
+	if (!u || !name)
+		return -1;
+	len = strlen(name);
+	if (strncmp(name, "[vdso: ", 7) == 0 || (len > 10 && strcmp(name + len - 10, " (deleted)") == 0))
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	fd = open_in_root(u, name);
+	if (fd < 0)
+		return -1;
+	*file_name = strdup(name);
+	if (!*file_name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool build_id_matches(int fd, const unsigned char *id, int id_len)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *bits;
+	ssize_t n;
+	bool ok;
+
+	if (!e)
+		return false;
+	n = dwelf_elf_gnu_build_id(e, &bits);
+	ok = n == id_len && memcmp(bits, id, (size_t)n) == 0;
+	elf_end(e);
+	return ok;
+}
+
+/* Dwfl_Callbacks.find_debuginfo: by build ID only, in the process's
+ * /usr/lib/debug/.build-id, then ours; the file is used only if its build
+ * ID matches. No debuginfod, no search by name. A dwz alternate file (its
+ * link is a path) is not looked for: CFI and symbols do not need it. */
+static int cb_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			     const char *file_name, const char *debuglink, GElf_Word crc, char **debuginfo_file_name)
+{
+	const struct native_unwinder *u = userdata ? *userdata : NULL;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	char path[64 + 2 * 64];
+	int id_len, off;
+
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)crc;
+	if (!u || (debuglink && strchr(debuglink, '/')))
+		return -1;
+	id_len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (id_len < 3 || id_len > 64)
+		return -1;
+	off = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (int i = 1; i < id_len; i++)
+		off += snprintf(path + off, sizeof(path) - (size_t)off, "%02x", id[i]);
+	snprintf(path + off, sizeof(path) - (size_t)off, ".debug");
+	for (int pass = 0; pass < 2; pass++) {
+		int fd;
+
+		if (pass == 0)
+			fd = open_in_root(u, path);
+		else if (u->same_root != 1) /* ours (the same file when the roots are one) */
+			fd = reopen_regular(open(path, O_PATH | O_CLOEXEC));
+		else
+			fd = -1;
+		if (fd < 0)
+			continue;
+		if (build_id_matches(fd, id, id_len)) {
+			*debuginfo_file_name = strdup(path);
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+/* --- Modules --- */
+
+static int set_userdata_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)mod;
+	(void)name;
+	(void)start;
+	*userdata = arg;
+	return DWARF_CB_OK;
+}
+
+static void sym_cache_clear(struct native_unwinder *u)
+{
+	u64_map_free(&u->sym_index);
+	u64_map_init(&u->sym_index);
+	u->names_len = 0;
+}
+
+/* /proc/PID/maps read whole: a failed read leaves the modules as they were. */
+static char *read_maps(pid_t pid, size_t *lenp)
+{
+	char path[40];
+	size_t len = 0, cap = 1u << 16;
+	char *buf = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t r;
+
+		if (!buf || len == cap) {
+			char *nb;
+
+			if (buf)
+				cap *= 2;
+			if (cap > MAPS_MAX_BYTES || !(nb = realloc(buf, cap)))
+				goto fail;
+			buf = nb;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	*lenp = len;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* Reports pid's file mappings (and its vDSO) as the Dwfl's modules. 0, or
+ * -1 if the maps could not be read (gone, or no mappings: then nothing
+ * changes). Rate limited by the callers through last_report_ns. */
+static int report_modules(struct native_unwinder *u)
+{
+	size_t len = 0;
+	char *maps, *line;
+	FILE *f;
+
+	u->last_report_ns = now_ns();
+	maps = read_maps(u->pid, &len);
+	if (!maps || len == 0) {
+		free(maps);
+		return -1;
+	}
+	f = fmemopen(maps, len, "r");
+	if (!f) {
+		free(maps);
+		return -1;
+	}
+	dwfl_report_begin(u->dwfl);
+	(void)dwfl_linux_proc_maps_report(u->dwfl, f);
+	fclose(f);
+	/* dwfl_linux_proc_maps_report skips the vDSO (no auxv): report it
+	 * under the name dwfl_linux_proc_find_elf reads from memory. */
+	for (line = maps; line < maps + len;) {
+		char *nl = memchr(line, '\n', (size_t)(maps + len - line));
+		size_t ll = nl ? (size_t)(nl - line) : (size_t)(maps + len - line);
+
+		if (ll > 7 && memcmp(line + ll - 7, " [vdso]", 7) == 0) {
+			unsigned long long lo, hi;
+			char name[32];
+
+			if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo < hi) {
+				snprintf(name, sizeof(name), "[vdso: %d]", (int)u->pid);
+				(void)dwfl_report_module(u->dwfl, name, lo, hi);
+			}
+			break;
+		}
+		line += ll + 1;
+	}
+	free(maps);
+	dwfl_report_end(u->dwfl, NULL, NULL);
+	dwfl_getmodules(u->dwfl, set_userdata_cb, u, 0);
+	u->stats.reports++;
+	sym_cache_clear(u);
+	return 0;
+}
+
+static void maybe_rereport(struct native_unwinder *u)
+{
+	if (now_ns() - u->last_report_ns >= REREPORT_INTERVAL_NS)
+		(void)report_modules(u);
+}
+
+/* --- Thread state: the sample being walked --- */
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct native_unwinder *u = arg;
+
+	(void)dwfl;
+	if (*thread_argp || !u->cur)
+		return 0;
+	*thread_argp = u;
+	return u->cur_tid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct native_unwinder *u = arg;
+
+	(void)dwfl;
+	if (!u->cur || tid != u->cur_tid)
+		return false;
+	*thread_argp = u;
+	return true;
+}
+
+static bool copy_read(const struct js_sample *s, uint64_t addr, uint64_t *out)
+{
+	if (!s || s->stack_len < 8 || addr < s->stack_addr || addr - s->stack_addr > s->stack_len - 8)
+		return false;
+	memcpy(out, s->stack + (addr - s->stack_addr), 8);
+	return true;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	const struct native_unwinder *u = arg;
+	uint64_t v;
+
+	(void)dwfl;
+	if (!copy_read(u->cur, addr, &v))
+		return false;
+	*result = v;
+	return true;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct native_unwinder *u = thread_arg;
+	const __u64 *r;
+	Dwarf_Word regs[DWARF_NREGS];
+
+	if (!u || !u->cur)
+		return false;
+	r = u->cur->regs;
+	regs[0] = r[JS_REG_AX];
+	regs[1] = r[JS_REG_DX];
+	regs[2] = r[JS_REG_CX];
+	regs[3] = r[JS_REG_BX];
+	regs[4] = r[JS_REG_SI];
+	regs[5] = r[JS_REG_DI];
+	regs[6] = r[JS_REG_BP];
+	regs[7] = r[JS_REG_SP];
+	for (int i = 0; i < 8; i++)
+		regs[8 + i] = r[JS_REG_R8 + i];
+	regs[16] = r[JS_REG_IP]; /* the return-address column: the pc */
+	return dwfl_thread_state_registers(thread, 0, DWARF_NREGS, regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+/* --- Setup --- */
+
+static int root_is_ours(pid_t pid)
+{
+	char root[48];
+	struct stat a, b;
+
+	snprintf(root, sizeof(root), "/proc/%d/root/", (int)pid);
+	if (stat(root, &a) != 0 || stat("/", &b) != 0)
+		return -1;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+struct native_unwinder *native_unwinder_new(pid_t pid)
+{
+	struct native_unwinder *u;
+
+	if (pid <= 0)
+		return NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->pid = pid;
+	u->same_root = root_is_ours(pid);
+	u64_map_init(&u->sym_index);
+	elf_version(EV_CURRENT);
+	u->callbacks.find_elf = cb_find_elf;
+	u->callbacks.find_debuginfo = cb_find_debuginfo;
+	u->callbacks.section_address = dwfl_offline_section_address;
+	u->dwfl = dwfl_begin(&u->callbacks);
+	if (!u->dwfl || report_modules(u) != 0)
+		goto fail;
+
+	memcpy(u->arch_ehdr.e_ident, ELFMAG, SELFMAG);
+	u->arch_ehdr.e_ident[EI_CLASS] = ELFCLASS64;
+	u->arch_ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+	u->arch_ehdr.e_ident[EI_VERSION] = EV_CURRENT;
+	u->arch_ehdr.e_ident[EI_OSABI] = ELFOSABI_NONE;
+	u->arch_ehdr.e_type = ET_CORE;
+	u->arch_ehdr.e_machine = EM_X86_64;
+	u->arch_ehdr.e_version = EV_CURRENT;
+	u->arch_ehdr.e_ehsize = sizeof(Elf64_Ehdr);
+	u->arch_elf = elf_memory((char *)&u->arch_ehdr, sizeof(u->arch_ehdr));
+	if (!u->arch_elf || !dwfl_attach_state(u->dwfl, u->arch_elf, pid, &thread_callbacks, u))
+		goto fail;
+	return u;
+fail:
+	native_unwinder_free(u);
+	return NULL;
+}
+
+void native_unwinder_free(struct native_unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->dwfl)
+		dwfl_end(u->dwfl);
+	if (u->arch_elf)
+		elf_end(u->arch_elf);
+	u64_map_free(&u->sym_index);
+	free(u->names);
+	free(u);
+}
+
+/* --- Unwinding --- */
+
+static int frame_cb(Dwfl_Frame *frame, void *arg)
+{
+	struct native_unwinder *u = arg;
+	Dwarf_Addr pc;
+	bool activation = false;
+	uint64_t p;
+
+	if (!dwfl_frame_pc(frame, &pc, NULL))
+		return DWARF_CB_ABORT;
+	/* Checked before asking for the activation flag: that unwinds one
+	 * frame further, into the code cache here. */
+	p = u->depth == 0 ? pc : pc - 1;
+	if (in_range(p, u->stop_lo, u->stop_hi) || pc == 0) {
+		u->aborted = true;
+		return DWARF_CB_ABORT;
+	}
+	if (u->depth > 0 && dwfl_frame_pc(frame, &pc, &activation) && activation)
+		p = pc; /* interrupted by a signal: pc itself */
+	u->depth++;
+	if (!dwfl_addrmodule(u->dwfl, p))
+		u->unknown_pc = true;
+	u->pcs[u->n++] = p;
+	if (u->n >= u->max) {
+		u->aborted = true;
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+/* When libdwfl gets no further than the first frame: the rbp chain
+ * (return address at [rbp + 8], next rbp at [rbp]) while it stays in the
+ * copy and goes up. */
+static void fp_walk(struct native_unwinder *u, const struct js_sample *s)
+{
+	uint64_t bp = s->regs[JS_REG_BP];
+
+	while (u->n < u->max) {
+		uint64_t next, ret;
+
+		if (bp > UINT64_MAX - 16 || !copy_read(s, bp, &next) || !copy_read(s, bp + 8, &ret) || ret == 0)
+			break;
+		if (in_range(ret - 1, u->stop_lo, u->stop_hi))
+			break;
+		u->pcs[u->n++] = ret - 1;
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+}
+
+int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t stop_lo, uint64_t stop_hi,
+		  uint64_t *pcs, int max)
+{
+	uint64_t ip;
+	int rc;
+
+	if (!u || !s || !pcs || max <= 0)
+		return 0;
+	u->stats.walks++;
+	ip = s->regs[JS_REG_IP];
+	if (in_range(ip, stop_lo, stop_hi))
+		return 0;
+	if (ip == 0) {
+		u->stats.errors++;
+		return 0;
+	}
+	if (!dwfl_addrmodule(u->dwfl, ip))
+		maybe_rereport(u);
+
+	u->cur = s;
+	u->cur_tid = (pid_t)s->tid > 0 ? (pid_t)s->tid : u->pid;
+	u->stop_lo = stop_lo;
+	u->stop_hi = stop_hi;
+	u->pcs = pcs;
+	u->max = max;
+	u->n = 0;
+	u->depth = 0;
+	u->aborted = false;
+	u->unknown_pc = false;
+	rc = dwfl_getthread_frames(u->dwfl, u->cur_tid, frame_cb, u);
+	u->cur = NULL;
+
+	if (u->n == 0) { /* no initial frame from libdwfl */
+		pcs[0] = ip;
+		u->n = 1;
+	}
+	/* -1: libdwfl failed (memory outside the copy, no CFI and no frame
+	 * pointer, a bad register...); 1 not from us: no pc for a frame. */
+	if (rc != 0 && !u->aborted) {
+		u->stats.errors++;
+		if (u->n == 1)
+			fp_walk(u, s);
+	}
+	if (u->unknown_pc)
+		maybe_rereport(u);
+	u->pcs = NULL;
+	u->stats.frames += (uint64_t)u->n;
+	return u->n;
+}
+
+const struct native_unwind_stats *native_unwind_stats(const struct native_unwinder *u)
+{
+	static const struct native_unwind_stats none;
+
+	return u ? &u->stats : &none;
+}
+
+/* --- Symbols --- */
+
+static bool is_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The function's name in a demangled signature: without the parameter list
+ * (from the first '(' at nesting depth 0 on: also drops " const" and
+ * " [clone .cold]") and without a template function's return type (up to
+ * the last space at depth 0). "(anonymous namespace)", "{lambda(int)#1}",
+ * "operator()", "operator<<" and "operator new" are kept whole. */
+static void name_part(const char *d, const char **startp, size_t *lenp)
+{
+	size_t start = 0, end = strlen(d), i;
+	int depth = 0;
+	bool op = false;
+
+	for (i = 0; d[i]; i++) {
+		char c = d[i];
+
+		if (depth == 0 && strncmp(d + i, "(anonymous namespace)", 21) == 0) {
+			i += 20;
+			continue;
+		}
+		if (c == 'o' && strncmp(d + i, "operator", 8) == 0 && (i == 0 || !is_ident(d[i - 1])) &&
+		    !is_ident(d[i + 8])) {
+			i += 8;
+			if (depth == 0)
+				op = true;
+			if (d[i] == '(' && d[i + 1] == ')') {
+				i++;
+				continue;
+			}
+			while (d[i] && strchr("<>=!+-*/%&|^~[],", d[i]))
+				i++;
+			if (!d[i])
+				break;
+			i--;
+			continue;
+		}
+		if (c == '<' || c == '{' || c == '[') {
+			depth++;
+		} else if (c == '>' || c == '}' || c == ']') {
+			if (depth > 0)
+				depth--;
+		} else if (c == '(') {
+			if (depth == 0) {
+				end = i;
+				break;
+			}
+			depth++;
+		} else if (c == ')') {
+			if (depth > 0)
+				depth--;
+		} else if (c == ' ' && depth == 0 && !op) {
+			start = i + 1;
+		}
+	}
+	if (start >= end)
+		start = 0;
+	*startp = d + start;
+	*lenp = end - start;
+}
+
+/* Length of a C name without a compiler suffix: "foo.part.0", "foo.isra.0",
+ * "foo.constprop.0", "foo.cold", "foo.lto_priv.0" -> "foo". */
+static size_t c_name_len(const char *s)
+{
+	static const char *const suffixes[] = {"isra", "constprop", "part", "cold", "lto_priv", "llvm",
+					       "localalias", "clone"};
+	size_t len = strlen(s);
+
+	for (size_t i = 1; i < len; i++) {
+		if (s[i] != '.')
+			continue;
+		for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+			size_t sl = strlen(suffixes[k]);
+
+			if (strncmp(s + i + 1, suffixes[k], sl) == 0 && !is_ident(s[i + 1 + sl]))
+				return i;
+		}
+	}
+	return len;
+}
+
+static void copy_name(char *out, size_t outlen, const char *s, size_t n)
+{
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+/* Symbol name -> the name shown, into out (outlen > 0). A symbol version
+ * ("__libc_start_main@@GLIBC_2.34") is dropped first. */
+static void clean_name(const char *sym, char *out, size_t outlen)
+{
+	size_t at = strcspn(sym, "@");
+	char *unversioned = NULL;
+	const char *raw = sym;
+
+	if (sym[at] && at > 0 && (unversioned = strndup(sym, at)))
+		raw = unversioned;
+	if (raw[0] == '_' && raw[1] == 'Z') {
+		int status = -1;
+		char *d = __cxa_demangle(raw, NULL, NULL, &status);
+
+		if (d && status == 0 && d[0]) {
+			const char *start;
+			size_t n;
+
+			name_part(d, &start, &n);
+			copy_name(out, outlen, start, n);
+			free(d);
+			free(unversioned);
+			return;
+		}
+		free(d);
+	}
+	copy_name(out, outlen, raw, c_name_len(raw));
+	free(unversioned);
+}
+
+static void describe_pc(struct native_unwinder *u, uint64_t pc, char *out, size_t outlen)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, pc);
+	const char *sym, *mname, *base;
+	GElf_Off off = 0;
+	GElf_Sym esym;
+	Dwarf_Addr start = 0, bias = 0;
+
+	if (!mod) {
+		copy_name(out, outlen, "[unknown]", 9);
+		return;
+	}
+	sym = dwfl_module_addrinfo(mod, pc, &off, &esym, NULL, NULL, NULL);
+	if (sym && sym[0]) {
+		clean_name(sym, out, outlen);
+		return;
+	}
+	mname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	if (!mname)
+		mname = "?";
+	if (mname[0] == '[') {
+		base = strncmp(mname, "[vdso", 5) == 0 ? "[vdso]" : mname;
+	} else {
+		base = strrchr(mname, '/');
+		base = base ? base + 1 : mname;
+	}
+	/* The address in the ELF file (what addr2line takes) if it is
+	 * loaded, else the offset from the module's start. */
+	if (dwfl_module_getelf(mod, &bias))
+		off = pc - bias;
+	else
+		off = pc - start;
+	snprintf(out, outlen, "%s+0x%llx", base, (unsigned long long)off);
+}
+
+const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, size_t len)
+{
+	char name[SYM_NAME_MAX];
+	uint64_t *idx;
+	size_t n;
+
+	if (!buf || len == 0)
+		return buf;
+	if (!u) {
+		copy_name(buf, len, "[unknown]", 9);
+		return buf;
+	}
+	idx = pc ? u64_map_get(&u->sym_index, pc) : NULL;
+	if (idx) {
+		const char *s = u->names + *idx;
+
+		copy_name(buf, len, s, strlen(s));
+		return buf;
+	}
+	if (!dwfl_addrmodule(u->dwfl, pc))
+		maybe_rereport(u); /* dlopen since the last report? */
+	describe_pc(u, pc, name, sizeof(name));
+	copy_name(buf, len, name, strlen(name));
+	if (pc == 0 || strcmp(name, "[unknown]") == 0)
+		return buf; /* not cached: a later re-report may find it */
+
+	n = strlen(name) + 1;
+	if (u->sym_index.count >= SYM_CACHE_MAX_ENTRIES || u->names_len + n > SYM_CACHE_MAX_BYTES)
+		sym_cache_clear(u);
+	if (u->names_len + n > u->names_cap) {
+		size_t cap = u->names_cap ? u->names_cap : 4096;
+		char *nb;
+
+		while (cap < u->names_len + n)
+			cap *= 2;
+		nb = realloc(u->names, cap);
+		if (!nb)
+			return buf;
+		u->names = nb;
+		u->names_cap = cap;
+	}
+	memcpy(u->names + u->names_len, name, n);
+	if (u64_map_put(&u->sym_index, pc, u->names_len) == 0)
+		u->names_len += n;
+	return buf;
+}

@@ -1,0 +1,71 @@
+/*
+ * Native (C/C++) frames of a sampled thread: DWARF-CFI unwinding from the
+ * sample's registers through its *copy* of the user stack, with elfutils'
+ * libdwfl (the way perf unwinds its user-stack copies), and symbolisation.
+ *
+ * One unwinder per profiled process. Its modules are the file mappings of
+ * /proc/PID/maps (plus the vDSO, read from /proc/PID/mem); their files are
+ * opened inside the process's root (/proc/PID/root, resolved with
+ * RESOLVE_IN_ROOT, so a container's absolute symlinks stay in it), regular
+ * files only. Separate debug files are looked up by build ID only, under
+ * the process's /usr/lib/debug and then ours, and used only if the build ID
+ * matches; never through debuginfod. ELF files are loaded lazily, on the
+ * first pc in them.
+ *
+ * Where a module has no CFI for a pc (or it fails), libdwfl itself falls
+ * back to the frame pointer for that frame; when libdwfl cannot get past the
+ * first frame at all, native_unwind walks the rbp chain through the copy.
+ *
+ * Not thread-safe: one thread per unwinder (different unwinders may be used
+ * from different threads). Nothing here crashes on a process that exited,
+ * unreadable files, garbage registers or an empty copy: it just finds fewer
+ * frames.
+ */
+#ifndef JSAMPLED_NATIVE_UNWIND_H
+#define JSAMPLED_NATIVE_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stack_fragment.h" /* struct js_sample: see bpf/sampler.h */
+
+struct native_unwinder; /* one per profiled process */
+
+/* For process pid (alive; its files are opened through /proc/PID/root/...
+ * so containers work, and its mappings read from /proc/PID/maps). NULL if
+ * libdwfl cannot be set up (no such process, maps unreadable, no memory). */
+struct native_unwinder *native_unwinder_new(pid_t pid);
+void native_unwinder_free(struct native_unwinder *u);
+
+/* The native frames of sample s, innermost first, from its registers
+ * (s->regs, enum js_reg) through its copied stack (s->stack, s->stack_len
+ * bytes copied from address s->stack_addr; reads outside the copy fail).
+ * The walk stops before the first pc in [stop_lo, stop_hi) (the JVM's code
+ * cache: Java frames, decoded elsewhere), when unwinding fails, or at max
+ * frames. Returns the number of pcs written (the first is s->regs[IP] if
+ * that is outside [stop_lo, stop_hi)), 0 if none. For frames after the
+ * first, the pc written is the return address minus 1 (inside the call
+ * instruction, for symbolisation); after a signal frame, the interrupted pc
+ * itself. A pc in no known module makes the unwinder re-read the process's
+ * mappings (at most once a second) for the next samples. */
+int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t stop_lo, uint64_t stop_hi,
+		  uint64_t *pcs, int max);
+
+/* pc's function name, demangled and without the parameter list
+ * ("G1ParTask::work", "inflate", "__libc_write"; C compiler suffixes such as
+ * ".part.0", ".isra.0", ".cold" cut); if no symbol covers pc: the module's
+ * file name and pc's address in that ELF file ("libz.so.1.2.13+0x1234", the
+ * address addr2line takes); if no module: "[unknown]". Written into buf
+ * (always NUL-terminated when len > 0), returned. Names are cached per pc
+ * (bounded; cleared when the mappings are re-read). */
+const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, size_t len);
+
+/* Cumulative counters for stats: walks, frames found, walks that ended in
+ * an unwinding error, module (re)reports (the first one included). */
+struct native_unwind_stats {
+	uint64_t walks, frames, errors, reports;
+};
+const struct native_unwind_stats *native_unwind_stats(const struct native_unwinder *u);
+
+#endif
