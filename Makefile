@@ -39,14 +39,14 @@ JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 # The core needs zlib (gzip recordings and pprof) and protobuf-c (pprof); the
 # service libbpf, libsystemd, libcap.
 DECODE_LIBS := -lz -lprotobuf-c -lm
-DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap $(DECODE_LIBS)
+DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap -ldw -lstdc++ $(DECODE_LIBS)
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
 DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
 	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev \
-	clickhouse-server clickhouse-client
+	clickhouse-server clickhouse-client libdw-dev
 # pprof's profile.proto, as Debian ships it with Google's pprof sources.
 PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
@@ -77,7 +77,7 @@ JAVA_SRC := $(wildcard tests/java/*.java)
 
 # Unit tests, by what they link: the decoding core, core and service, the agent.
 UNIT_CORE := test_cct test_common test_decoder test_kernel_symbols test_model test_process test_profiles
-UNIT_SERVICE := test_links test_service
+UNIT_SERVICE := test_links test_native_unwind test_service
 UNIT_AGENT := test_agent
 # The exporter's parts that need neither network nor daemon.
 UNIT_CTL := test_export

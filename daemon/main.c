@@ -24,6 +24,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "native_frames.h"
 #include "kernel_symbols.h"
 #include "agent_conns.h"
 #include "agent_link.h"
@@ -284,6 +285,8 @@ int main(int argc, char **argv)
 	daemon_apply_limits(d);
 	d->processes.hooks = sampler_hooks;
 	d->processes.hooks.ctx = d;
+	if (d->opt.native_stacks)
+		d->processes.hooks.add_native_frames = native_frames_apply;
 	dh.ctx = d;
 	discovery_init(&d->discovery, &d->opt, &dh);
 	if (d->opt.record_path[0]) {

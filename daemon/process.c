@@ -43,6 +43,10 @@ static void session_state_free(struct process *p)
 	p->stats.stack_image_bytes = 0;
 	u64_map_free(&p->internal_threads);
 	kernel_stacks_free(&p->kstacks);
+	if (p->native_state_free)
+		p->native_state_free(p->native_state);
+	p->native_state = NULL;
+	p->native_state_free = NULL;
 	sample_queue_free(&p->held);
 }
 
@@ -344,6 +348,8 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	if (t->hooks.on_decoded)
 		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
 	/* After the checks and the hook: those see the Java trace only. */
+	if (t->hooks.add_native_frames && st != DECODE_FAILED && p->state == PROCESS_LIVE)
+		t->hooks.add_native_frames(t->hooks.ctx, p, s, tr);
 	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
 	if (st != DECODE_FAILED)
 		record_trace(t, p, s, st, tr);

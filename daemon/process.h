@@ -70,6 +70,10 @@ struct process {
 	struct stack_bottoms bottoms;  /* per deep thread: its stack as samples showed it */
 	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
 	struct kernel_stacks kstacks;    /* kernel stacks waiting for their samples */
+	/* --native-stacks: the hook's per-process state, freed with it. */
+	void *native_state;
+	void (*native_state_free)(void *state);
+	bool native_failed;
 	uint64_t foreign_threads; /* THREAD records naming tids not of this process (ignored) */
 	/* Its agent was cut off for sending more than its limit: a reconnect is
 	 * refused at once rather than read again. */
@@ -97,6 +101,9 @@ struct process_hooks {
 	 * and explanations). */
 	void (*on_decoded)(void *ctx, struct process *p, const struct js_sample *s, enum decode_status st, int reason,
 			   const struct trace *tr);
+	/* Native frames above a decoded trace (--native-stacks: the
+	 * service's native_frames.c; the decoding core needs no libdw). */
+	void (*add_native_frames)(void *ctx, struct process *p, const struct js_sample *s, struct trace *tr);
 };
 
 struct process_table {

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 require_environment
 [ -f "$B/java/WorkloadSyscalls.class" ] || fail "WorkloadSyscalls not built (run 'make java')"
-"$DAEMON" --help 2>&1 | grep -q -- '--kernel-stacks' || fail "jsampled has no --kernel-stacks option"
+"$DAEMON" --help 2>&1 | grep -c -- --kernel-stacks >/dev/null || fail "jsampled has no --kernel-stacks option"
 
 # fetch_view PID VIEW FILE: the collapsed CCT in that view (java: the default,
 # no --view; java-explicit: --view java).

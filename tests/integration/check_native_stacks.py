@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Checks of test_native_stacks.sh on collapsed profiles (leaf last).
+Frame kinds by suffix: _[j] _[i] _[0] _[n] Java, _[k] kernel, [..] pseudo,
+anything else a native (C/C++) function. Prints its figures; no count is
+hard-coded beyond "at least one" and the shares stated below."""
+import sys
+
+JAVA = ("_[j]", "_[i]", "_[0]", "_[n]")
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def kind(frame):
+    if frame.endswith(JAVA):
+        return "java"
+    if frame.endswith("_[k]"):
+        return "kernel"
+    if frame.startswith("[") and frame.endswith("]"):
+        return "pseudo"
+    return "c"
+
+
+def read(path):
+    out = []
+    for line in open(path):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        if stack:
+            out.append((stack.split(";"), int(n)))
+    return out
+
+
+def order_ok(frames):
+    """Java (or pseudo) frames, then C frames, then kernel frames."""
+    rank = {"pseudo": 0, "java": 0, "c": 1, "kernel": 2}
+    ranks = [rank[kind(f)] for f in frames]
+    return ranks == sorted(ranks)
+
+
+def main():
+    jni_mixed, jni_java, gc_mixed, gc_java = (read(p) for p in sys.argv[1:5])
+    for name, mixed, java in (("JNI JVM", jni_mixed, jni_java), ("GC JVM", gc_mixed, gc_java)):
+        tm, tj = sum(n for _, n in mixed), sum(n for _, n in java)
+        with_c = sum(n for f, n in mixed if any(kind(x) == "c" for x in f))
+        print(f"     {name}: {tm} samples, {with_c} ({100.0 * with_c / max(tm, 1):.1f} %) with native frames")
+        check(tm > 0 and tm == tj, f"{name}: the java and mixed views have the same samples ({tj} / {tm})")
+        check(with_c > 0, f"{name}: the mixed view has native frames")
+        bad = [f for f, _ in mixed if not order_ok(f)]
+        check(not bad, f"{name}: native frames only above the Java frames, kernel frames above all ({len(bad)} lines out of order)")
+        for f in bad[:3]:
+            print("     out of order: " + ";".join(f[-12:]))
+        check(not any(kind(x) in ("c", "kernel") for f, _ in java for x in f),
+              f"{name}: the java view has no native or kernel frame")
+
+    # zlib under the JNI method that called it.
+    jni = [(f, n) for f, n in jni_mixed if any("Inflater.inflateBytes" in x and x.endswith("_[n]") for x in f)]
+    total = sum(n for _, n in jni)
+    zlib = 0
+    for f, n in jni:
+        at = max(i for i, x in enumerate(f) if "Inflater.inflateBytes" in x)
+        if any(kind(x) == "c" and "inflate" in x for x in f[at + 1:]):
+            zlib += n
+    print(f"     Inflater.inflateBytes* samples: {total}; with a zlib inflate frame above: {zlib}")
+    top = sorted(jni, key=lambda fn: -fn[1])[:3]
+    for f, n in top:
+        print(f"     {n}: ...{';'.join(f[-6:])}")
+    check(total > 0 and zlib >= 0.1 * total,
+          "libz's inflate frames appear under the Java native method that called them (>= 10 % of its samples)")
+
+    # GC threads: libjvm's frames under [GC].
+    gc = [(f, n) for f, n in gc_mixed if f and f[0] == "[GC]"]
+    gc_total = sum(n for _, n in gc)
+    jvm = sum(n for f, n in gc if any(kind(x) == "c" and ("::" in x or "thread_native_entry" in x) for x in f[1:]))
+    print(f"     [GC] samples: {gc_total}; with libjvm frames: {jvm}")
+    for f, n in sorted(gc, key=lambda fn: -fn[1])[:3]:
+        print(f"     {n}: {';'.join(f[:8])}")
+    check(gc_total > 0 and jvm > 0, "GC threads show libjvm frames under [GC]")
+
+    if failures:
+        print(f"{len(failures)} native stack checks failed")
+        return 1
+    print("all native stack checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Native frames (--native-stacks on): a JNI-heavy JVM (WorkloadJni: zlib
+# through java.util.zip) and an allocation-heavy one with a small heap (its
+# GC threads busy). In `jsamplectl cct --view mixed`, libz's inflate frames
+# appear above the Java native method Inflater.inflateBytes*, GC threads show
+# libjvm's frames under [GC], native frames sit only between the Java and
+# the kernel frames; the default (java) view has the same samples without
+# them. check_native_stacks.py does the checks and prints the figures.
+. "$(dirname "$0")/lib.sh"
+require_environment
+"$DAEMON" --help 2>&1 | grep -c -- --native-stacks >/dev/null || fail "jsampled has no --native-stacks option"
+
+freeze() { # freeze PID: stopped, and its profile no longer growing
+	local prev=-1 cur
+	kill -STOP "$1" || fail "cannot stop JVM $1"
+	for _ in $(seq 1 40); do
+		sleep 0.5
+		cur=$(ctl cct "$1" --format collapsed --view mixed | awk '{ s += $NF } END { print s + 0 }')
+		[ "$cur" = "$prev" ] && return 0
+		prev=$cur
+	done
+	fail "the profile of JVM $1 did not settle within 20 s after it was stopped"
+}
+
+start_daemon --frequency 999 --native-stacks on
+start_jvm jni WorkloadJni 30
+JNI=$JVM_PID
+start_jvm gc -Xmx48m -XX:+UseG1GC -XX:ParallelGCThreads=2 WorkloadCollections 30
+GC=$JVM_PID
+wait_profiled "$JNI"
+wait_profiled "$GC"
+sleep 12
+for p in "$JNI" "$GC"; do
+	kill -0 "$p" 2>/dev/null || fail "JVM $p exited early"
+	freeze "$p"
+done
+ctl cct "$JNI" --format collapsed --view mixed >"$TMP/jni.mixed" || fail "cct --view mixed failed"
+ctl cct "$JNI" --format collapsed >"$TMP/jni.java" || fail "cct failed"
+ctl cct "$GC" --format collapsed --view mixed >"$TMP/gc.mixed" || fail "cct --view mixed failed"
+ctl cct "$GC" --format collapsed >"$TMP/gc.java" || fail "cct failed"
+"$PY" "$ROOT/tests/integration/check_native_stacks.py" "$TMP/jni.mixed" "$TMP/jni.java" "$TMP/gc.mixed" \
+	"$TMP/gc.java" | tee "$TMP/check.log"
+grep -q '^all native stack checks passed' "$TMP/check.log" || fail "native stack checks failed (see above)"
+ctl stats | grep -E '^native_' || true
+kill -9 "$JNI" "$GC"
+stop_daemon
+note passed
