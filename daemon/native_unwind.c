@@ -57,6 +57,12 @@ struct native_unwinder {
 	bool aborted;    /* frame_cb stopped the walk (code cache or max) */
 	bool unknown_pc; /* a pc in no module: re-read the mappings */
 
+	/* Per module, its function symbols sorted by address: libdwfl's own
+	 * lookup (dwfl_module_addrinfo) scans every symbol, which profiling
+	 * showed costing tens of microseconds per new pc in libjvm. */
+	struct module_symbols *modsyms;
+	size_t nmodsyms;
+
 	/* Symbol cache: pc -> offset of its name in names. */
 	struct u64_map sym_index;
 	char *names;
@@ -225,11 +231,107 @@ static int set_userdata_cb(Dwfl_Module *mod, void **userdata, const char *name, 
 	return DWARF_CB_OK;
 }
 
+struct symbol_range {
+	uint64_t lo, hi; /* hi: lo + size, or the next symbol's lo for a size 0 */
+	const char *name; /* libelf's string: valid while the module is reported */
+	int global; /* rank_of: at one address the highest wins */
+};
+
+struct module_symbols {
+	Dwfl_Module *mod;
+	struct symbol_range *v; /* sorted by lo; NULL: no symbol table */
+	size_t n;
+};
+
+static void modsyms_clear(struct native_unwinder *u)
+{
+	for (size_t i = 0; i < u->nmodsyms; i++)
+		free(u->modsyms[i].v);
+	free(u->modsyms);
+	u->modsyms = NULL;
+	u->nmodsyms = 0;
+}
+
 static void sym_cache_clear(struct native_unwinder *u)
 {
 	u64_map_free(&u->sym_index);
 	u64_map_init(&u->sym_index);
 	u->names_len = 0;
+	modsyms_clear(u); /* a re-report may have replaced modules */
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct symbol_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->global - y->global; /* at one address the global one last: it wins */
+}
+
+/* Which of several names at one address a frame shows: the exported
+ * one, not glibc's internal __GI_ alias or a local or weak one. */
+static int rank_of(const GElf_Sym *sym, const char *name)
+{
+	int bind = GELF_ST_BIND(sym->st_info);
+
+	if (bind == STB_GLOBAL && GELF_ST_VISIBILITY(sym->st_other) == STV_DEFAULT && strncmp(name, "__GI_", 5) != 0)
+		return 3;
+	return bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+}
+
+static void build_symbols(struct module_symbols *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	size_t k = 0;
+
+	if (n <= 0 || !(m->v = malloc((size_t)n * sizeof(*m->v))))
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (!name || !name[0] || GELF_ST_TYPE(sym.st_info) != STT_FUNC || addr == 0)
+			continue;
+		m->v[k++] = (struct symbol_range){.lo = addr, .hi = addr + sym.st_size, .name = name,
+						  .global = rank_of(&sym, name)};
+	}
+	m->n = k;
+	qsort(m->v, k, sizeof(*m->v), by_lo);
+	for (size_t i = 0; i < k; i++)
+		if (m->v[i].hi == m->v[i].lo)
+			m->v[i].hi = i + 1 < k ? m->v[i + 1].lo : UINT64_MAX;
+}
+
+/* pc's function in mod, or NULL (then the module's name stands for it). */
+static const char *module_function(struct native_unwinder *u, Dwfl_Module *mod, uint64_t pc)
+{
+	struct module_symbols *m = NULL;
+	size_t lo = 0, hi;
+
+	for (size_t i = 0; i < u->nmodsyms; i++)
+		if (u->modsyms[i].mod == mod)
+			m = &u->modsyms[i];
+	if (!m) {
+		struct module_symbols *v = realloc(u->modsyms, (u->nmodsyms + 1) * sizeof(*v));
+		if (!v)
+			return NULL;
+		u->modsyms = v;
+		m = &v[u->nmodsyms++];
+		*m = (struct module_symbols){.mod = mod};
+		build_symbols(m);
+	}
+	/* the last symbol starting at or below pc */
+	hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < m->v[lo - 1].hi ? m->v[lo - 1].name : NULL;
 }
 
 /* /proc/PID/maps read whole: a failed read leaves the modules as they were. */
@@ -463,6 +565,7 @@ void native_unwinder_free(struct native_unwinder *u)
 	if (u->arch_elf)
 		elf_end(u->arch_elf);
 	u64_map_free(&u->sym_index);
+	modsyms_clear(u);
 	free(u->names);
 	free(u);
 }
@@ -704,15 +807,13 @@ static void describe_pc(struct native_unwinder *u, uint64_t pc, char *out, size_
 {
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, pc);
 	const char *sym, *mname, *base;
-	GElf_Off off = 0;
-	GElf_Sym esym;
-	Dwarf_Addr start = 0, bias = 0;
+	Dwarf_Addr start = 0;
 
 	if (!mod) {
 		copy_name(out, outlen, "[unknown]", 9);
 		return;
 	}
-	sym = dwfl_module_addrinfo(mod, pc, &off, &esym, NULL, NULL, NULL);
+	sym = module_function(u, mod, pc);
 	if (sym && sym[0]) {
 		clean_name(sym, out, outlen);
 		return;
@@ -726,13 +827,9 @@ static void describe_pc(struct native_unwinder *u, uint64_t pc, char *out, size_
 		base = strrchr(mname, '/');
 		base = base ? base + 1 : mname;
 	}
-	/* The address in the ELF file (what addr2line takes) if it is
-	 * loaded, else the offset from the module's start. */
-	if (dwfl_module_getelf(mod, &bias))
-		off = pc - bias;
-	else
-		off = pc - start;
-	snprintf(out, outlen, "%s+0x%llx", base, (unsigned long long)off);
+	/* No symbol (a stripped static function): the file stands for all
+	 * of them, so one frame name per library, not one per pc. */
+	snprintf(out, outlen, "%s", base);
 }
 
 const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, size_t len)

@@ -54,9 +54,11 @@ int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t
 
 /* pc's function name, demangled and without the parameter list
  * ("G1ParTask::work", "inflate", "__libc_write"; C compiler suffixes such as
- * ".part.0", ".isra.0", ".cold" cut); if no symbol covers pc: the module's
- * file name and pc's address in that ELF file ("libz.so.1.2.13+0x1234", the
- * address addr2line takes); if no module: "[unknown]". Written into buf
+ * ".part.0", ".isra.0", ".cold" cut), found by binary search in the
+ * module's function symbols sorted once; if no symbol covers pc: the
+ * module's file name ("libz.so.1.2.13": one name for all of a library's
+ * unnamed code, so a profile does not grow a frame per pc); if no module:
+ * "[unknown]". Written into buf
  * (always NUL-terminated when len > 0), returned. Names are cached per pc
  * (bounded; cleared when the mappings are re-read). */
 const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, size_t len);

@@ -311,11 +311,12 @@ static void test_libc_symbols(void)
 	/* Cached: the same answer again. */
 	native_symbolize(u, (uint64_t)(uintptr_t)write_fn + 2, expect, sizeof(expect));
 	CHECK_STR(expect, buf);
-	/* libc's ELF header: no symbol there, file name + address. */
+	/* libc's ELF header: no symbol there, the file's name (one frame
+	 * name per library for its unnamed code). */
 	if (dladdr(getpid_fn, &info) && info.dli_fbase && info.dli_fname) {
 		const char *base = strrchr(info.dli_fname, '/');
 
-		snprintf(expect, sizeof(expect), "%s+0x10", base ? base + 1 : info.dli_fname);
+		snprintf(expect, sizeof(expect), "%s", base ? base + 1 : info.dli_fname);
 		native_symbolize(u, (uint64_t)(uintptr_t)info.dli_fbase + 0x10, buf, sizeof(buf));
 		printf("  libc base+0x10: %s\n", buf);
 		CHECK_STR(buf, expect);
@@ -327,7 +328,7 @@ static void test_libc_symbols(void)
 		if (vdso) {
 			native_symbolize(u, vdso + 0x10, buf, sizeof(buf));
 			printf("  vdso+0x10: %s\n", buf);
-			CHECK_STR(buf, "[vdso]+0x10");
+			CHECK_STR(buf, "[vdso]");
 		}
 	}
 	/* A C++ name from libstdc++ (linked for the demangler), if mapped. */
