@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hotspot_attach.h"
@@ -77,6 +78,23 @@ static struct candidate *find(struct discovery *d, pid_t pid)
 	return i ? d->cands.v[*i - 1] : NULL;
 }
 
+/* A process a scan finds moments after its exec gets as long as one found
+ * by its exec event (500 ms): an attach while HotSpot still starts up
+ * loads the agent before JVMTI can serve it, and the agent turns itself
+ * off for good. */
+static uint64_t young_delay_ns(uint64_t start_ticks)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t started, up;
+
+	if (!start_ticks || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+		return 0;
+	started = start_ticks * (1000000000ull / (uint64_t)hz);
+	up = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return up >= started && up - started < 500 * MS ? 500 * MS - (up - started) : 0;
+}
+
 static struct candidate *add(struct discovery *d, pid_t pid, bool from_exec, uint64_t due)
 {
 	struct candidate *c = calloc(1, sizeof(*c));
@@ -86,7 +104,7 @@ static struct candidate *add(struct discovery *d, pid_t pid, bool from_exec, uin
 	c->pid = pid;
 	c->start_time = procfs_start_time(pid);
 	c->from_exec = from_exec;
-	c->due_ns = due;
+	c->due_ns = from_exec ? due : due + young_delay_ns(c->start_time);
 	if (vec_push(&d->cands, c) != 0 || u64_map_put(&d->by_pid, (uint64_t)pid, d->cands.n) != 0) {
 		if (d->cands.n && d->cands.v[d->cands.n - 1] == c)
 			d->cands.n--;

@@ -332,6 +332,12 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
+	/* Before privileges go (with kptr_restrict, only CAP_SYSLOG reads the
+	 * kernel's addresses), and before the sockets exist: JVMs started
+	 * once the socket is there are found by their exec, not by a scan of
+	 * JVMs still starting up. */
+	if (d->opt.kernel_stacks && kernel_symbols_load(NULL) != 0)
+		log_warn("cannot read kernel symbols from /proc/kallsyms: kernel frames show as [kernel]");
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	drain_fd = timer_fd_every(d->opt.drain_ms);
@@ -353,10 +359,6 @@ int main(int argc, char **argv)
 		if (!execs || !watch_add(&d->loop, W_EXEC, ring_buffer__epoll_fd(execs), execs, EPOLLIN))
 			log_warn("cannot watch exec events: new JVMs are found by the periodic scan");
 	}
-	/* Before privileges go: with kptr_restrict, only CAP_SYSLOG reads the
-	 * kernel's addresses. */
-	if (d->opt.kernel_stacks && kernel_symbols_load(NULL) != 0)
-		log_warn("cannot read kernel symbols from /proc/kallsyms: kernel frames show as [kernel]");
 	if (!d->opt.keep_caps && privileges_drop(err, sizeof(err)) != 0)
 		log_warn("%s", err);
 
