@@ -23,11 +23,24 @@ void kernel_stacks_init(struct kernel_stacks *k)
 	u64_map_init(&k->by_sample);
 }
 
+static struct kernel_stack *get(struct kernel_stacks *k)
+{
+	return k->nspare ? k->spare[--k->nspare] : malloc(sizeof(struct kernel_stack));
+}
+
+static void put(struct kernel_stacks *k, struct kernel_stack *ks)
+{
+	if (k->nspare < KERNEL_STACKS_SPARE)
+		k->spare[k->nspare++] = ks;
+	else
+		free(ks);
+}
+
 static void forget_all(struct kernel_stacks *k)
 {
 	for (size_t i = 0; i < k->by_sample.cap; i++)
 		if (k->by_sample.keys[i])
-			free((void *)(uintptr_t)k->by_sample.vals[i]);
+			put(k, (struct kernel_stack *)(uintptr_t)k->by_sample.vals[i]);
 	k->forgotten += k->by_sample.count;
 	u64_map_free(&k->by_sample);
 	u64_map_init(&k->by_sample);
@@ -37,6 +50,8 @@ void kernel_stacks_free(struct kernel_stacks *k)
 {
 	forget_all(k);
 	u64_map_free(&k->by_sample);
+	while (k->nspare)
+		free(k->spare[--k->nspare]);
 }
 
 void kernel_stacks_take(struct kernel_stacks *k, const struct js_sample *s)
@@ -51,7 +66,7 @@ void kernel_stacks_take(struct kernel_stacks *k, const struct js_sample *s)
 		n = JS_KSTACK_MAX;
 	if (k->by_sample.count >= KERNEL_STACKS_MAX)
 		forget_all(k);
-	ks = malloc(sizeof(*ks));
+	ks = get(k);
 	if (!ks)
 		return;
 	ks->n = n;
@@ -62,9 +77,9 @@ void kernel_stacks_take(struct kernel_stacks *k, const struct js_sample *s)
 		ks->ids[i] = kernel_symbols_lookup(addr);
 	}
 	if ((old = u64_map_get(&k->by_sample, key)))
-		free((void *)(uintptr_t)*old);
+		put(k, (struct kernel_stack *)(uintptr_t)*old);
 	if (u64_map_put(&k->by_sample, key, (uint64_t)(uintptr_t)ks) != 0) {
-		free(ks);
+		put(k, ks);
 		return;
 	}
 	k->taken++;
@@ -92,5 +107,5 @@ void kernel_stacks_apply(struct kernel_stacks *k, const struct js_sample *s, str
 			tr->frames[tr->n++] = (struct trace_frame){.method_id = ks->ids[i], .type = FRAME_KERNEL, .bci = -1};
 		k->used++;
 	}
-	free(ks);
+	put(k, ks);
 }

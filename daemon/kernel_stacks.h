@@ -14,9 +14,15 @@
 #include "trace.h"
 
 #define KERNEL_STACKS_MAX 4096
+/* Used-up stacks kept for reuse: no allocation per sample once warm. */
+#define KERNEL_STACKS_SPARE 64
+
+struct kernel_stack;
 
 struct kernel_stacks {
 	struct u64_map by_sample; /* mix(tid, time) -> struct kernel_stack * */
+	struct kernel_stack *spare[KERNEL_STACKS_SPARE];
+	uint32_t nspare;
 	uint64_t taken, used, forgotten;
 };
 

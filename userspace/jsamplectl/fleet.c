@@ -1,6 +1,7 @@
 #include "fleet.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -216,20 +217,32 @@ static void tree_free(struct fleet_tree *t)
 	u64_map_free(&t->method_of);
 }
 
+/* The next JSONEachRow line of [*p, end) parsed (NULL: it does not
+ * parse); *p moves past it. Empty lines are skipped; false at the end. */
+static bool next_row(const char **p, const char *end, json_t **row)
+{
+	while (*p < end) {
+		const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+		size_t len = nl ? (size_t)(nl - *p) : (size_t)(end - *p);
+		const char *line = *p;
+
+		*p += len + 1;
+		if (len) {
+			*row = json_loadb(line, len, 0, NULL);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Each JSONEachRow line into the tree(s): a = the first window's samples,
  * b = the second's (diff). Counts the samples read. */
 static int rows_to_trees(const struct wbuf *rows, struct fleet_tree *a, struct fleet_tree *b, uint64_t *total)
 {
 	const char *p = (const char *)rows->data, *end = p + rows->len;
+	json_t *row;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		json_t *row = len ? json_loadb(p, len, 0, NULL) : NULL;
-
-		p += len + 1;
-		if (!len)
-			continue;
+	while (next_row(&p, end, &row)) {
 		if (!row)
 			return -1;
 		if (add_stack(a, json_object_get(row, "frames"), json_object_get(row, "kinds"),
@@ -248,17 +261,15 @@ static int rows_to_trees(const struct wbuf *rows, struct fleet_tree *a, struct f
 static int print_hosts(const struct wbuf *rows, FILE *out)
 {
 	const char *p = (const char *)rows->data, *end = p + rows->len;
+	json_t *row;
 
 	fprintf(out, "%-32s %12s %9s\n", "host", "samples", "processes");
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		json_t *row = len ? json_loadb(p, len, 0, NULL) : NULL;
-
-		p += len + 1;
+	while (next_row(&p, end, &row)) {
 		if (!row)
 			continue;
-		fprintf(out, "%-32s %12" PRIu64 " %9" PRIu64 "\n", json_string_value(json_object_get(row, "host")),
+		const char *host = json_string_value(json_object_get(row, "host"));
+
+		fprintf(out, "%-32s %12" PRIu64 " %9" PRIu64 "\n", host ? host : "?",
 			u64_of(json_object_get(row, "samples")), u64_of(json_object_get(row, "processes")));
 		json_decref(row);
 	}
