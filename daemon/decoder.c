@@ -263,6 +263,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->n = 0;
 	out->complete = false;
 	out->from_image = false;
+	out->n_crossings = 0;
 	out->top_rule = DECODE_RULE_NONE;
 	out->wait = 0;
 	out->wait_key = 0;
@@ -353,6 +354,7 @@ enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct
 	out->n = 0;
 	out->complete = false;
 	out->wait = 0;
+	out->n_crossings = 0;
 	if (at->top || !ctx->layout->valid)
 		return DECODE_FAILED;
 	st = walk_run(&w);
@@ -362,6 +364,9 @@ enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct
 	if (st != STEP_COMPLETE)
 		return st == STEP_RETRY ? DECODE_RETRY : DECODE_FAILED;
 	out->complete = true;
+	/* Its crossings are not kept: the frames join another trace. */
+	for (uint32_t i = 0; i < out->n; i++)
+		out->frames[i].flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);
 	reverse(out);
 	return DECODE_RESOLVED;
 }

@@ -1,6 +1,7 @@
 #include "native_frames.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "kernel_symbols.h"
 #include "native_unwind.h"
@@ -20,24 +21,67 @@ static void release(void *u)
 	native_unwinder_free(u);
 }
 
-void native_frames_apply(void *ctx, struct process *p, const struct js_sample *s, struct trace *tr)
+static struct native_unwinder *unwinder_of(struct process *p)
 {
-	struct native_unwinder *u;
-	const struct vm_layout *L = &p->jvm.layout;
-	uint64_t pcs[NATIVE_FRAMES_MAX], pc = s->regs[JS_REG_IP];
-	int n;
-
-	/* In generated code (Java, stubs): no native frame above it. */
-	if (tr->n == 0 || !L->valid || (pc >= L->code_low && pc < L->code_high) ||
-	    (s->flags & (JS_SAMPLE_FROM_ANCHOR | JS_SAMPLE_HELD_TRIMMED)))
-		return;
-	(void)ctx;
 	if (!p->native_state && !p->native_failed) {
 		p->native_state = native_unwinder_new(p->pid);
 		p->native_state_free = release;
 		p->native_failed = p->native_state == NULL; /* not tried again */
 	}
-	if (!(u = p->native_state))
+	return p->native_state;
+}
+
+/* Below a JNI upcall (native -> JavaCalls -> call stub -> Java): the
+ * VM/native frames between the older Java frame (the native method) and
+ * the upcall's Java frames, unwound from the call stub's caller up to the
+ * code cache, go right after that older frame (frames are root first). */
+static void splice_crossings(struct native_unwinder *u, const struct vm_layout *L, const struct js_sample *s,
+			     struct trace *tr)
+{
+	uint64_t pcs[NATIVE_FRAMES_MAX];
+
+	for (uint32_t i = 0; i < tr->n; i++) {
+		unsigned k = FRAME_CROSSING(tr->frames[i].flags);
+		const struct trace_crossing *c;
+		int n;
+
+		if (!k || k > tr->n_crossings)
+			continue;
+		tr->frames[i].flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);
+		c = &tr->crossings[k - 1];
+		n = native_unwind_from(u, s, c->pc, c->sp, c->fp, L->code_low, L->code_high, pcs, NATIVE_FRAMES_MAX);
+		if (n <= 0 || tr->n + (uint32_t)n > TRACE_MAX_FRAMES)
+			continue;
+		memmove(&tr->frames[i + 1 + (uint32_t)n], &tr->frames[i + 1],
+			(tr->n - i - 1) * sizeof(tr->frames[0]));
+		for (int j = 0; j < n; j++)
+			tr->frames[i + 1 + (uint32_t)j] = (struct trace_frame){
+				.method_id = name_id(u, pcs[n - 1 - j]), .type = FRAME_C, .bci = -1};
+		tr->n += (uint32_t)n;
+		i += (uint32_t)n;
+	}
+}
+
+void native_frames_apply(void *ctx, struct process *p, const struct js_sample *s, struct trace *tr)
+{
+	struct native_unwinder *u;
+	const struct vm_layout *L = &p->jvm.layout;
+	uint64_t pcs[NATIVE_FRAMES_MAX], pc = s->regs[JS_REG_IP];
+	bool leaf, crossed = false;
+	int n;
+
+	(void)ctx;
+	if (tr->n == 0 || !L->valid || (s->flags & JS_SAMPLE_HELD_TRIMMED))
+		return;
+	for (uint32_t i = 0; i < tr->n && !crossed; i++)
+		crossed = FRAME_CROSSING(tr->frames[i].flags) != 0;
+	/* In generated code (Java, stubs): no native frame above it. */
+	leaf = !(pc >= L->code_low && pc < L->code_high) && !(s->flags & JS_SAMPLE_FROM_ANCHOR);
+	if ((!leaf && !crossed) || !(u = unwinder_of(p)))
+		return;
+	if (crossed)
+		splice_crossings(u, L, s, tr);
+	if (!leaf)
 		return;
 	n = native_unwind(u, s, L->code_low, L->code_high, pcs, NATIVE_FRAMES_MAX);
 	/* Root first: the outermost native frame follows the Java leaf. */

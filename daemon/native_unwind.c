@@ -50,6 +50,10 @@ struct native_unwinder {
 
 	/* The walk in progress. */
 	const struct js_sample *cur;
+	/* A walk from a caller frame inside the copy (native_unwind_from):
+	 * only its pc, sp and rbp are known; its first pc is a return address. */
+	bool from_caller;
+	uint64_t start_ip, start_sp, start_bp;
 	pid_t cur_tid;
 	uint64_t stop_lo, stop_hi;
 	uint64_t *pcs;
@@ -484,6 +488,15 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	if (!u || !u->cur)
 		return false;
 	r = u->cur->regs;
+	if (u->from_caller) {
+		/* Callee-saved registers other than rbp are unknown: the CFI of
+		 * the frames met here recovers the CFA from rsp or rbp. */
+		memset(regs, 0, sizeof(regs));
+		regs[6] = u->start_bp;
+		regs[7] = u->start_sp;
+		regs[16] = u->start_ip;
+		return dwfl_thread_state_registers(thread, 0, DWARF_NREGS, regs);
+	}
 	regs[0] = r[JS_REG_AX];
 	regs[1] = r[JS_REG_DX];
 	regs[2] = r[JS_REG_CX];
@@ -583,7 +596,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		return DWARF_CB_ABORT;
 	/* Checked before asking for the activation flag: that unwinds one
 	 * frame further, into the code cache here. */
-	p = u->depth == 0 ? pc : pc - 1;
+	p = u->depth == 0 && !u->from_caller ? pc : pc - 1;
 	if (in_range(p, u->stop_lo, u->stop_hi) || pc == 0) {
 		u->aborted = true;
 		return DWARF_CB_ABORT;
@@ -606,7 +619,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
  * copy and goes up. */
 static void fp_walk(struct native_unwinder *u, const struct js_sample *s)
 {
-	uint64_t bp = s->regs[JS_REG_BP];
+	uint64_t bp = u->start_bp;
 
 	while (u->n < u->max) {
 		uint64_t next, ret;
@@ -622,26 +635,31 @@ static void fp_walk(struct native_unwinder *u, const struct js_sample *s)
 	}
 }
 
-int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t stop_lo, uint64_t stop_hi,
-		  uint64_t *pcs, int max)
+/* One walk from ip/sp/bp (from_caller: a caller's return address, else
+ * the interrupted frame with all of s->regs). */
+static int unwind_walk(struct native_unwinder *u, const struct js_sample *s, bool from_caller, uint64_t ip,
+		       uint64_t sp, uint64_t bp, uint64_t stop_lo, uint64_t stop_hi, uint64_t *pcs, int max)
 {
-	uint64_t ip;
+	uint64_t first = from_caller ? ip - 1 : ip;
 	int rc;
 
 	if (!u || !s || !pcs || max <= 0)
 		return 0;
 	u->stats.walks++;
-	ip = s->regs[JS_REG_IP];
-	if (in_range(ip, stop_lo, stop_hi))
+	if (in_range(first, stop_lo, stop_hi))
 		return 0;
 	if (ip == 0) {
 		u->stats.errors++;
 		return 0;
 	}
-	if (!dwfl_addrmodule(u->dwfl, ip))
+	if (!dwfl_addrmodule(u->dwfl, first))
 		maybe_rereport(u);
 
 	u->cur = s;
+	u->from_caller = from_caller;
+	u->start_ip = ip;
+	u->start_sp = sp;
+	u->start_bp = bp;
 	u->cur_tid = (pid_t)s->tid > 0 ? (pid_t)s->tid : u->pid;
 	u->stop_lo = stop_lo;
 	u->stop_hi = stop_hi;
@@ -655,7 +673,7 @@ int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t
 	u->cur = NULL;
 
 	if (u->n == 0) { /* no initial frame from libdwfl */
-		pcs[0] = ip;
+		pcs[0] = first;
 		u->n = 1;
 	}
 	/* -1: libdwfl failed (memory outside the copy, no CFI and no frame
@@ -670,6 +688,21 @@ int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t
 	u->pcs = NULL;
 	u->stats.frames += (uint64_t)u->n;
 	return u->n;
+}
+
+int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t stop_lo, uint64_t stop_hi,
+		  uint64_t *pcs, int max)
+{
+	if (!s)
+		return 0;
+	return unwind_walk(u, s, false, s->regs[JS_REG_IP], s->regs[JS_REG_SP], s->regs[JS_REG_BP], stop_lo,
+			   stop_hi, pcs, max);
+}
+
+int native_unwind_from(struct native_unwinder *u, const struct js_sample *s, uint64_t ret, uint64_t sp,
+		       uint64_t bp, uint64_t stop_lo, uint64_t stop_hi, uint64_t *pcs, int max)
+{
+	return unwind_walk(u, s, true, ret, sp, bp, stop_lo, stop_hi, pcs, max);
 }
 
 const struct native_unwind_stats *native_unwind_stats(const struct native_unwinder *u)

@@ -52,6 +52,13 @@ void native_unwinder_free(struct native_unwinder *u);
 int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t stop_lo, uint64_t stop_hi,
 		  uint64_t *pcs, int max);
 
+/* As native_unwind, from a caller's frame inside the copy instead of the
+ * interrupted one: ret is the return address into it, sp and bp its stack
+ * and frame pointer (other registers unknown). The first pc written is
+ * ret - 1. Used below a JNI upcall, from the call stub's caller. */
+int native_unwind_from(struct native_unwinder *u, const struct js_sample *s, uint64_t ret, uint64_t sp,
+		       uint64_t bp, uint64_t stop_lo, uint64_t stop_hi, uint64_t *pcs, int max);
+
 /* pc's function name, demangled and without the parameter list
  * ("G1ParTask::work", "inflate", "__libc_write"; C compiler suffixes such as
  * ".part.0", ".isra.0", ".cold" cut), found by binary search in the

@@ -45,6 +45,9 @@ enum frame_flags {
 	 * reflection...), so its bci need not be an invoke instruction. */
 	FRAME_FLAG_VIA_VM = 1u << 0,
 };
+/* Bits 4-7 of a VIA_VM frame's flags: 1 + its index in trace.crossings. */
+#define FRAME_CROSSING_SHIFT 4
+#define FRAME_CROSSING(flags) ((unsigned)(flags) >> FRAME_CROSSING_SHIFT)
 
 struct trace_frame {
 	uint32_t method_id; /* agent method id, or enum pseudo_frame */
@@ -63,6 +66,17 @@ struct walk_resume {
 	bool leaf_return; /* its pc returns from a call without debug info */
 };
 
+/* An entry frame the walk crossed with older Java frames below it (a JNI
+ * upcall, class loading from native code): where the VM/native frames
+ * between the two Java parts can be unwound from (the call stub's caller;
+ * mixed view, native_frames.c). The older Java frame names its crossing in
+ * its flags (FRAME_CROSSING_SHIFT), so the link survives the decoder's trial
+ * walks, which copy and drop frames. */
+#define TRACE_MAX_CROSSINGS 15
+struct trace_crossing {
+	uint64_t pc, sp, fp; /* return address into the call stub's caller, its sp, saved rbp */
+};
+
 struct trace {
 	uint32_t n;
 	bool complete; /* reached the thread's first Java frame */
@@ -79,6 +93,8 @@ struct trace {
 	uint32_t work; /* the walk's steps and code lookups (DECODE_WORK_BUDGET) */
 	struct walk_resume resume; /* of an incomplete trace */
 	bool from_image; /* its bottom came from the thread's stack image (stack_bottoms.h) */
+	uint8_t n_crossings;
+	struct trace_crossing crossings[TRACE_MAX_CROSSINGS];
 	struct trace_frame frames[TRACE_MAX_FRAMES];
 };
 

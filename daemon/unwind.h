@@ -20,6 +20,7 @@ struct walk {
 	int rule; /* enum decode_rule of the top frame, set by its unwinder */
 	uint64_t max_read; /* end of the highest stack word read */
 	bool via_vm;       /* the next frame pushed called its callee through the VM */
+	uint8_t crossing;  /* then: 1 + its entry frame's index in out->crossings, 0 none */
 	/* The next compiled frame's pc returns from a leaf call (no debug info at
 	 * the return address): name it by the nearest scope instead. */
 	bool leaf_return;
@@ -53,8 +54,10 @@ static inline int walk_push(struct walk *w, uint32_t method_id, uint8_t type, in
 	if (trace_push(w->out, method_id, type, bci) != 0)
 		return -1;
 	if (w->via_vm) {
-		w->out->frames[w->out->n - 1].flags |= FRAME_FLAG_VIA_VM;
+		w->out->frames[w->out->n - 1].flags |=
+			(uint8_t)(FRAME_FLAG_VIA_VM | (w->crossing << FRAME_CROSSING_SHIFT));
 		w->via_vm = false;
+		w->crossing = 0;
 	}
 	return 0;
 }

@@ -118,6 +118,17 @@ static enum step unwind_stub_section(struct walk *w, const struct code_blob *b)
 /* The top frame's return address leads to a compiled call site that names
  * another method than the frame runs: a stale return address, the frame is
  * shifted (its intrinsic pushed words). */
+/* Two tries' frames agree: the same frames, whichever entry of the
+ * crossings table each try's entry frames took. */
+static bool same_frames(const struct trace_frame *a, const struct trace_frame *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].method_id != b[i].method_id || a[i].type != b[i].type || a[i].bci != b[i].bci ||
+		    (a[i].flags & FRAME_FLAG_VIA_VM) != (b[i].flags & FRAME_FLAG_VIA_VM))
+			return false;
+	return true;
+}
+
 static bool calls_another_method(struct walk *w, const struct code_blob *b, uint64_t ret)
 {
 	const struct code_blob *c = walk_find_code(w, ret);
@@ -179,8 +190,7 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 			return true;
 		}
 		if (nfound == 1) {
-			if (t.out->n == found_n &&
-			    !memcmp(first_found, &t.out->frames[n0], (found_n - n0) * sizeof(first_found[0])))
+			if (t.out->n == found_n && same_frames(first_found, &t.out->frames[n0], found_n - n0))
 				continue; /* the same trace: they agree */
 			nfound++;
 			break;

@@ -8,6 +8,21 @@
  * (JNI -> native -> Java alternation, ICPE'14 section 2.3). */
 #include "unwind.h"
 
+/* The call stub saved its caller's rbp at fp and was called from fp + 8:
+ * where native unwinding of the VM/native frames in between starts. */
+static void note_crossing(struct walk *w, uint64_t fp)
+{
+	struct trace *t = w->out;
+	uint64_t saved_fp, ret;
+
+	w->crossing = 0;
+	if (t->n_crossings >= TRACE_MAX_CROSSINGS || frag_read_u64(w->s, fp, &saved_fp) != FRAG_OK ||
+	    frag_read_u64(w->s, fp + 8, &ret) != FRAG_OK)
+		return;
+	t->crossings[t->n_crossings++] = (struct trace_crossing){.pc = ret, .sp = fp + 16, .fp = saved_fp};
+	w->crossing = t->n_crossings;
+}
+
 enum step unwind_entry(struct walk *w)
 {
 	const struct vm_layout *L = w->ctx->layout;
@@ -33,6 +48,7 @@ enum step unwind_entry(struct walk *w)
 	/* A zero last_Java_pc means the return address sits just below sp. */
 	if (last_pc == 0 && (st = walk_read(w, last_sp - 8, &last_pc)) != STEP_CALLER)
 		return st == STEP_FAIL ? walk_fail(w, DECODE_FAIL_BAD_ENTRY_FRAME) : st;
+	note_crossing(w, fp);
 	w->via_vm = true;
 	return walk_to_caller(w, last_pc, last_sp, last_fp);
 }

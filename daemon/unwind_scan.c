@@ -23,6 +23,24 @@
  * address into compiled code is either a call site with debug info, or the
  * return from a leaf call (runtime stubs, intrinsics calling native code),
  * which has none: *leaf says which. */
+/* The trial's frames now start at frames[at]: their crossings move into
+ * out's table (dropped, with their link, when it is full). */
+static void adopt_crossings(struct trace *out, uint32_t at, const struct trace *trial)
+{
+	for (uint32_t i = 0; i < trial->n; i++) {
+		struct trace_frame *f = &out->frames[at + i];
+		unsigned k = FRAME_CROSSING(f->flags);
+
+		if (!k)
+			continue;
+		f->flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);
+		if (k <= trial->n_crossings && out->n_crossings < TRACE_MAX_CROSSINGS) {
+			out->crossings[out->n_crossings++] = trial->crossings[k - 1];
+			f->flags |= (uint8_t)(out->n_crossings << FRAME_CROSSING_SHIFT);
+		}
+	}
+}
+
 static bool plausible(const struct walk *w, uint64_t v, const struct code_blob **bp, bool *leaf)
 {
 	const struct code_blob *b;
@@ -76,6 +94,7 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	sub.leaf_return = leaf;
 	sub.out = trial;
 	trial->n = 0;
+	trial->n_crossings = 0;
 	sub.pc = pc;
 	sub.sp = sp;
 	sub.fp = fp;
@@ -110,6 +129,7 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 		w->resume.n += w->out->n;
 	}
 	memcpy(&w->out->frames[w->out->n], trial->frames, trial->n * sizeof(trial->frames[0]));
+	adopt_crossings(w->out, w->out->n, trial);
 	w->out->n += trial->n;
 	w->max_read = sub.max_read > w->max_read ? sub.max_read : w->max_read;
 	walk_to_caller(w, sub.pc, sub.sp, sub.fp);

@@ -35,22 +35,29 @@ def read(path):
 
 
 def order_ok(frames):
-    """Java (or pseudo) frames, then C frames, then kernel frames."""
-    rank = {"pseudo": 0, "java": 0, "c": 1, "kernel": 2}
-    ranks = [rank[kind(f)] for f in frames]
-    return ranks == sorted(ranks)
+    """A pseudo or Java frame at the root, kernel frames only at the leaf
+    end. C frames sit above a Java frame (native code it called, or the VM
+    it called: a class initializer, a JNI upcall, in which case Java frames
+    follow them again) or above a pseudo frame (JVM-internal threads)."""
+    kinds = [kind(f) for f in frames]
+    if not kinds or kinds[0] in ("c", "kernel"):
+        return False
+    if "kernel" in kinds and any(k != "kernel" for k in kinds[kinds.index("kernel"):]):
+        return False
+    return True
 
 
 def main():
-    jni_mixed, jni_java, gc_mixed, gc_java = (read(p) for p in sys.argv[1:5])
-    for name, mixed, java in (("JNI JVM", jni_mixed, jni_java), ("GC JVM", gc_mixed, gc_java)):
+    jni_mixed, jni_java, gc_mixed, gc_java, up_mixed, up_java = (read(p) for p in sys.argv[1:7])
+    for name, mixed, java in (("JNI JVM", jni_mixed, jni_java), ("GC JVM", gc_mixed, gc_java),
+                              ("upcall JVM", up_mixed, up_java)):
         tm, tj = sum(n for _, n in mixed), sum(n for _, n in java)
         with_c = sum(n for f, n in mixed if any(kind(x) == "c" for x in f))
         print(f"     {name}: {tm} samples, {with_c} ({100.0 * with_c / max(tm, 1):.1f} %) with native frames")
         check(tm > 0 and tm == tj, f"{name}: the java and mixed views have the same samples ({tj} / {tm})")
         check(with_c > 0, f"{name}: the mixed view has native frames")
         bad = [f for f, _ in mixed if not order_ok(f)]
-        check(not bad, f"{name}: native frames only above the Java frames, kernel frames above all ({len(bad)} lines out of order)")
+        check(not bad, f"{name}: native frames above Java or pseudo frames, kernel frames above all ({len(bad)} lines out of order)")
         for f in bad[:3]:
             print("     out of order: " + ";".join(f[-12:]))
         check(not any(kind(x) in ("c", "kernel") for f, _ in java for x in f),
@@ -79,6 +86,23 @@ def main():
     for f, n in sorted(gc, key=lambda fn: -fn[1])[:3]:
         print(f"     {n}: {';'.join(f[:8])}")
     check(gc_total > 0 and jvm > 0, "GC threads show libjvm frames under [GC]")
+
+    # Native -> Java: libjvm's frames between forName0 and the loader's Java code.
+    up = [(f, n) for f, n in up_mixed if any(x.endswith("spinInLoader_[j]") or "spinInLoader" in x for x in f)]
+    up_total = sum(n for _, n in up)
+    between = 0
+    for f, n in up:
+        at = [i for i, x in enumerate(f) if "forName0" in x and x.endswith("_[n]")]
+        ld = [i for i, x in enumerate(f) if at and i > at[0] and kind(x) == "java"]
+        if at and ld and ld[0] > at[0] + 1 and "loadClass" in f[ld[0]]:
+            mid = f[at[0] + 1:ld[0]]
+            if all(kind(x) == "c" for x in mid) and any("JavaCalls" in x for x in mid):
+                between += n
+    print(f"     spinInLoader samples: {up_total}; with libjvm frames (JavaCalls...) between forName0 and loadClass: {between}")
+    for f, n in sorted(up, key=lambda fn: -fn[1])[:2]:
+        print(f"     {n}: {';'.join(f[-16:])}")
+    check(up_total > 0 and between >= 0.5 * up_total,
+          "Java called from native code: the VM's frames sit between the native method and the upcall (>= 50 %)")
 
     if failures:
         print(f"{len(failures)} native stack checks failed")

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Native frames (--native-stacks on): a JNI-heavy JVM (WorkloadJni: zlib
 # through java.util.zip) and an allocation-heavy one with a small heap (its
-# GC threads busy). In `jsamplectl cct --view mixed`, libz's inflate frames
+# GC threads busy), and one whose Java code is called from native code
+# (WorkloadUpcall: Class.forName -> libjvm -> ClassLoader.loadClass). In `jsamplectl cct --view mixed`, libz's inflate frames
 # appear above the Java native method Inflater.inflateBytes*, GC threads show
 # libjvm's frames under [GC], native frames sit only between the Java and
-# the kernel frames; the default (java) view has the same samples without
+# the kernel frames except below an upcall, where libjvm's frames sit
+# between the native method and the Java code it called; the default (java) view has the same samples without
 # them. check_native_stacks.py does the checks and prints the figures.
 . "$(dirname "$0")/lib.sh"
 require_environment
@@ -27,10 +29,13 @@ start_jvm jni WorkloadJni 30
 JNI=$JVM_PID
 start_jvm gc -Xmx48m -XX:+UseG1GC -XX:ParallelGCThreads=2 WorkloadCollections 30
 GC=$JVM_PID
+start_jvm upcall WorkloadUpcall 30
+UPCALL=$JVM_PID
 wait_profiled "$JNI"
 wait_profiled "$GC"
+wait_profiled "$UPCALL"
 sleep 12
-for p in "$JNI" "$GC"; do
+for p in "$JNI" "$GC" "$UPCALL"; do
 	kill -0 "$p" 2>/dev/null || fail "JVM $p exited early"
 	freeze "$p"
 done
@@ -38,10 +43,12 @@ ctl cct "$JNI" --format collapsed --view mixed >"$TMP/jni.mixed" || fail "cct --
 ctl cct "$JNI" --format collapsed >"$TMP/jni.java" || fail "cct failed"
 ctl cct "$GC" --format collapsed --view mixed >"$TMP/gc.mixed" || fail "cct --view mixed failed"
 ctl cct "$GC" --format collapsed >"$TMP/gc.java" || fail "cct failed"
+ctl cct "$UPCALL" --format collapsed --view mixed >"$TMP/upcall.mixed" || fail "cct --view mixed failed"
+ctl cct "$UPCALL" --format collapsed >"$TMP/upcall.java" || fail "cct failed"
 "$PY" "$ROOT/tests/integration/check_native_stacks.py" "$TMP/jni.mixed" "$TMP/jni.java" "$TMP/gc.mixed" \
-	"$TMP/gc.java" | tee "$TMP/check.log"
+	"$TMP/gc.java" "$TMP/upcall.mixed" "$TMP/upcall.java" | tee "$TMP/check.log"
 grep -q '^all native stack checks passed' "$TMP/check.log" || fail "native stack checks failed (see above)"
 ctl stats | grep -E '^native_' || true
-kill -9 "$JNI" "$GC"
+kill -9 "$JNI" "$GC" "$UPCALL"
 stop_daemon
 note passed
