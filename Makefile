@@ -30,7 +30,7 @@ LLVM_STRIP ?= llvm-strip
 JAVA_HOME  ?= /usr/lib/jvm/java-17-openjdk-amd64
 JAVAC      ?= $(JAVA_HOME)/bin/javac
 
-B := build
+B ?= build
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B) -I$(B)/gen
@@ -72,7 +72,11 @@ AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c u
 	userspace/agent/constant_pool.c
 CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/flamegraph_page.c $(B)/gen/index_page.c \
 	$(B)/gen/profile.pb-c.c
-REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c
+# jsreplay: its own files, the option table (for its defaults) and the native
+# unwinder (recordings with native frames are unwound with libdw too).
+NATIVE_SRC := daemon/native_frames.c daemon/native_unwind.c
+NATIVE_LIBS := -ldw -lelf -lstdc++
+REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c $(NATIVE_SRC)
 JAVA_SRC := $(wildcard tests/java/*.java)
 
 # Unit tests, by what they link: the decoding core, core and service, the agent.
@@ -157,14 +161,14 @@ $(B)/asan/jsampled: $(call asan_obj,daemon/main.c) $(B)/asan/libjsdaemon.a $(B)/
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 
-# The replay tool links the core alone (and the option table, for its defaults).
+# The replay tool links the core (with the option table and the native unwinder).
 $(B)/jsreplay: $(call obj,$(REPLAY_SRC)) $(B)/libjsdecode.a
 	@mkdir -p $(dir $@)
-	$(CC) $(OPT) $^ -o $@ $(DECODE_LIBS)
+	$(CC) $(OPT) $^ -o $@ $(NATIVE_LIBS) $(DECODE_LIBS)
 
 $(B)/asan/jsreplay: $(call asan_obj,$(REPLAY_SRC)) $(B)/asan/libjsdecode.a
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) $^ -o $@ $(DECODE_LIBS)
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(NATIVE_LIBS) $(DECODE_LIBS)
 
 $(B)/jsamplectl: $(call obj,$(CTL_SRC)) $(B)/libjsdecode.a
 	@mkdir -p $(dir $@)

@@ -5,6 +5,7 @@
 
 #include "kernel_symbols.h"
 #include "native_unwind.h"
+#include "recording.h"
 
 /* Symbol names per pc stay the same while the process lives: the
  * unwinder caches them; the name ids come from the table kernel frames
@@ -21,10 +22,17 @@ static void release(void *u)
 	native_unwinder_free(u);
 }
 
-static struct native_unwinder *unwinder_of(struct process *p)
+/* Live: each maps text the unwinder reads goes into the recording. */
+static void record_maps(void *ctx, pid_t pid, const char *maps, size_t len)
 {
-	if (!p->native_state && !p->native_failed) {
-		p->native_state = native_unwinder_new(p->pid);
+	if (ctx)
+		recording_write(ctx, REC_MAPS, pid, maps, len);
+}
+
+static struct native_unwinder *unwinder_of(struct process *p, struct recording *rec, bool live)
+{
+	if (live && !p->native_state && !p->native_failed) {
+		p->native_state = native_unwinder_new(p->pid, record_maps, rec);
 		p->native_state_free = release;
 		p->native_failed = p->native_state == NULL; /* not tried again */
 	}
@@ -62,7 +70,8 @@ static void splice_crossings(struct native_unwinder *u, const struct vm_layout *
 	}
 }
 
-void native_frames_apply(void *ctx, struct process *p, const struct js_sample *s, struct trace *tr)
+static void apply(struct process *p, struct recording *rec, bool live, const struct js_sample *s,
+		  struct trace *tr)
 {
 	struct native_unwinder *u;
 	const struct vm_layout *L = &p->jvm.layout;
@@ -70,14 +79,13 @@ void native_frames_apply(void *ctx, struct process *p, const struct js_sample *s
 	bool leaf, crossed = false;
 	int n;
 
-	(void)ctx;
 	if (tr->n == 0 || !L->valid || (s->flags & JS_SAMPLE_HELD_TRIMMED))
 		return;
 	for (uint32_t i = 0; i < tr->n && !crossed; i++)
 		crossed = FRAME_CROSSING(tr->frames[i].flags) != 0;
 	/* In generated code (Java, stubs): no native frame above it. */
 	leaf = !(pc >= L->code_low && pc < L->code_high) && !(s->flags & JS_SAMPLE_FROM_ANCHOR);
-	if ((!leaf && !crossed) || !(u = unwinder_of(p)))
+	if ((!leaf && !crossed) || !(u = unwinder_of(p, rec, live)))
 		return;
 	if (crossed)
 		splice_crossings(u, L, s, tr);
@@ -88,4 +96,30 @@ void native_frames_apply(void *ctx, struct process *p, const struct js_sample *s
 	for (int i = n; i-- > 0 && tr->n < TRACE_MAX_FRAMES;)
 		tr->frames[tr->n++] = (struct trace_frame){.method_id = name_id(u, pcs[i]), .type = FRAME_C,
 							   .bci = -1};
+}
+
+void native_frames_apply(void *ctx, struct recording *rec, struct process *p, const struct js_sample *s,
+			 struct trace *tr)
+{
+	(void)ctx;
+	apply(p, rec, true, s, tr);
+}
+
+void native_frames_apply_replay(void *ctx, struct recording *rec, struct process *p, const struct js_sample *s,
+				struct trace *tr)
+{
+	(void)ctx;
+	apply(p, rec, false, s, tr);
+}
+
+int native_frames_replay_maps(struct process *p, const char *maps, size_t len)
+{
+	if (p->native_state)
+		return native_unwinder_set_maps(p->native_state, maps, len);
+	if (p->native_failed)
+		return -1;
+	p->native_state = native_unwinder_new_replay(p->pid, maps, len);
+	p->native_state_free = release;
+	p->native_failed = p->native_state == NULL;
+	return p->native_state ? 0 : -1;
 }

@@ -47,6 +47,14 @@ struct native_unwinder {
 	Elf64_Ehdr arch_ehdr;
 	Elf *arch_elf;
 	uint64_t last_report_ns;
+	/* Live: each maps text read is passed to on_maps (recording). Replay:
+	 * the maps text is fed (native_unwinder_set_maps), files are this
+	 * machine's, under "/". */
+	native_maps_cb on_maps;
+	void *on_maps_ctx;
+	bool replay;
+	char *fed_maps;
+	size_t fed_len;
 
 	/* The walk in progress. */
 	const struct js_sample *cur;
@@ -119,6 +127,8 @@ static int open_in_root(const struct native_unwinder *u, const char *path)
 
 	if (path[0] != '/')
 		return -1;
+	if (u->replay)
+		return reopen_regular(open(path, O_PATH | O_CLOEXEC));
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)u->pid);
 	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rfd >= 0) {
@@ -150,6 +160,8 @@ static int cb_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwar
 	if (!u || !name)
 		return -1;
 	len = strlen(name);
+	if (u->replay && (name[0] != '/' || strstr(name, " (deleted)")))
+		return -1; /* the process's memory is not in a recording */
 	if (strncmp(name, "[vdso: ", 7) == 0 || (len > 10 && strcmp(name + len - 10, " (deleted)") == 0))
 		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 	fd = open_in_root(u, name);
@@ -390,7 +402,13 @@ static int report_modules(struct native_unwinder *u)
 	FILE *f;
 
 	u->last_report_ns = now_ns();
-	maps = read_maps(u->pid, &len);
+	if (u->replay) {
+		if (!u->fed_maps || !(maps = malloc(u->fed_len)))
+			return -1;
+		memcpy(maps, u->fed_maps, len = u->fed_len);
+	} else if ((maps = read_maps(u->pid, &len)) && len && u->on_maps) {
+		u->on_maps(u->on_maps_ctx, u->pid, maps, len);
+	}
 	if (!maps || len == 0) {
 		free(maps);
 		return -1;
@@ -431,7 +449,7 @@ static int report_modules(struct native_unwinder *u)
 
 static void maybe_rereport(struct native_unwinder *u)
 {
-	if (now_ns() - u->last_report_ns >= REREPORT_INTERVAL_NS)
+	if (!u->replay && now_ns() - u->last_report_ns >= REREPORT_INTERVAL_NS)
 		(void)report_modules(u);
 }
 
@@ -531,7 +549,8 @@ static int root_is_ours(pid_t pid)
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-struct native_unwinder *native_unwinder_new(pid_t pid)
+static struct native_unwinder *unwinder_new(pid_t pid, native_maps_cb on_maps, void *ctx, const char *maps,
+					    size_t maps_len)
 {
 	struct native_unwinder *u;
 
@@ -541,7 +560,18 @@ struct native_unwinder *native_unwinder_new(pid_t pid)
 	if (!u)
 		return NULL;
 	u->pid = pid;
-	u->same_root = root_is_ours(pid);
+	u->on_maps = on_maps;
+	u->on_maps_ctx = ctx;
+	if (maps) {
+		u->replay = true;
+		if (!(u->fed_maps = malloc(maps_len ? maps_len : 1))) {
+			free(u);
+			return NULL;
+		}
+		memcpy(u->fed_maps, maps, u->fed_len = maps_len);
+	} else {
+		u->same_root = root_is_ours(pid);
+	}
 	u64_map_init(&u->sym_index);
 	elf_version(EV_CURRENT);
 	u->callbacks.find_elf = cb_find_elf;
@@ -580,7 +610,31 @@ void native_unwinder_free(struct native_unwinder *u)
 	u64_map_free(&u->sym_index);
 	modsyms_clear(u);
 	free(u->names);
+	free(u->fed_maps);
 	free(u);
+}
+
+struct native_unwinder *native_unwinder_new(pid_t pid, native_maps_cb on_maps, void *ctx)
+{
+	return unwinder_new(pid, on_maps, ctx, NULL, 0);
+}
+
+struct native_unwinder *native_unwinder_new_replay(pid_t pid, const char *maps, size_t len)
+{
+	return maps ? unwinder_new(pid, NULL, NULL, maps, len) : NULL;
+}
+
+int native_unwinder_set_maps(struct native_unwinder *u, const char *maps, size_t len)
+{
+	char *copy;
+
+	if (!u || !u->replay || !maps || !(copy = malloc(len ? len : 1)))
+		return -1;
+	memcpy(copy, maps, len);
+	free(u->fed_maps);
+	u->fed_maps = copy;
+	u->fed_len = len;
+	return report_modules(u);
 }
 
 /* --- Unwinding --- */

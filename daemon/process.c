@@ -349,7 +349,7 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
 	/* After the checks and the hook: those see the Java trace only. */
 	if (t->hooks.add_native_frames && st != DECODE_FAILED && p->state == PROCESS_LIVE)
-		t->hooks.add_native_frames(t->hooks.ctx, p, s, tr);
+		t->hooks.add_native_frames(t->hooks.ctx, t->recording, p, s, tr);
 	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
 	if (st != DECODE_FAILED)
 		record_trace(t, p, s, st, tr);

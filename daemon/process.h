@@ -103,7 +103,8 @@ struct process_hooks {
 			   const struct trace *tr);
 	/* Native frames above a decoded trace (--native-stacks: the
 	 * service's native_frames.c; the decoding core needs no libdw). */
-	void (*add_native_frames)(void *ctx, struct process *p, const struct js_sample *s, struct trace *tr);
+	void (*add_native_frames)(void *ctx, struct recording *rec, struct process *p, const struct js_sample *s,
+				  struct trace *tr);
 };
 
 struct process_table {

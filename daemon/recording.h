@@ -24,6 +24,7 @@ enum recording_event {
 	REC_SAMPLE = 3,  /* payload: a struct js_sample with its stack */
 	REC_RETRY = 4,   /* held samples retried (maintenance tick); no payload */
 	REC_EXIT = 5,    /* payload: u8 agent_lost (1: process still running) */
+	REC_MAPS = 6,    /* payload: the process's /proc/PID/maps text, as the native unwinder read it */
 };
 
 struct recording;

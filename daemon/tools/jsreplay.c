@@ -7,8 +7,13 @@
  * (tests/corpus/, tests/fixtures/).
  *
  *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
- *                 [--failures] [--explain N] [--hold-ms N]
+ *                 [--failures] [--explain N] [--hold-ms N] [--native on|off] [--cost]
+ *                 [--view java|mixed]
  * Without options it prints the stats of every process in the recording.
+ * Recordings of jsampled --native-stacks on hold each process's mappings
+ * (REC_MAPS): native frames are unwound again from the recorded copies with
+ * this machine's files (--native off: not). --cost prints the replay's CPU
+ * time per sample on stderr.
  * --explain N describes the walk of the first N failed samples (and of
  * decoded ones the call-site check rejects) on stderr; --explain-all of
  * every sample.
@@ -32,11 +37,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "../kernel_symbols.h"
 #include "../cct_format.h"
 #include "../decoder.h"
 #include "../log.h"
+#include "../native_frames.h"
 #include "../options.h"
 #include "../process.h"
 #include "../recording.h"
@@ -48,7 +55,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
 		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N]\n"
-		   "                     [--truncate-fragment N]\n"
+		   "                     [--truncate-fragment N] [--native on|off] [--cost]\n"
+		   "                     [--view java|mixed]\n"
 		   "       jsreplay FILE --outcomes | --traces\n"
 		   "       jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]\n"
 		   "                                   [--minimal]\n");
@@ -167,12 +175,19 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 	case REC_EXIT:
 		process_agent_gone(table, p, len && payload[0], now);
 		return 0;
+	case REC_MAPS:
+		/* Without the native hook (--native off) the mappings are unused. */
+		if (table->hooks.add_native_frames)
+			(void)native_frames_replay_maps(p, (const char *)payload, len);
+		return 0;
 	default:
 		return -1;
 	}
 }
 
 /* Replays the whole recording into table; 0, or -1 if it ends early. */
+static uint64_t replayed_samples;
+
 static int replay_file(const char *path, struct process_table *table, uint64_t max_model_bytes)
 {
 	struct recording *rec = recording_open(path);
@@ -201,6 +216,7 @@ static int replay_file(const char *path, struct process_table *table, uint64_t m
 		if (type == REC_SAMPLE && len >= sizeof(struct js_sample) &&
 		    ((const struct js_sample *)payload)->time_ns > now)
 			now = ((const struct js_sample *)payload)->time_ns;
+		replayed_samples += type == REC_SAMPLE;
 		if (replay_event(table, type, pid, now, payload, len, max_model_bytes) != 0)
 			bad++;
 	}
@@ -216,7 +232,18 @@ static int replay_file(const char *path, struct process_table *table, uint64_t m
 	return r < 0 ? -1 : 0;
 }
 
-static int print_cct(struct process_table *table, const char *pid, const char *format)
+/* This process's user + system CPU time. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int print_cct(struct process_table *table, const char *pid, const char *format, bool mixed)
 {
 	struct process *p = process_lookup(table, (pid_t)strtol(pid, NULL, 10));
 	int fmt = cct_format_parse(format);
@@ -227,7 +254,8 @@ static int print_cct(struct process_table *table, const char *pid, const char *f
 		return -1;
 	}
 	wbuf_init(&out);
-	cct_render(&p->cct, &p->jvm.methods, (enum cct_format)fmt, &out);
+	cct_render_stream(&(struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods, .mixed = mixed},
+			  (enum cct_format)fmt, &out, -1);
 	fwrite(out.data, 1, out.len, stdout);
 	wbuf_free(&out);
 	return 0;
@@ -249,6 +277,9 @@ int main(int argc, char **argv)
 		{"outcomes", no_argument, 0, 'O'},
 		{"traces", no_argument, 0, 'T'},
 		{"truncate-fragment", required_argument, 0, 'R'},
+		{"native", required_argument, 0, 'n'},
+		{"cost", no_argument, 0, 'C'},
+		{"view", required_argument, 0, 'V'},
 		{"help", no_argument, 0, 'h'},      {0, 0, 0, 0},
 	};
 	static char *no_args[] = {"jsreplay", NULL};
@@ -260,6 +291,8 @@ int main(int argc, char **argv)
 	struct trace_log traces;
 	const char *cct_pid = NULL, *format = "tree", *extract_to = NULL, *only = NULL, *sample = NULL;
 	int stats = 0, json = 0, print_outcomes = 0, print_traces = 0, minimal = 0, c, rc = 0;
+	bool native = true, cost = false, mixed = false;
+	double cpu0 = 0;
 	unsigned per_outcome = 20;
 	char err[256];
 
@@ -328,6 +361,23 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'n':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "jsreplay: --native wants on or off\n");
+				return 2;
+			}
+			native = strcmp(optarg, "on") == 0;
+			break;
+		case 'C':
+			cost = true;
+			break;
+		case 'V':
+			if (strcmp(optarg, "java") != 0 && strcmp(optarg, "mixed") != 0) {
+				fprintf(stderr, "jsreplay: --view wants java or mixed\n");
+				return 2;
+			}
+			mixed = strcmp(optarg, "mixed") == 0;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -359,8 +409,16 @@ int main(int argc, char **argv)
 	rp.traces = print_traces && !extract_to ? &traces : NULL;
 	table.hooks.on_decoded = on_decoded;
 	table.hooks.ctx = &rp;
+	if (native)
+		table.hooks.add_native_frames = native_frames_apply_replay;
+	cpu0 = cpu_seconds();
 	if (replay_file(argv[optind], &table, defaults.max_model_bytes) != 0)
 		rc = 1;
+	if (cost)
+		fprintf(stderr, "jsreplay: %llu samples in %.3f CPU-s: %.2f us per sample (native frames %s)\n",
+			(unsigned long long)replayed_samples, cpu_seconds() - cpu0,
+			replayed_samples ? (cpu_seconds() - cpu0) * 1e6 / (double)replayed_samples : 0.0,
+			native ? "on" : "off");
 	if (extract_to) {
 		rc = extract_write(&plan, argv[optind], extract_to);
 		goto cleanup;
@@ -374,7 +432,7 @@ int main(int argc, char **argv)
 		fwrite(out.data, 1, out.len, stdout);
 		wbuf_free(&out);
 	}
-	if (cct_pid && print_cct(&table, cct_pid, format) != 0)
+	if (cct_pid && print_cct(&table, cct_pid, format, mixed) != 0)
 		rc = 1;
 cleanup:
 	trace_log_free(&traces);

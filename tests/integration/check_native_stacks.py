@@ -47,7 +47,33 @@ def order_ok(frames):
     return True
 
 
+def replay_main(paths):
+    """--replay LIVE REPLAY...: the replay of the run's recording finds the
+    live mixed profile (>= 99 % of its samples on identical stacks: the
+    first native samples of a process come before its first maps record)."""
+    for live_path, replay_path in zip(paths[0::2], paths[1::2]):
+        live, rep = {}, {}
+        for d, p in ((live, live_path), (rep, replay_path)):
+            for f, n in read(p):
+                d[";".join(f)] = d.get(";".join(f), 0) + n
+        tl, tr = sum(live.values()), sum(rep.values())
+        same = sum(min(n, rep.get(k, 0)) for k, n in live.items())
+        c_live = sum(n for k, n in live.items() if any(kind(x) == "c" for x in k.split(";")))
+        c_rep = sum(n for k, n in rep.items() if any(kind(x) == "c" for x in k.split(";")))
+        print(f"     {live_path}: live {tl} samples ({c_live} with native frames), replay {tr} ({c_rep}), "
+              f"{same} on identical stacks")
+        check(tl > 0 and tl == tr, f"the replay has the live samples ({tr} / {tl})")
+        check(c_live > 0 and same >= 0.99 * tl, "the replay unwinds the same native frames (>= 99 % identical)")
+    if failures:
+        print(f"{len(failures)} native stack checks failed")
+        return 1
+    print("all native stack checks passed")
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--replay":
+        return replay_main(sys.argv[2:])
     jni_mixed, jni_java, gc_mixed, gc_java, up_mixed, up_java = (read(p) for p in sys.argv[1:7])
     for name, mixed, java in (("JNI JVM", jni_mixed, jni_java), ("GC JVM", gc_mixed, gc_java),
                               ("upcall JVM", up_mixed, up_java)):

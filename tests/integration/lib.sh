@@ -4,7 +4,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-B=$ROOT/build
+B=${JSAMPLED_BUILD:-$ROOT/build} # another build directory: make B=DIR, JSAMPLED_BUILD=DIR
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 JAVA=${JAVA:-$JAVA_HOME/bin/java}
 JCMD=${JCMD:-$JAVA_HOME/bin/jcmd}

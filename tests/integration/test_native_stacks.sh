@@ -8,6 +8,9 @@
 # the kernel frames except below an upcall, where libjvm's frames sit
 # between the native method and the Java code it called; the default (java) view has the same samples without
 # them. check_native_stacks.py does the checks and prints the figures.
+# The run is recorded: jsreplay unwinds the same native frames again from
+# the recording (its REC_MAPS and stack copies) and must find the same mixed
+# profile; it prints the replay's cost per sample with and without them.
 . "$(dirname "$0")/lib.sh"
 require_environment
 "$DAEMON" --help 2>&1 | grep -c -- --native-stacks >/dev/null || fail "jsampled has no --native-stacks option"
@@ -24,7 +27,7 @@ freeze() { # freeze PID: stopped, and its profile no longer growing
 	fail "the profile of JVM $1 did not settle within 20 s after it was stopped"
 }
 
-start_daemon --frequency 999 --native-stacks on
+start_daemon --frequency 999 --native-stacks on --record "$TMP/run.jsrec"
 start_jvm jni WorkloadJni 30
 JNI=$JVM_PID
 start_jvm gc -Xmx48m -XX:+UseG1GC -XX:ParallelGCThreads=2 WorkloadCollections 30
@@ -51,4 +54,15 @@ grep -q '^all native stack checks passed' "$TMP/check.log" || fail "native stack
 ctl stats | grep -E '^native_' || true
 kill -9 "$JNI" "$GC" "$UPCALL"
 stop_daemon
+for p in "$JNI" "$UPCALL"; do
+	"$B/jsreplay" "$TMP/run.jsrec" --cct "$p" --format collapsed --view mixed >"$TMP/replay.$p" ||
+		fail "jsreplay --view mixed failed"
+done
+"$PY" "$ROOT/tests/integration/check_native_stacks.py" --replay "$TMP/jni.mixed" "$TMP/replay.$JNI" \
+	"$TMP/upcall.mixed" "$TMP/replay.$UPCALL" | tee "$TMP/replay.log"
+grep -q '^all native stack checks passed' "$TMP/replay.log" || fail "the replay's native frames differ (see above)"
+for native in on off; do
+	"$B/jsreplay" "$TMP/run.jsrec" --stats --native "$native" --cost 2>&1 >/dev/null | grep 'per sample' ||
+		fail "jsreplay --cost printed nothing"
+done
 note passed

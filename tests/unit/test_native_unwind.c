@@ -129,7 +129,7 @@ static int find_name(char names[][256], int n, int from, const char *want)
 
 static void test_own_stack(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid());
+	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
 	uint64_t pcs[MAX_FRAMES];
 	char names[MAX_FRAMES][256];
 	int n, ic, ib, ia, im;
@@ -208,7 +208,7 @@ static void test_own_stack(void)
 /* The first-frame-only cases, and copies full of garbage. */
 static void test_bad_input(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid());
+	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
 	struct js_sample *s = calloc(1, sizeof(*s) + 4096);
 	uint64_t pcs[MAX_FRAMES];
 	int n;
@@ -282,16 +282,16 @@ static void test_exited_pid(void)
 	if (pid <= 0)
 		return;
 	waitpid(pid, NULL, 0);
-	u = native_unwinder_new(pid);
+	u = native_unwinder_new(pid, NULL, NULL);
 	CHECK(u == NULL || native_unwind(u, sample, 0, 0, pcs, MAX_FRAMES) <= 1);
 	native_unwinder_free(u);
-	CHECK(native_unwinder_new(0) == NULL);
-	CHECK(native_unwinder_new(-1) == NULL);
+	CHECK(native_unwinder_new(0, NULL, NULL) == NULL);
+	CHECK(native_unwinder_new(-1, NULL, NULL) == NULL);
 }
 
 static void test_libc_symbols(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid());
+	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
 	void *getpid_fn = dlsym(RTLD_DEFAULT, "getpid");
 	void *write_fn = dlsym(RTLD_DEFAULT, "write");
 	char buf[256], expect[256];
@@ -354,7 +354,7 @@ static void test_dlopen_rereport(void)
 		{"libcrypt.so.1", "crypt"},         {"libacl.so.1", "acl_init"},
 		{"libgmp.so.10", "__gmpz_init"},    {"libz.so.1", "inflate"},
 	};
-	struct native_unwinder *u = native_unwinder_new(getpid());
+	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
 	void *h = NULL, *fn = NULL;
 	const char *want = NULL;
 	char buf[256];
