@@ -74,7 +74,7 @@ CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/flamegraph_page.c $(B)/
 	$(B)/gen/profile.pb-c.c
 # jsreplay: its own files, the option table (for its defaults) and the native
 # unwinder (recordings with native frames are unwound with libdw too).
-NATIVE_SRC := daemon/native_frames.c daemon/native_unwind.c
+NATIVE_SRC := daemon/native_frames.c daemon/native_unwind.c daemon/perf_map.c
 NATIVE_LIBS := -ldw -lelf -lstdc++
 REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c $(NATIVE_SRC)
 JAVA_SRC := $(wildcard tests/java/*.java)

@@ -385,10 +385,18 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	/* Outside Java code with a frame anchor, the native/VM frames between
 	 * sp and the anchor are of no use to the decoder: copy from just below
 	 * the anchor (the return address may sit at anchor_sp - 8). */
-	if (!native_stacks && s->anchor_sp > sp + 64 && (s->anchor_sp & 7) == 0 && s->stack_end &&
-	    s->anchor_sp < s->stack_end && (regs.ip < tg->code_low || regs.ip >= tg->code_high)) {
-		from = s->anchor_sp - 16;
-		s->flags |= JS_SAMPLE_FROM_ANCHOR;
+	__u64 native_part = 0;
+	if (s->anchor_sp > sp + 64 && (s->anchor_sp & 7) == 0 && s->stack_end && s->anchor_sp < s->stack_end &&
+	    (regs.ip < tg->code_low || regs.ip >= tg->code_high)) {
+		if (!native_stacks) {
+			from = s->anchor_sp - 16;
+			s->flags |= JS_SAMPLE_FROM_ANCHOR;
+		} else {
+			/* Native frames are wanted too: they come on top of the
+			 * bytes the Java frames get, so deep Java stacks stay as
+			 * complete as without them. */
+			native_part = s->anchor_sp - 16 - sp;
+		}
 	}
 	if (kernel_stacks && (flags & JS_SAMPLE_KERNEL_MODE))
 		emit_kernel_stack(ctx, s, stack, cnt);
@@ -400,6 +408,8 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 			want = ti->max_copy;
 		if (ti->thread_flags & JS_THREAD_NO_STACK)
 			want = native_stacks && want > fragment_bytes ? fragment_bytes : native_stacks ? want : 0;
+		else if (native_part)
+			want = want + native_part < JS_MAX_FRAGMENT_BYTES ? want + native_part : JS_MAX_FRAGMENT_BYTES;
 		if (ti->stack_end - from <= want)
 			want = ti->stack_end - from;
 		else

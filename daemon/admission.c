@@ -67,7 +67,7 @@ static unsigned user_processes(const struct daemon *d, uid_t uid)
 }
 
 /* Room for one more process of uid. */
-static bool make_room(struct daemon *d, uid_t uid, char *why, size_t whylen)
+bool admission_make_room(struct daemon *d, uid_t uid, char *why, size_t whylen)
 {
 	if (uid != 0) {
 		while (user_processes(d, uid) >= d->opt.max_processes_per_user)
@@ -134,7 +134,7 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 	}
 	if (old)
 		process_agent_gone(&d->processes, old, false, monotonic_ns()); /* superseded */
-	if (!make_room(d, id->uid, why, whylen))
+	if (!admission_make_room(d, id->uid, why, whylen))
 		return NULL;
 	p = process_create(&d->processes, id->pid, id->uid, vm);
 	if (!p) {

@@ -9,6 +9,7 @@
 #ifndef JSAMPLED_ADMISSION_H
 #define JSAMPLED_ADMISSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,6 +23,10 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 
 /* Bytes of agent data and held samples held for uid's live processes,
  * except skip's. */
+/* Room for one more process of uid (evicting exited ones): false with why
+ * when a limit says no. Also for processes profiled without an agent. */
+bool admission_make_room(struct daemon *d, uid_t uid, char *why, size_t whylen);
+
 size_t admission_user_bytes(const struct daemon *d, uid_t uid, const struct process *skip);
 
 /* How far p's model may grow: --max-model-mb, and for a user other than

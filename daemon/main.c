@@ -37,6 +37,7 @@
 #include "query_conns.h"
 #include "recording.h"
 #include "reload.h"
+#include "native_processes.h"
 #include "sampler_bpf.h"
 #include "sampler_targets.h"
 #include "service_notify.h"
@@ -129,6 +130,7 @@ static void maintenance(struct daemon *d, uint64_t now)
 		/* Time slices age into hours and out, sampled or not. */
 		cct_slices_tidy(&p->cct.slices, wall_s);
 	}
+	native_processes_check(d, now);
 	process_table_expire(&d->processes, now, d->opt.retention_s * 1000000000ull);
 	discovery_tick(&d->discovery, now);
 	if (d->opt.state_dir[0] && now >= d->next_save_ns) {

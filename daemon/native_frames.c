@@ -79,6 +79,15 @@ static void apply(struct process *p, struct recording *rec, bool live, const str
 	bool leaf, crossed = false;
 	int n;
 
+	if (p->native_only) { /* no JVM: the whole stack is native */
+		if (!(u = unwinder_of(p, rec, live)))
+			return;
+		n = native_unwind(u, s, 0, 0, pcs, NATIVE_FRAMES_MAX);
+		for (int i = n; i-- > 0 && tr->n < TRACE_MAX_FRAMES;)
+			tr->frames[tr->n++] =
+				(struct trace_frame){.method_id = name_id(u, pcs[i]), .type = FRAME_C, .bci = -1};
+		return;
+	}
 	if (tr->n == 0 || !L->valid || (s->flags & JS_SAMPLE_HELD_TRIMMED))
 		return;
 	for (uint32_t i = 0; i < tr->n && !crossed; i++)

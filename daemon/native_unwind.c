@@ -6,6 +6,7 @@
  * and calls set_initial_registers again (elfutils' dwfl_thread_getframes),
  * so the same Dwfl serves every sample; nothing of a walk outlives it. */
 #include "native_unwind.h"
+#include "perf_map.h"
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -55,6 +56,15 @@ struct native_unwinder {
 	bool replay;
 	char *fed_maps;
 	size_t fed_len;
+
+	/* /tmp/perf-NSPID.map of a JIT in the process (perf_map.h): checked
+	 * again at most once a second, on a pc in no module, and read again
+	 * when its size or mtime changed. */
+	struct perf_map perf_map;
+	uint64_t perf_map_checked_ns;
+	struct timespec perf_map_mtime;
+	off_t perf_map_size;
+	pid_t ns_pid; /* pid as the process sees it (the map's name) */
 
 	/* The walk in progress. */
 	const struct js_sample *cur;
@@ -538,6 +548,29 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* --- Setup --- */
 
+/* The last pid of "NSpid:" in /proc/PID/status: pid in its own namespace. */
+static pid_t ns_pid_of(pid_t pid)
+{
+	char path[40], line[256];
+	pid_t ns = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *last = strrchr(line, '\t');
+			long v = last ? strtol(last + 1, NULL, 10) : 0;
+			if (v > 0)
+				ns = (pid_t)v;
+			break;
+		}
+	}
+	fclose(f);
+	return ns;
+}
+
 static int root_is_ours(pid_t pid)
 {
 	char root[48];
@@ -571,6 +604,7 @@ static struct native_unwinder *unwinder_new(pid_t pid, native_maps_cb on_maps, v
 		memcpy(u->fed_maps, maps, u->fed_len = maps_len);
 	} else {
 		u->same_root = root_is_ours(pid);
+		u->ns_pid = ns_pid_of(pid);
 	}
 	u64_map_init(&u->sym_index);
 	elf_version(EV_CURRENT);
@@ -611,6 +645,7 @@ void native_unwinder_free(struct native_unwinder *u)
 	modsyms_clear(u);
 	free(u->names);
 	free(u->fed_maps);
+	perf_map_free(&u->perf_map);
 	free(u);
 }
 
@@ -890,6 +925,35 @@ static void clean_name(const char *sym, char *out, size_t outlen)
 	free(unversioned);
 }
 
+/* The perf map's name for pc (live only: a recording has no perf map). */
+static const char *jit_name(struct native_unwinder *u, uint64_t pc)
+{
+	uint64_t now = now_ns();
+
+	if (u->replay)
+		return NULL;
+	if (now - u->perf_map_checked_ns >= REREPORT_INTERVAL_NS) {
+		char path[48];
+		struct stat st;
+		int fd;
+
+		u->perf_map_checked_ns = now;
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)u->ns_pid);
+		fd = open_in_root(u, path);
+		if (fd >= 0 && fstat(fd, &st) == 0 &&
+		    (st.st_size != u->perf_map_size || st.st_mtim.tv_sec != u->perf_map_mtime.tv_sec ||
+		     st.st_mtim.tv_nsec != u->perf_map_mtime.tv_nsec) &&
+		    perf_map_load(&u->perf_map, fd) == 0) {
+			u->perf_map_size = st.st_size;
+			u->perf_map_mtime = st.st_mtim;
+			sym_cache_clear(u);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return perf_map_find(&u->perf_map, pc);
+}
+
 static void describe_pc(struct native_unwinder *u, uint64_t pc, char *out, size_t outlen)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, pc);
@@ -897,7 +961,12 @@ static void describe_pc(struct native_unwinder *u, uint64_t pc, char *out, size_
 	Dwarf_Addr start = 0;
 
 	if (!mod) {
-		copy_name(out, outlen, "[unknown]", 9);
+		const char *jit = jit_name(u, pc);
+
+		if (jit)
+			copy_name(out, outlen, jit, strlen(jit));
+		else
+			copy_name(out, outlen, "[unknown]", 9);
 		return;
 	}
 	sym = module_function(u, mod, pc);

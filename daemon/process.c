@@ -499,6 +499,33 @@ static bool hold_expired(const struct process *p, const struct js_sample *s, uin
 	       now >= s->time_ns + p->hold_ns + HOLD_GRACE_NS;
 }
 
+/* A sample of a non-Java process: its native frames (the hook) and kernel
+ * frames are the trace; none at all is a failure (an empty stack). */
+static void take_native_only(struct process_table *t, struct process *p, const struct js_sample *s)
+{
+	struct trace *tr;
+
+	if (!decode_memory(t)) {
+		p->stats.dropped++;
+		p->stats.dropped_no_memory++;
+		return;
+	}
+	tr = t->trace;
+	tr->n = 0;
+	tr->n_crossings = 0;
+	tr->complete = true;
+	tr->top_rule = DECODE_RULE_NONE;
+	if (t->hooks.add_native_frames && p->state == PROCESS_LIVE)
+		t->hooks.add_native_frames(t->hooks.ctx, t->recording, p, s, tr);
+	kernel_stacks_apply(&p->kstacks, s, tr, true);
+	if (tr->n == 0) {
+		decode_stats_account(&p->stats, DECODE_FAILED, DECODE_FAIL_EMPTY_STACK, DECODE_RULE_NONE);
+		return;
+	}
+	decode_stats_account(&p->stats, DECODE_NOT_JAVA, DECODE_FAILURE_NONE, DECODE_RULE_NONE);
+	record_trace(t, p, s, DECODE_NOT_JAVA, tr);
+}
+
 void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s, uint64_t now)
 {
 	uint32_t trimmed = 0;
@@ -518,6 +545,10 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 	p->stats.samples++;
 	if (s->flags & JS_SAMPLE_KERNEL_MODE)
 		p->stats.kernel_mode++;
+	if (p->native_only) {
+		take_native_only(t, p, s);
+		return;
+	}
 	if (try_decode(t, p, s, hold_expired(p, s, now)))
 		return;
 	p->stats.held_total++;

@@ -74,6 +74,9 @@ struct process {
 	void *native_state;
 	void (*native_state_free)(void *state);
 	bool native_failed;
+	/* A non-Java process profiled on request (native_processes.h): no
+	 * agent, no Java decoding; its traces are its native and kernel frames. */
+	bool native_only;
 	uint64_t foreign_threads; /* THREAD records naming tids not of this process (ignored) */
 	/* Its agent was cut off for sending more than its limit: a reconnect is
 	 * refused at once rather than read again. */

@@ -13,6 +13,7 @@
 #include "cct_format.h"
 #include "daemon.h"
 #include "json.h"
+#include "native_processes.h"
 #include "sampler_bpf.h"
 #include "sock_io.h"
 #include "stats_format.h"
@@ -390,9 +391,12 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		struct render_request r = {.diff = false, .format = CCT_FORMAT_TREE};
 		int rest = 2;
 
+		struct process *p;
+		int view = -1;
+
 		/* A last word "mixed" or "java": the view (cct_view.h). */
 		if (n > 2 && (strcmp(args[n - 1], "mixed") == 0 || strcmp(args[n - 1], "java") == 0))
-			r.mixed = strcmp(args[--n], "mixed") == 0;
+			view = strcmp(args[--n], "mixed") == 0;
 
 		if (n > rest && !strchr(args[rest], '.')) {
 			r.format = cct_format_parse(args[rest++]);
@@ -401,8 +405,10 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 				return QUERY_ANSWERED;
 			}
 		}
-		if (!find_process(d, v, args[1], out))
+		if (!(p = find_process(d, v, args[1], out)))
 			return QUERY_ANSWERED;
+		/* Java processes default to the Java view, others have only native frames. */
+		r.mixed = view >= 0 ? view == 1 : p->native_only;
 		r.side[0].pid = (pid_t)strtol(args[1], NULL, 10);
 		if (n > rest && parse_window(args[rest++], &r.side[0]) != 0) {
 			error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
@@ -458,9 +464,24 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		}
 		d->paused = !on;
 		wbuf_printf(out, "OK\nsampling %s\n", on ? "on" : "off");
+	} else if (strcmp(args[0], "profile") == 0 && n == 2) {
+		/* A non-Java process, on request: root or its owner. */
+		char *end, why[160];
+		long pid = strtol(args[1], &end, 10);
+
+		if (*end || pid <= 0 || pid > 0x3fffffff) {
+			error_line(out, "pid must be a positive integer");
+			return QUERY_ANSWERED;
+		}
+		if (native_process_start(d, (pid_t)pid, v->uid, why, sizeof(why)) != 0) {
+			error_line(out, why);
+			return QUERY_ANSWERED;
+		}
+		wbuf_printf(out, "OK\nprofiling pid %ld (native frames)\n", pid);
 	} else {
 		error_line(out, "unknown request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] | "
-				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json] | sampling on|off");
+				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json] | sampling on|off | "
+				"profile <pid>");
 	}
 	return QUERY_ANSWERED;
 }

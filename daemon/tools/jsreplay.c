@@ -154,7 +154,10 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 		rbuf_str_copy(&rb, vm, sizeof(vm));
 		if (p)
 			process_agent_gone(table, p, false, now);
-		return process_create(table, pid, uid, vm) ? 0 : -1;
+		if (!(p = process_create(table, pid, uid, vm)))
+			return -1;
+		p->native_only = strcmp(vm, "native") == 0; /* native_processes.h */
+		return 0;
 	}
 	if (!p)
 		return -1;
