@@ -318,9 +318,11 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	default:
 		break;
 	}
-	/* No Java trace. A JVM-internal thread interrupted outside Java code is
-	 * not a failure: it gets its role's pseudo frame. */
-	if (out->n == 0 && !in_code_cache(ctx->layout, s->regs[JS_REG_IP])) {
+	/* No Java trace. A JVM-internal thread is not a failure: it gets its
+	 * role's pseudo frame, also where it runs a stub of the code cache
+	 * (the VM thread flushing the instruction cache, say: with native
+	 * stacks its samples carry a stack the walk tries first). */
+	if (out->n == 0) {
 		int role = thread_role_of(s->comm);
 		if (role) {
 			trace_push(out, (uint32_t)role, FRAME_PSEUDO, -1);
