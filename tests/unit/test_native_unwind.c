@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../../daemon/native_unwind.h"
+#include "../../daemon/perf_map.h"
 #include "check.h"
 
 /* Real calls to real functions: not inlined, not specialised clones. */
@@ -395,6 +396,39 @@ static void test_dlopen_rereport(void)
 	dlclose(h);
 }
 
+/* /tmp/perf-PID.map lines: hex start and size, a name with spaces; bad
+ * lines skipped and counted; of two overlapping entries the later line
+ * wins; a failed load leaves the map as it was. */
+static void test_perf_map(void)
+{
+	static const char text[] = "1000 100 first one\n"
+				   "not a line\n"
+				   "2000 0 empty\n"
+				   "ffffffffffffff00 200 wraps\n"
+				   "1080 10 later inside first\n"
+				   "3000 20 LazyCompile:*foo /app/x.js:1\n"
+				   "4000 10\n";
+	struct perf_map m = {0};
+	int fds[2];
+
+	CHECK(pipe(fds) == 0);
+	CHECK(write(fds[1], text, sizeof(text) - 1) == (ssize_t)(sizeof(text) - 1));
+	close(fds[1]);
+	CHECK(perf_map_load(&m, fds[0]) == 0);
+	close(fds[0]);
+	CHECK(m.n == 3);
+	CHECK(m.skipped == 4);
+	CHECK(perf_map_find(&m, 0xfff) == NULL);
+	CHECK(perf_map_find(&m, 0x1000) && strcmp(perf_map_find(&m, 0x1000), "first one") == 0);
+	CHECK(perf_map_find(&m, 0x1085) && strcmp(perf_map_find(&m, 0x1085), "later inside first") == 0);
+	CHECK(perf_map_find(&m, 0x1090) && strcmp(perf_map_find(&m, 0x1090), "first one") == 0);
+	CHECK(perf_map_find(&m, 0x1100) == NULL);
+	CHECK(perf_map_find(&m, 0x301f) && strcmp(perf_map_find(&m, 0x301f), "LazyCompile:*foo /app/x.js:1") == 0);
+	CHECK(perf_map_load(&m, -1) == -1 && m.n == 3);
+	perf_map_free(&m);
+	CHECK(perf_map_find(&m, 0x1000) == NULL);
+}
+
 int main(void)
 {
 	sample = calloc(1, sizeof(*sample) + COPY_BYTES);
@@ -408,6 +442,7 @@ int main(void)
 	RUN(test_exited_pid);
 	RUN(test_libc_symbols);
 	RUN(test_dlopen_rereport);
+	RUN(test_perf_map);
 	free(sample);
 	return CHECK_DONE();
 }
