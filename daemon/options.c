@@ -82,7 +82,7 @@ static const struct opt_spec specs[] = {
 	 F(fill_bytes), false, "a deep thread's copy that would leave a gap below its earlier copies gets the rest of its stack too, if at most N bytes (0: never)"},
 	{"kernel-stacks", T_ONOFF, "on|off", 0, 0, 0, 1, NULL, F(kernel_stacks), false,
 	 "record the kernel stack of samples that interrupted the kernel (shown by --view mixed queries)"},
-	{"native-stacks", T_ONOFF, "on|off", 0, 0, 0, 1, NULL, F(native_stacks), false,
+	{"native-stacks", T_ONOFF, "on|off", 0, 0, 0, 0, NULL, F(native_stacks), false,
 	 "copy and unwind native (C/C++) frames too: JNI libraries, libjvm, JVM-internal threads (--view mixed)"},
 	{"ringbuf-mb", T_UINT, "N", 1, 4096, MIB, 64, NULL, F(ringbuf_bytes), false,
 	 "ring buffer size in MiB, a power of two"},

@@ -9,7 +9,7 @@
 require_environment
 gcc -O1 -fno-omit-frame-pointer -o "$TMP/perfmap_jit" "$(dirname "$0")/perfmap_jit.c" || fail "cannot build perfmap_jit"
 
-start_daemon --frequency 999
+start_daemon --frequency 999 --native-stacks on
 "$TMP/perfmap_jit" 14 &
 JIT=$!
 for _ in $(seq 1 50); do [ -s "/tmp/perf-$JIT.map" ] && break; sleep 0.1; done
