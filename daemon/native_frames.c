@@ -39,6 +39,22 @@ static struct native_unwinder *unwinder_of(struct process *p, struct recording *
 	return p->native_state;
 }
 
+/* Puts the frames of pcs (innermost first, n of them) at tr->frames[at],
+ * outermost first, moving the frames from at on up; as many as fit, the
+ * outermost kept. */
+static void put_frames(struct native_unwinder *u, struct trace *tr, uint32_t at, const uint64_t *pcs, int n)
+{
+	uint32_t m = n > 0 ? (uint32_t)n : 0;
+
+	if (m > TRACE_MAX_FRAMES - tr->n)
+		m = TRACE_MAX_FRAMES - tr->n;
+	memmove(&tr->frames[at + m], &tr->frames[at], (tr->n - at) * sizeof(tr->frames[0]));
+	for (uint32_t j = 0; j < m; j++)
+		tr->frames[at + j] = (struct trace_frame){
+			.method_id = name_id(u, pcs[n - 1 - (int)j]), .type = FRAME_C, .bci = -1};
+	tr->n += m;
+}
+
 /* Below a JNI upcall (native -> JavaCalls -> call stub -> Java): the
  * VM/native frames between the older Java frame (the native method) and
  * the upcall's Java frames, unwound from the call stub's caller up to the
@@ -51,6 +67,7 @@ static void splice_crossings(struct native_unwinder *u, const struct vm_layout *
 	for (uint32_t i = 0; i < tr->n; i++) {
 		unsigned k = FRAME_CROSSING(tr->frames[i].flags);
 		const struct trace_crossing *c;
+		uint32_t before = tr->n;
 		int n;
 
 		if (!k || k > tr->n_crossings)
@@ -58,15 +75,8 @@ static void splice_crossings(struct native_unwinder *u, const struct vm_layout *
 		tr->frames[i].flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);
 		c = &tr->crossings[k - 1];
 		n = native_unwind_from(u, s, c->pc, c->sp, c->fp, L->code_low, L->code_high, pcs, NATIVE_FRAMES_MAX);
-		if (n <= 0 || tr->n + (uint32_t)n > TRACE_MAX_FRAMES)
-			continue;
-		memmove(&tr->frames[i + 1 + (uint32_t)n], &tr->frames[i + 1],
-			(tr->n - i - 1) * sizeof(tr->frames[0]));
-		for (int j = 0; j < n; j++)
-			tr->frames[i + 1 + (uint32_t)j] = (struct trace_frame){
-				.method_id = name_id(u, pcs[n - 1 - j]), .type = FRAME_C, .bci = -1};
-		tr->n += (uint32_t)n;
-		i += (uint32_t)n;
+		put_frames(u, tr, i + 1, pcs, n);
+		i += tr->n - before;
 	}
 }
 
@@ -83,9 +93,7 @@ static void apply(struct process *p, struct recording *rec, bool live, const str
 		if (!(u = unwinder_of(p, rec, live)))
 			return;
 		n = native_unwind(u, s, 0, 0, pcs, NATIVE_FRAMES_MAX);
-		for (int i = n; i-- > 0 && tr->n < TRACE_MAX_FRAMES;)
-			tr->frames[tr->n++] =
-				(struct trace_frame){.method_id = name_id(u, pcs[i]), .type = FRAME_C, .bci = -1};
+		put_frames(u, tr, tr->n, pcs, n);
 		return;
 	}
 	if (tr->n == 0 || !L->valid || (s->flags & JS_SAMPLE_HELD_TRIMMED))
@@ -101,10 +109,7 @@ static void apply(struct process *p, struct recording *rec, bool live, const str
 	if (!leaf)
 		return;
 	n = native_unwind(u, s, L->code_low, L->code_high, pcs, NATIVE_FRAMES_MAX);
-	/* Root first: the outermost native frame follows the Java leaf. */
-	for (int i = n; i-- > 0 && tr->n < TRACE_MAX_FRAMES;)
-		tr->frames[tr->n++] = (struct trace_frame){.method_id = name_id(u, pcs[i]), .type = FRAME_C,
-							   .bci = -1};
+	put_frames(u, tr, tr->n, pcs, n); /* the outermost native frame follows the Java leaf */
 }
 
 void native_frames_apply(void *ctx, struct recording *rec, struct process *p, const struct js_sample *s,
