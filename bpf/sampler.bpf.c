@@ -493,3 +493,36 @@ int BPF_PROG(note_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
+
+/* A target installs a SIGQUIT handler: a starting JVM's signal dispatcher
+ * is up, so it can take an attach now (HotSpot starts its attach listener
+ * on SIGQUIT). jsampled attaches this program only while a JVM it samples
+ * from its exec waits for that moment, so other syscalls pay for it only
+ * then; it is the first check below. */
+#define JS_NR_RT_SIGACTION 13 /* x86-64 */
+#define JS_SIGQUIT 3
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(note_sigquit, struct pt_regs *regs, long id)
+{
+	__u32 tgid;
+	__u64 handler = 0, act;
+	struct js_exec_event *e;
+
+	if (id != JS_NR_RT_SIGACTION || BPF_CORE_READ(regs, di) != JS_SIGQUIT)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	act = BPF_CORE_READ(regs, si);
+	if (!act || !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	/* struct sigaction starts with the handler: SIG_DFL 0, SIG_IGN 1. */
+	if (bpf_probe_read_user(&handler, sizeof(handler), (void *)act) != 0 || handler <= 1)
+		return 0;
+	e = bpf_ringbuf_reserve(&execs, sizeof(*e), 0);
+	if (!e)
+		return 0; /* the periodic checks find it */
+	e->pid = tgid;
+	e->flags = JS_EXEC_SIGQUIT;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

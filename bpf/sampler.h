@@ -188,6 +188,9 @@ struct js_exec_event {
 enum js_exec_flags {
 	/* The process was a target: the BPF program removed it at the exec. */
 	JS_EXEC_WAS_TARGET = 1u << 0,
+	/* Not an exec: a target process installed a SIGQUIT handler, the sign
+	 * that a starting HotSpot can take an attach (note_sigquit). */
+	JS_EXEC_SIGQUIT = 1u << 1,
 };
 
 /* Per-CPU counters, one array slot. */

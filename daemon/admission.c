@@ -120,6 +120,17 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 	/* The same instance, same user (it reconnected, or jsampled restarted
 	 * and restored its profile): carry on in the same tree. */
 	if (old && old->start_time && old->start_time == id->start_time && old->uid == id->uid) {
+		if (old->early && old->state == PROCESS_LIVE) {
+			/* Sampled since its exec: its held samples wait for this agent. */
+			snprintf(old->vm, sizeof(old->vm), "%s", vm);
+			old->link = l;
+			process_agent_came(&d->processes, old, monotonic_ns());
+			d->counters.startup_attached++;
+			log_info("agent of pid %d is here, %.0f ms after its exec: decoding its %zu held samples",
+				 (int)id->pid, (double)(old->agent_since_ns - old->early_since_ns) / 1e6,
+				 sample_queue_len(&old->held));
+			return old;
+		}
 		if (old->over_limit) {
 			snprintf(why, whylen, "pid %d's agent sent more than its limit before", (int)id->pid);
 			d->counters.agents_refused_user_limit++;

@@ -36,6 +36,10 @@ struct daemon_counters {
 	uint64_t queries_refused_user_limit; /* max-queries-per-user */
 	uint64_t renders_killed;          /* a query's render passed its deadline */
 	uint64_t drains;
+	uint64_t startup_sampled;      /* JVMs sampled from their exec on */
+	uint64_t startup_attached;     /* ... whose agent then came */
+	uint64_t startup_not_attached; /* ... that exited or gave up before it */
+	uint64_t sigquit_events;       /* SIGQUIT handlers seen installed (attach now) */
 };
 
 struct daemon {

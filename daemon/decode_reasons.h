@@ -19,7 +19,8 @@
 	X(BAD_FRAME_POINTER, "bad_frame_pointer", "a frame or stack pointer outside the stack") \
 	X(BAD_ENTRY_FRAME, "bad_entry_frame", "an entry frame's call wrapper is unreadable")  \
 	X(DEPTH_LIMIT, "depth_limit", "more frames than the decoder follows")                 \
-	X(WORK_LIMIT, "work_limit", "the walk took more steps than a sample may cost")
+	X(WORK_LIMIT, "work_limit", "the walk took more steps than a sample may cost") \
+	X(BEFORE_AGENT, "before_agent", "taken before the agent came, in code or a method unloaded by then")
 
 /* How the top of a decoded trace was found: one counter per heuristic, so
  * each one's share of the decoded samples is visible in `stats`. */
@@ -32,7 +33,8 @@
 	X(ANCHOR, "anchor", "thread outside Java code: its frame anchor named the last Java frame") \
 	X(STUB_FRAME, "stub_frame", "top frame in a stub with a known frame size")             \
 	X(INTERP_ENTRY, "interp_entry", "top frame being built by an interpreter method entry") \
-	X(SCAN, "scan", "caller found by scanning for a return address, validated by the walk on")
+	X(SCAN, "scan", "caller found by scanning for a return address, validated by the walk on") \
+	X(FRAME_CHAIN, "frame_chain", "no frame anchor (sampled before the agent): native frames' rbp chain led to the last Java frame")
 
 enum decode_rule {
 	DECODE_RULE_NONE = 0,

@@ -329,6 +329,15 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 			out->complete = true;
 			return DECODE_NOT_JAVA;
 		}
+		/* A process's first thread outside Java code with no JavaThread
+		 * (no anchor): the java launcher's, which loads and starts the JVM
+		 * and runs main in a new thread (ContinueInNewThread in the JDK's
+		 * java_md.c): native code, not a failed Java walk. */
+		if (s->tid == s->pid && !(s->flags & JS_SAMPLE_HAS_ANCHOR) && w.reason == DECODE_FAIL_TOP_IN_NATIVE) {
+			trace_push(out, PSEUDO_NATIVE, FRAME_PSEUDO, -1);
+			out->complete = true;
+			return DECODE_NOT_JAVA;
+		}
 	}
 	*reason = st == STEP_INCOMPLETE ? DECODE_FAIL_BAD_FRAME_POINTER : w.reason;
 	out->n = 0;

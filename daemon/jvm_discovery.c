@@ -41,6 +41,7 @@ struct candidate {
 	unsigned not_ready; /* attaches refused for SIGQUIT not caught */
 	unsigned failures;
 	bool from_exec;
+	bool early;    /* sampled since its exec: every ms before the attach counts */
 	bool jvm_seen;
 	pid_t child;
 	uint64_t child_started_ns;
@@ -142,8 +143,36 @@ void discovery_on_exec(struct discovery *d, pid_t pid, uint64_t now)
 	c->from_exec = true;
 	c->checks = c->not_ready = c->failures = 0;
 	c->jvm_seen = false;
+	c->early = false;
 	c->start_time = procfs_start_time(pid);
 	c->due_ns = now + 500 * MS;
+}
+
+void discovery_attach_soon(struct discovery *d, pid_t pid, uint64_t now)
+{
+	struct candidate *c = find(d, pid);
+
+	if (d->opt->attach != ATTACH_AUTO)
+		return;
+	if (!c && !(c = add(d, pid, true, now)))
+		return;
+	if (c->state != C_WATCH)
+		return; /* attaching now, or decided */
+	c->from_exec = true;
+	c->early = true;
+	c->not_ready = 0;
+	c->due_ns = now;
+	d->early_waiting++;
+}
+
+void discovery_mark_early(struct discovery *d, pid_t pid)
+{
+	struct candidate *c = find(d, pid);
+
+	if (c) {
+		c->early = true;
+		d->early_waiting++;
+	}
 }
 
 static void scan_proc(struct discovery *d, uint64_t now)
@@ -308,12 +337,12 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 			d->counters.attach_failed++;
 			done(c);
 		} else {
-			c->due_ns = now + (c->not_ready < 4 ? 1000 : 10000) * MS;
+			c->due_ns = now + (c->early && c->not_ready < 100 ? 20 : c->not_ready < 4 ? 1000 : 10000) * MS;
 		}
 		return;
 	}
 	if (d->running >= MAX_RUNNING) {
-		c->due_ns = now + 1000 * MS;
+		c->due_ns = now + (c->early ? 20 : 1000) * MS;
 		return;
 	}
 	r = attach_target_open(c->pid, c->start_time, &target);
@@ -381,7 +410,7 @@ bool discovery_child_exited(struct discovery *d, pid_t child, int ws, uint64_t n
 		break;
 	case ATTACH_NOT_READY:
 		c->not_ready++;
-		c->due_ns = now + 1000 * MS;
+		c->due_ns = now + (c->early ? 50 : 1000) * MS;
 		break;
 	default:
 		d->counters.attach_failed++;
@@ -429,10 +458,12 @@ void discovery_tick(struct discovery *d, uint64_t now)
 		scan_proc(d, now);
 		d->next_scan_ns = now + d->opt->rescan_s * 1000 * MS;
 	}
+	d->early_waiting = 0;
 	for (size_t i = 0; i < d->cands.n; i++) {
 		struct candidate *c = d->cands.v[i];
 		if (c->state == C_WATCH && c->due_ns <= now)
 			check(d, c, now);
+		d->early_waiting += c->early && c->state == C_WATCH && c->due_ns < now + 1000 * MS;
 	}
 }
 

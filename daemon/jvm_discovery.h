@@ -58,6 +58,7 @@ struct discovery {
 	uint64_t next_scan_ns;
 	uint64_t next_ns_check_ns;
 	unsigned running;            /* attach children alive */
+	unsigned early_waiting;      /* JVMs sampled since their exec, not attached yet: tick often */
 	uint64_t self_mnt_ns;
 	struct discovery_counters counters;
 };
@@ -66,6 +67,11 @@ void discovery_init(struct discovery *d, const struct options *opt, const struct
 void discovery_free(struct discovery *d);
 /* An exec event: pid's image changed. */
 void discovery_on_exec(struct discovery *d, pid_t pid, uint64_t now_ns);
+/* pid can take an attach now (it caught SIGQUIT while sampled since its
+ * exec): check it at the next tick, and quickly again while not ready. */
+void discovery_attach_soon(struct discovery *d, pid_t pid, uint64_t now_ns);
+/* pid is sampled since its exec: while it is not ready, check it often. */
+void discovery_mark_early(struct discovery *d, pid_t pid);
 /* The rules changed (SIGHUP): look at every JVM again, now. */
 void discovery_recheck(struct discovery *d, uint64_t now_ns);
 /* Periodic work: scan /proc when due, check due candidates, start attaches,

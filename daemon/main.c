@@ -37,6 +37,7 @@
 #include "query_conns.h"
 #include "recording.h"
 #include "reload.h"
+#include "jvm_startup.h"
 #include "native_processes.h"
 #include "sampler_bpf.h"
 #include "sampler_targets.h"
@@ -92,10 +93,15 @@ static int on_exec_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
+	if (e->flags & JS_EXEC_SIGQUIT) {
+		jvm_startup_on_sigquit(d, (pid_t)e->pid, monotonic_ns());
+		return 0;
+	}
 	/* An agent's authority ends with its program (the BPF program already
 	 * stopped sampling a target at its exec). */
 	agents_on_exec(d, (pid_t)e->pid);
 	discovery_on_exec(&d->discovery, (pid_t)e->pid, monotonic_ns());
+	jvm_startup_on_exec(d, (pid_t)e->pid, monotonic_ns());
 	return 0;
 }
 
@@ -131,6 +137,7 @@ static void maintenance(struct daemon *d, uint64_t now)
 		cct_slices_tidy(&p->cct.slices, wall_s);
 	}
 	native_processes_check(d, now);
+	jvm_startup_check(d, now);
 	process_table_expire(&d->processes, now, d->opt.retention_s * 1000000000ull);
 	discovery_tick(&d->discovery, now);
 	if (d->opt.state_dir[0] && now >= d->next_save_ns) {
@@ -209,6 +216,9 @@ static int run(struct daemon *d)
 					break;
 				drain(d);
 				drained = true;
+				/* A starting JVM not attached yet is checked every few ms. */
+				if (d->discovery.early_waiting)
+					discovery_tick(&d->discovery, monotonic_ns());
 				break;
 			case W_EXEC:
 				ring_buffer__consume(w->obj);

@@ -63,6 +63,8 @@ static const struct opt_spec specs[] = {
 	 "agent library loaded into JVMs (default " JSAMPLED_DEFAULT_AGENT ", else next to jsampled)"},
 	{"attach", T_ATTACH, "auto|off", 0, 0, ATTACH_AUTO, 0, NULL, F(attach), true,
 	 "find running and starting JVMs and load the agent into them"},
+	{"startup-sampling", T_ONOFF, "on|off", 0, 0, 0, 1, NULL, F(startup_sampling), true,
+	 "sample a Java launcher from its exec on, holding its samples until its agent is attached"},
 	{"include-user", T_RULE, "USER", 0, 0, 0, 0, NULL, F(rules.include_user), true,
 	 "profile only these users (name or uid; repeatable)"},
 	{"exclude-user", T_RULE, "USER", 0, 0, 0, 0, NULL, F(rules.exclude_user), true, "never these users"},

@@ -45,6 +45,7 @@ struct options {
 	unsigned fill_bytes;         /* gap-filling windows (bpf/sampler.h JS_SAMPLE_FILL) */
 	bool kernel_stacks;          /* JS_SAMPLE_KSTACK records */
 	bool native_stacks;          /* copy and unwind native frames */
+	bool startup_sampling;       /* sample starting JVMs before their agent (jvm_startup.h) */
 	size_t ringbuf_bytes;
 	size_t wakeup_bytes; /* 0: a sixteenth of the ring */
 	unsigned drain_ms;

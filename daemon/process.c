@@ -10,6 +10,7 @@
 #include "recording.h"
 #include "log.h"
 #include "safe_text.h"
+#include "thread_roles.h"
 
 void process_table_init(struct process_table *t, const struct process_limits *limits)
 {
@@ -88,6 +89,8 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 	p->seen_ns = monotonic_ns();
 	p->state = PROCESS_LIVE;
 	p->hold_ns = t->limits.hold_ns;
+	p->early = vm && strcmp(vm, PROCESS_VM_EARLY) == 0;
+	p->early_since_ns = p->seen_ns;
 	snprintf(p->vm, sizeof(p->vm), "%s", vm ? vm : "");
 	jvm_model_init(&p->jvm);
 	session_state_init(p, t);
@@ -329,11 +332,23 @@ static bool decode_memory(struct process_table *t)
 	return t->trace && t->scratch;
 }
 
+/* A sample taken before the agent came that points at code or a method
+ * the agent did not report: unloaded before the attach, gone for good. */
+static bool gone_before_agent(const struct process *p, const struct js_sample *s, int reason)
+{
+	if (!p->early || (p->agent_since_ns && s->time_ns >= p->agent_since_ns))
+		return false;
+	return reason == DECODE_FAIL_UNKNOWN_CODE || reason == DECODE_FAIL_BAD_RETURN_ADDRESS ||
+	       reason == DECODE_FAIL_INTERP_BAD_METHOD || reason == DECODE_FAIL_UNKNOWN_FRAME_SIZE;
+}
+
 /* What becomes of a decoded sample: counted, checked, handed to the hook,
  * put in the tree. */
 static void finish_sample(struct process_table *t, struct process *p, const struct js_sample *s,
 			  enum decode_status st, int reason, struct trace *tr)
 {
+	if (st == DECODE_FAILED && gone_before_agent(p, s, reason))
+		reason = DECODE_FAIL_BEFORE_AGENT;
 	decode_stats_account(&p->stats, st, reason, tr->top_rule);
 	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
 		log_failure(p, s, tr, reason);
@@ -495,6 +510,9 @@ void process_settle_waiting(struct process_table *t, struct process *p)
  * has waited well past its time. */
 static bool hold_expired(const struct process *p, const struct js_sample *s, uint64_t now)
 {
+	/* Sampled since its exec: everything waits for the agent's model. */
+	if (p->early && !p->agent_since_ns && p->state == PROCESS_LIVE)
+		return false;
 	return p->state != PROCESS_LIVE || p->agent_cut_ns >= s->time_ns + p->hold_ns ||
 	       now >= s->time_ns + p->hold_ns + HOLD_GRACE_NS;
 }
@@ -524,6 +542,21 @@ static void take_native_only(struct process_table *t, struct process *p, const s
 	}
 	decode_stats_account(&p->stats, DECODE_NOT_JAVA, DECODE_FAILURE_NONE, DECODE_RULE_NONE);
 	record_trace(t, p, s, DECODE_NOT_JAVA, tr);
+}
+
+/* A JVM-internal thread's sample waiting for the VM layout (a JVM sampled
+ * since its exec: the compiler threads are busy then) is attributed by its
+ * thread's name alone: its stack need not be held, nor copied from now on.
+ * Unless native frames are unwound, which need the stack. */
+static bool held_without_stack(struct process_table *t, struct process *p, const struct js_sample *s)
+{
+	if (p->jvm.layout.valid || t->hooks.add_native_frames || !thread_role_of(s->comm))
+		return false;
+	if (t->hooks.on_internal_thread && !u64_map_get(&p->internal_threads, s->tid)) {
+		u64_map_put(&p->internal_threads, s->tid, 1);
+		t->hooks.on_internal_thread(t->hooks.ctx, p, s->tid);
+	}
+	return true;
 }
 
 void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s, uint64_t now)
@@ -558,7 +591,14 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 	if (t->trace->wait < 4)
 		p->stats.held_for[t->trace->wait]++;
 	p->wants_fetch = true;
-	dropped = sample_queue_push(&p->held, s, t->trace->wait, t->trace->wait_key, &trimmed);
+	if (held_without_stack(t, p, s)) {
+		struct js_sample head = *s;
+
+		head.stack_len = 0;
+		dropped = sample_queue_push(&p->held, &head, t->trace->wait, t->trace->wait_key, &trimmed);
+	} else {
+		dropped = sample_queue_push(&p->held, s, t->trace->wait, t->trace->wait_key, &trimmed);
+	}
 	p->stats.held_trimmed += trimmed;
 	if (dropped != 0) {
 		uint64_t n = dropped < 0 ? 1 : (uint64_t)dropped;
@@ -642,6 +682,13 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 		return r;
 	retry_held(t, p, false, now);
 	return BATCH_OK;
+}
+
+void process_agent_came(struct process_table *t, struct process *p, uint64_t now)
+{
+	if (t->recording)
+		recording_write_at(t->recording, REC_AGENT, p->pid, now, NULL, 0);
+	p->agent_since_ns = now;
 }
 
 void process_retry_held(struct process_table *t, struct process *p, uint64_t now)

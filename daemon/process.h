@@ -81,9 +81,20 @@ struct process {
 	/* Its agent was cut off for sending more than its limit: a reconnect is
 	 * refused at once rather than read again. */
 	bool over_limit;
+	/* Sampled from its exec, before any agent (jvm_startup.h): its samples
+	 * wait for the agent, whenever it comes; early_target while the BPF
+	 * program still has the target without JVM facts. */
+	bool early;
+	bool early_target;
+	uint64_t early_since_ns; /* when sampling began (CLOCK_MONOTONIC) */
+	uint64_t agent_since_ns; /* when its agent said HELLO; 0 before */
+	/* The kernel's count of its CPU time (utime + stime), as last read. */
+	uint64_t cpu_ns;
 };
 
 #define COPY_END_DISABLED UINT64_MAX
+/* The vm name of a process sampled since its exec, until its agent names it. */
+#define PROCESS_VM_EARLY "early"
 
 /* What the sample path tells the sampler (NULL members: nothing, as in
  * replay). jsampled mirrors all of it into the BPF maps (sampler_targets.c). */
@@ -159,6 +170,9 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
  * may grow to max_model_bytes (0: no limit). Returns enum batch_result; */
 int process_apply_batch(struct process_table *t, struct process *p, const void *payload, size_t len,
 			struct batch_info *info, size_t max_model_bytes, uint64_t now_ns);
+/* the agent of a process sampled since its exec (created with vm
+ * PROCESS_VM_EARLY) arrived: its held samples can be decoded from now on; */
+void process_agent_came(struct process_table *t, struct process *p, uint64_t now_ns);
 /* a periodic retry of held samples; */
 void process_retry_held(struct process_table *t, struct process *p, uint64_t now_ns);
 /* the end of agent data: the process exited, or its agent went away while

@@ -80,7 +80,8 @@ uint64_t procfs_start_time(pid_t pid)
 	return procfs_parse_start_time(buf);
 }
 
-uint64_t procfs_parse_start_time(const char *buf)
+/* Field n (n >= 3) of a /proc/<pid>/stat line as a number, 0 if absent. */
+static uint64_t stat_field(const char *buf, int n)
 {
 	const char *p;
 	int field = 2;
@@ -90,16 +91,32 @@ uint64_t procfs_parse_start_time(const char *buf)
 	if (!p)
 		return 0;
 	p++;
-	while (*p && field < 22) {
+	while (*p && field < n) {
 		while (*p == ' ')
 			p++;
 		field++;
-		if (field == 22)
+		if (field == n)
 			return strtoull(p, NULL, 10);
 		while (*p && *p != ' ')
 			p++;
 	}
 	return 0;
+}
+
+uint64_t procfs_parse_start_time(const char *buf)
+{
+	return stat_field(buf, 22);
+}
+
+uint64_t procfs_cpu_ns(pid_t pid, uint64_t start_time)
+{
+	char buf[1024];
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || procfs_read(pid, "stat", buf, sizeof(buf)) <= 0 || stat_field(buf, 22) != start_time)
+		return 0;
+	/* utime (14) + stime (15), in clock ticks. */
+	return (stat_field(buf, 14) + stat_field(buf, 15)) * (1000000000ull / (uint64_t)hz);
 }
 
 bool procfs_maps_line_has(char *line, const char *suffix)

@@ -25,6 +25,10 @@ int procfs_status(pid_t pid, struct proc_status *st);
  * the pid it names a process instance (pids are reused). 0 if unknown. */
 uint64_t procfs_start_time(pid_t pid);
 
+/* The process's CPU time so far (utime + stime of all its threads, live
+ * and exited), in ns; 0 if it is not that instance any more. */
+uint64_t procfs_cpu_ns(pid_t pid, uint64_t start_time);
+
 /* Whether a mapped file's path ends in suffix (e.g. "/libjvm.so"). */
 int procfs_maps_has(pid_t pid, const char *suffix);
 

@@ -225,6 +225,10 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"had_agent", dc->had_agent},
 		{"agent_namespaces", d->discovery.ns_sockets.n},
 		{"agent_namespaces_released", dc->ns_released},
+		{"startup_sampled", c->startup_sampled},
+		{"startup_attached", c->startup_attached},
+		{"startup_not_attached", c->startup_not_attached},
+		{"sigquit_events", c->sigquit_events},
 	};
 	const struct stat_field daemon[] = {
 		{"agents_accepted", c->agents_accepted},

@@ -25,6 +25,7 @@ enum recording_event {
 	REC_RETRY = 4,   /* held samples retried (maintenance tick); no payload */
 	REC_EXIT = 5,    /* payload: u8 agent_lost (1: process still running) */
 	REC_MAPS = 6,    /* payload: the process's /proc/PID/maps text, as the native unwinder read it */
+	REC_AGENT = 7,   /* the agent of a process sampled since its exec (vm "early") said HELLO; no payload */
 };
 
 struct recording;

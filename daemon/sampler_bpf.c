@@ -250,6 +250,21 @@ int sampler_exec_ringbuf_fd(const struct sampler *s)
 	return s->skel->links.note_exec ? bpf_map__fd(s->skel->maps.execs) : -1;
 }
 
+int sampler_watch_sigquit(struct sampler *s, bool on)
+{
+	struct bpf_link **link = &s->skel->links.note_sigquit;
+
+	if (!on) {
+		bpf_link__destroy(*link);
+		*link = NULL;
+		return 0;
+	}
+	if (*link)
+		return 0;
+	*link = bpf_program__attach(s->skel->progs.note_sigquit);
+	return *link ? 0 : -errno;
+}
+
 int sampler_set_frequency(struct sampler *s, unsigned frequency_hz)
 {
 	__u64 period;

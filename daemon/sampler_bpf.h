@@ -37,6 +37,10 @@ void sampler_close(struct sampler *s);
 int sampler_ringbuf_fd(const struct sampler *s);
 /* fd of the exec events' ring buffer (struct js_exec_event), -1 if off. */
 int sampler_exec_ringbuf_fd(const struct sampler *s);
+/* Reports SIGQUIT handlers installed by targets on the exec events' ring
+ * (JS_EXEC_SIGQUIT) while on: a hook on every syscall's entry, so jsampled
+ * turns it on only while a starting JVM waits to be attached. 0 or -errno. */
+int sampler_watch_sigquit(struct sampler *s, bool on);
 /* A new sampling frequency, without losing the loaded program (SIGHUP). */
 int sampler_set_frequency(struct sampler *s, unsigned frequency_hz);
 /* Enables or disables every perf event (a paused sampler costs nothing). */

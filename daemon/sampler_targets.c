@@ -32,7 +32,8 @@ void sampler_targets_start(struct daemon *d, struct process *p)
 	const struct vm_layout *L = &p->jvm.layout;
 	struct js_target tg = {0};
 
-	if (p->sampled || !L->valid || !d->sampler)
+	/* Sampled since its exec, the target has no JVM facts yet: replaced. */
+	if ((p->sampled && !p->early_target) || !L->valid || !d->sampler)
 		return;
 	if (anchor_fits(L) && L->tls_modid > 0 && L->tls_modid < 0xffff && L->tls_thread_offset >= 0 &&
 	    L->tls_thread_offset < 0xffff && L->thread_anchor > 0 && L->thread_anchor < 0xffff) {
@@ -58,9 +59,11 @@ void sampler_targets_start(struct daemon *d, struct process *p)
 	}
 	if (!still_same(p)) {
 		sampler_remove_target(d->sampler, p->pid);
+		p->sampled = p->early_target = false;
 		return;
 	}
 	p->sampled = true;
+	p->early_target = false;
 	log_info("profiling pid %d (%s, uid %u, %s)", (int)p->pid, p->comm, (unsigned)p->uid, p->vm);
 }
 

@@ -7,6 +7,45 @@
  * above it. */
 #include "unwind.h"
 
+/* Frames followed along the chain before giving up (deep VM code, such
+ * as class loading inside class loading, stays well within). */
+#define CHAIN_FRAMES 256
+
+/* No anchor was read: the JVM's layout came after the sample (a JVM
+ * sampled since its exec, before its agent). libjvm keeps frame pointers,
+ * so the rbp chain of the native frames leads to the code that called
+ * into them: the first return address into the code cache along it is
+ * the last Java frame's (validated by walking on from there). Each native
+ * frame is checked before its saved rbp is followed, so compiled Java code
+ * (which uses rbp freely) is found at its transition. A chain that ends
+ * in a zero rbp (clone() clears it at a thread's start) without one means
+ * the thread has no Java frame: the launcher, or the VM starting up. */
+static enum step unwind_frame_chain(struct walk *w)
+{
+	uint64_t fp = w->fp;
+
+	for (int i = 0; i < CHAIN_FRAMES; i++) {
+		uint64_t ret, saved;
+		enum step st;
+
+		if (fp < w->sp || (fp & 7) || !frame_words_at(w->s, fp + 16, &ret, &saved))
+			break;
+		if (walk_in_code_cache(w, ret)) {
+			if (walk_try_caller(w, ret, fp + 16, saved, &st)) {
+				w->rule = DECODE_RULE_FRAME_CHAIN;
+				return st;
+			}
+			break;
+		}
+		if (saved == 0)
+			return STEP_NO_JAVA;
+		if (saved <= fp)
+			break;
+		fp = saved;
+	}
+	return unwind_scan(w, DECODE_FAIL_TOP_IN_NATIVE);
+}
+
 enum step unwind_anchor(struct walk *w)
 {
 	const struct js_sample *s = w->s;
@@ -14,7 +53,7 @@ enum step unwind_anchor(struct walk *w)
 	enum step st;
 
 	if (!(s->flags & JS_SAMPLE_HAS_ANCHOR))
-		return walk_fail(w, DECODE_FAIL_TOP_IN_NATIVE);
+		return unwind_frame_chain(w);
 	if (s->anchor_sp == 0) {
 		/* An empty anchor outside Java code: a thread in native code or
 		 * the VM that has no Java frame at all (launcher, attach, VM

@@ -175,6 +175,9 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 	case REC_RETRY:
 		process_retry_held(table, p, now);
 		return 0;
+	case REC_AGENT:
+		process_agent_came(table, p, now);
+		return 0;
 	case REC_EXIT:
 		process_agent_gone(table, p, len && payload[0], now);
 		return 0;

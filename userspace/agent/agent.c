@@ -149,6 +149,7 @@ static void go_live(jvmtiEnv *jvmti, JNIEnv *jni)
 		return;
 	measure_thread_tls(jni);
 	record_vm_layout();
+	code_events_replaying_past(g_agent.late_attach);
 	record_interpreter_entries();
 	register_existing_threads();
 	register_loaded_classes(jvmti);
@@ -156,6 +157,7 @@ static void go_live(jvmtiEnv *jvmti, JNIEnv *jni)
 		(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 		(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
 	}
+	code_events_replaying_past(0);
 	if (start_agent_thread(jvmti, jni) != 0)
 		agent_disable("cannot start the agent thread");
 }
@@ -175,6 +177,27 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 		eventfd_write(g_agent.wake_fd, 1);
 }
 
+/* jsampled attaches to a starting JVM as soon as it catches SIGQUIT, which
+ * can be before the live phase: until then HotSpot answers GetEnv with
+ * JNI_EDETACHED (JvmtiExport::get_jvmti_interface). This runs on the attach
+ * listener thread, in native state, so waiting a little here stalls
+ * nothing of the application's; the start-up reaches the live phase within
+ * milliseconds. */
+#define LIVE_PHASE_WAIT_MS 10000
+
+static jint get_jvmti(JavaVM *vm, jvmtiEnv **jvmti, int late)
+{
+	jint r = (*vm)->GetEnv(vm, (void **)jvmti, JVMTI_VERSION_1_2);
+
+	for (int waited = 0; late && r == JNI_EDETACHED && waited < LIVE_PHASE_WAIT_MS; waited++) {
+		struct timespec ms = {0, 1000000};
+
+		nanosleep(&ms, NULL);
+		r = (*vm)->GetEnv(vm, (void **)jvmti, JVMTI_VERSION_1_2);
+	}
+	return r;
+}
+
 static int setup(JavaVM *vm, char *options, int late)
 {
 	jvmtiEnv *jvmti = NULL;
@@ -186,7 +209,7 @@ static int setup(JavaVM *vm, char *options, int late)
 	g_agent.late_attach = late;
 	g_agent.start_time_ns = agent_now_ns();
 	parse_options(options);
-	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || !jvmti) {
+	if (get_jvmti(vm, &jvmti, late) != JNI_OK || !jvmti) {
 		agent_log(0, "disabled: no JVMTI 1.2 environment");
 		return -1;
 	}

@@ -45,6 +45,8 @@ void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method, const 
 void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const void *address,
 				       jint length);
 void record_vm_layout(void);
+/* While on, code events of this thread are stamped "live since before the agent". */
+void code_events_replaying_past(int on);
 void record_interpreter_entries(void);
 
 /* class_events.c */

@@ -150,6 +150,23 @@ static void write_frame_states(struct wbuf *w, uint64_t start, uint32_t size,
 	}
 }
 
+/* Set on the attaching thread while it replays the code that was live
+ * before the agent came (GenerateEvents, the interpreter's codelets): that
+ * code's load time is unknown, so it is stamped 0, which covers samples
+ * jsampled took of the JVM before the attach. Per thread: compilations
+ * finishing meanwhile on other threads keep their real time. */
+static _Thread_local int replaying_past;
+
+void code_events_replaying_past(int on)
+{
+	replaying_past = on;
+}
+
+static uint64_t code_event_time(void)
+{
+	return replaying_past ? 0 : agent_now_ns();
+}
+
 void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 				     const void *code_addr, jint map_length,
 				     const jvmtiAddrLocationMap *map, const void *compile_info)
@@ -157,7 +174,7 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 	struct hs_blob blob;
 	struct hs_nmethod nm;
 	struct wbuf w;
-	uint64_t start = (uint64_t)(uintptr_t)code_addr, when = agent_now_ns();
+	uint64_t start = (uint64_t)(uintptr_t)code_addr, when = code_event_time();
 	uint8_t kind = JS_CODE_NMETHOD, flags = 0;
 	jint modifiers = 0;
 	int have_blob;
@@ -224,7 +241,7 @@ void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const 
 {
 	struct hs_blob blob;
 	struct wbuf w;
-	uint64_t start = (uint64_t)(uintptr_t)address, when = agent_now_ns();
+	uint64_t start = (uint64_t)(uintptr_t)address, when = code_event_time();
 	int have_blob;
 
 	(void)jvmti;
@@ -274,7 +291,7 @@ void record_vm_layout(void)
 void record_interpreter_entries(void)
 {
 	const struct hs_layout *L = &g_agent.layout;
-	uint64_t queue, buffer, at, end, when = agent_now_ns();
+	uint64_t queue, buffer, at, end, when = code_event_time();
 	int64_t begin_off, end_off;
 	int count = 0;
 

@@ -1,0 +1,128 @@
+#include "jvm_startup.h"
+
+#include <stdio.h>
+
+#include "admission.h"
+#include "daemon.h"
+#include "java_launcher.h"
+#include "log.h"
+#include "procfs.h"
+#include "process_rules.h"
+#include "sampler_bpf.h"
+
+/* Still waiting for its agent. */
+static bool waiting(const struct process *p)
+{
+	return p->early && !p->link && p->state == PROCESS_LIVE;
+}
+
+/* No JVM facts: the BPF program copies each thread's stack from sp and
+ * finds no frame anchors; the agent's layout replaces it. */
+static int add_early_target(struct daemon *d, struct process *p)
+{
+	struct js_target none = {0};
+
+	if (!d->sampler || sampler_add_target(d->sampler, p->pid, &none) != 0)
+		return -1;
+	p->sampled = true;
+	p->early_target = true;
+	return 0;
+}
+
+/* Early sampling ends without an agent: what was held is settled now. */
+static void give_up(struct daemon *d, struct process *p, bool still_running, const char *why, uint64_t now)
+{
+	if (p->sampled && d->sampler)
+		sampler_remove_target(d->sampler, p->pid);
+	p->sampled = false;
+	p->early_target = false;
+	d->counters.startup_not_attached++;
+	process_agent_gone(&d->processes, p, still_running, now);
+	log_info("pid %d (%s) sampled since its exec %s before its agent came: %llu samples, %llu in its profile",
+		 (int)p->pid, p->comm, why, (unsigned long long)p->stats.samples, (unsigned long long)p->cct.samples);
+}
+
+void jvm_startup_on_exec(struct daemon *d, pid_t pid, uint64_t now)
+{
+	struct process *old = process_lookup(&d->processes, pid), *p;
+	struct proc_status st;
+	uint64_t start;
+	char why[256];
+	int launcher;
+
+	if (!d->opt.startup_sampling || d->opt.attach != ATTACH_AUTO || !d->sampler)
+		return;
+	launcher = java_launcher_check(pid);
+	start = procfs_start_time(pid);
+	if (old && waiting(old) && old->start_time == start) {
+		/* The same process exec'd again (a launcher may re-exec itself);
+		 * the BPF program dropped the target at the exec. */
+		if (launcher == 1 && add_early_target(d, old) == 0)
+			return;
+		give_up(d, old, launcher >= 0, "exec'd another program", now);
+		return;
+	}
+	if (launcher != 1 || !start || procfs_status(pid, &st) != 0)
+		return;
+	if (!process_rules_allow(&d->opt.rules, pid, st.euid, why, sizeof(why)))
+		return; /* discovery logs it when it finds the JVM */
+	if (!admission_make_room(d, st.euid, why, sizeof(why))) {
+		log_info("not sampling pid %d from its exec: %s", (int)pid, why);
+		return;
+	}
+	if (old && old->state == PROCESS_LIVE)
+		process_agent_gone(&d->processes, old, false, now); /* superseded */
+	if (!(p = process_create(&d->processes, pid, st.euid, PROCESS_VM_EARLY))) {
+		log_warn("cannot sample pid %d from its exec: out of memory", (int)pid);
+		return;
+	}
+	p->start_time = start;
+	procfs_comm(pid, p->comm, sizeof(p->comm));
+	if (add_early_target(d, p) != 0) {
+		log_warn("cannot add pid %d to the sampler's targets", (int)pid);
+		process_agent_gone(&d->processes, p, false, now);
+		return;
+	}
+	d->counters.startup_sampled++;
+	discovery_mark_early(&d->discovery, pid);
+	if (sampler_watch_sigquit(d->sampler, true) != 0)
+		log_debug("cannot watch for SIGQUIT handlers: the attach waits for discovery's checks");
+	log_debug("sampling pid %d (%s, uid %u) from its exec: a Java launcher", (int)pid, p->comm, (unsigned)st.euid);
+}
+
+void jvm_startup_on_sigquit(struct daemon *d, pid_t pid, uint64_t now)
+{
+	struct process *p = process_lookup(&d->processes, pid);
+
+	d->counters.sigquit_events++;
+	if (p && waiting(p)) {
+		discovery_attach_soon(&d->discovery, pid, now);
+		discovery_tick(&d->discovery, now);
+	}
+}
+
+void jvm_startup_check(struct daemon *d, uint64_t now)
+{
+	bool any_waiting = false;
+
+	for (size_t i = 0; i < d->processes.all.n; i++) {
+		struct process *p = d->processes.all.v[i];
+		uint64_t cpu;
+
+		if (p->state != PROCESS_LIVE || p->native_only)
+			continue;
+		cpu = procfs_cpu_ns(p->pid, p->start_time);
+		if (cpu > p->cpu_ns)
+			p->cpu_ns = cpu;
+		if (!waiting(p))
+			continue;
+		if (!cpu && procfs_start_time(p->pid) != p->start_time)
+			give_up(d, p, false, "exited", now);
+		else if (now - p->early_since_ns > STARTUP_ATTACH_LIMIT_S * 1000000000ull)
+			give_up(d, p, true, "was not attached in time", now);
+		else
+			any_waiting = true;
+	}
+	if (!any_waiting && d->sampler)
+		sampler_watch_sigquit(d->sampler, false);
+}
