@@ -84,6 +84,10 @@ static void close_agent(struct daemon *d, struct watch *w)
 		bool alive = !l->said_bye && peer_identity_check(&l->peer) == PEER_SAME;
 		log_info("agent of pid %d disconnected: %s%s", (int)p->pid, l->why_closed,
 			 alive ? " (process still running: no longer sampled)" : "");
+		uint64_t cpu = procfs_cpu_ns(p->pid, p->start_time);
+
+		if (cpu > p->cpu_ns)
+			p->cpu_ns = cpu; /* its last count, for cpu_covered_pct */
 		sampler_targets_stop(d, p);
 		/* Samples still in the ring are decoded with what we have. */
 		ringbuf_drain_run(&d->drain, 0);

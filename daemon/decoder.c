@@ -150,6 +150,10 @@ static enum step unwind_top_stub(struct walk *w, const struct code_blob *b)
 		return unwind_anchor(w);
 	if (walk_thread_has_no_java(w))
 		return STEP_NO_JAVA; /* e.g. a JIT thread flushing the icache */
+	/* Sampled before the agent (no anchor): a stub the VM calls from C++
+	 * while it starts (CPU feature detection, icache flushes). */
+	if (b->frame_size_words <= 0 && walk_chain_has_no_java(w))
+		return STEP_NO_JAVA;
 	/* A runtime stub past its prologue has its full frame. */
 	if (b->frame_size_words > 0 && b->frame_complete_offset >= 0 &&
 	    w->pc >= b->start + (uint64_t)b->frame_complete_offset) {

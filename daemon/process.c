@@ -250,7 +250,9 @@ static void record_trace(struct process_table *t, struct process *p, const struc
 	if (cct_add_at(&p->cct, tr->frames, tr->n, 1, (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u)) != 0) {
 		p->stats.dropped++;
 		p->stats.dropped_no_memory++;
+		return;
 	}
+	p->profiled_ns += t->period_ns;
 }
 
 /* With --verbose, the first failures of each reason are logged with where

@@ -88,8 +88,10 @@ struct process {
 	bool early_target;
 	uint64_t early_since_ns; /* when sampling began (CLOCK_MONOTONIC) */
 	uint64_t agent_since_ns; /* when its agent said HELLO; 0 before */
-	/* The kernel's count of its CPU time (utime + stime), as last read. */
+	/* The kernel's count of its CPU time (utime + stime), as last read,
+	 * and the CPU time its profile's samples stand for. */
 	uint64_t cpu_ns;
+	uint64_t profiled_ns;
 };
 
 #define COPY_END_DISABLED UINT64_MAX
@@ -136,6 +138,9 @@ struct process_table {
 	 * kept current by jsampled; 0 in a replay): the time slices of the
 	 * CCTs are by wall-clock second. */
 	uint64_t wall_offset_ns;
+	/* The sampling period (0: unknown, as in a replay): each sample in a
+	 * profile stands for that much CPU time (process.cpu_ns compares). */
+	uint64_t period_ns;
 	struct trace *trace;            /* decoding's working memory (decoder.h) */
 	struct decode_scratch *scratch;
 };

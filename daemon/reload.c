@@ -25,6 +25,7 @@ void daemon_apply_limits(struct daemon *d)
 	d->processes.limits.slice_max_bytes = o->window_max_bytes;
 	d->processes.fragment_bytes = o->fragment_bytes;
 	d->processes.max_fragment_bytes = o->max_fragment_bytes;
+	d->processes.period_ns = o->frequency_hz ? 1000000000ull / o->frequency_hz : 0;
 	for (size_t i = 0; i < d->processes.all.n; i++) {
 		struct process *p = d->processes.all.v[i];
 		p->cct.max_nodes = d->processes.limits.cct_max_nodes;

@@ -155,12 +155,23 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 		{"incomplete_grafted", p->contexts.grafted},
 		{"incomplete_truncated", p->contexts.truncated},
 		{"held_bytes", p->held.bytes},
+		{"held_samples", sample_queue_len(&p->held)},
 		{"foreign_threads", p->foreign_threads},
+		{"sampled_since_exec", p->early},
+		{"agent_after_exec_ms", p->early && p->agent_since_ns ? (p->agent_since_ns - p->early_since_ns) / 1000000 : 0},
+		{"cpu_ms", p->cpu_ns / 1000000},
+		{"profiled_cpu_ms", p->profiled_ns / 1000000},
+	};
+	/* The share of its CPU time (the kernel's count, as last read) that its
+	 * profile covers: samples in the tree times the sampling period. */
+	const struct stat_real covered[] = {
+		{"cpu_covered_pct", p->cpu_ns ? 100.0 * (double)p->profiled_ns / (double)p->cpu_ns : 0.0},
 	};
 
 	if (json)
 		wbuf_printf(out, "{");
 	stats_format_list(f, STATS_N(f), out, json);
+	stats_format_reals(covered, STATS_N(covered), out, json);
 	if (json) {
 		wbuf_printf(out, "\"state\":\"%s\",\"restored\":%s,\"over_limit\":%s,\"comm\":",
 			    process_state_name(p->state), p->restored ? "true" : "false", p->over_limit ? "true" : "false");

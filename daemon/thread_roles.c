@@ -19,7 +19,7 @@ static const struct {
 	{"C1 Compiler", PSEUDO_JIT},   {"JVMCI", PSEUDO_JIT},       {"VM Thread", PSEUDO_VM},
 	{"VM Periodic Tas", PSEUDO_VM}, {"Monitor Deflati", PSEUDO_VM}, {"Sweeper thread", PSEUDO_VM},
 	{"Service Thread", PSEUDO_VM}, {"VM JFR Buffer", PSEUDO_VM}, {"JFR Periodic Ta", PSEUDO_VM},
-	{"JFR Recorder Th", PSEUDO_VM},
+	{"JFR Recorder Th", PSEUDO_VM}, {"Attach Listener", PSEUDO_VM},
 	{"jsampled-agent", PSEUDO_AGENT},
 };
 

@@ -149,6 +149,9 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b);
 enum step unwind_interpreted(struct walk *w, const struct code_blob *b);
 enum step unwind_entry(struct walk *w);
 enum step unwind_anchor(struct walk *w);
+/* A sample without a frame anchor whose rbp chain ends at its thread's
+ * start without reaching the code cache: no Java frame (unwind_anchor.c). */
+bool walk_chain_has_no_java(const struct walk *w);
 enum step unwind_scan(struct walk *w, int fail_reason);
 enum step unwind_interp_entry(struct walk *w, const struct code_blob *b);
 /* Validates a candidate caller (return address pc, its sp and fp) by

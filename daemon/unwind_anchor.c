@@ -11,37 +11,63 @@
  * as class loading inside class loading, stays well within). */
 #define CHAIN_FRAMES 256
 
-/* No anchor was read: the JVM's layout came after the sample (a JVM
- * sampled since its exec, before its agent). libjvm keeps frame pointers,
- * so the rbp chain of the native frames leads to the code that called
- * into them: the first return address into the code cache along it is
- * the last Java frame's (validated by walking on from there). Each native
- * frame is checked before its saved rbp is followed, so compiled Java code
- * (which uses rbp freely) is found at its transition. A chain that ends
- * in a zero rbp (clone() clears it at a thread's start) without one means
- * the thread has no Java frame: the launcher, or the VM starting up. */
-static enum step unwind_frame_chain(struct walk *w)
+/* Follows the rbp chain from the walk's fp without moving the walk: the
+ * first return address into the code cache (*ret, with the sp and saved
+ * rbp of its frame), CHAIN_NONE if the chain ends in a zero rbp first, or
+ * CHAIN_BROKEN. libjvm keeps frame pointers, and every way from Java code
+ * into native code (JNI wrappers, runtime stubs, the interpreter) frames
+ * itself with rbp, so a native frame is checked before its saved rbp is
+ * followed and Java code is found at its transition. clone() clears rbp at
+ * a thread's start, so a zero rbp ends a chain with no Java frame in it. */
+enum chain_end { CHAIN_JAVA, CHAIN_NONE, CHAIN_BROKEN };
+
+static enum chain_end follow_chain(const struct walk *w, uint64_t *ret, uint64_t *sp, uint64_t *saved)
 {
 	uint64_t fp = w->fp;
 
 	for (int i = 0; i < CHAIN_FRAMES; i++) {
-		uint64_t ret, saved;
-		enum step st;
-
-		if (fp < w->sp || (fp & 7) || !frame_words_at(w->s, fp + 16, &ret, &saved))
-			break;
-		if (walk_in_code_cache(w, ret)) {
-			if (walk_try_caller(w, ret, fp + 16, saved, &st)) {
-				w->rule = DECODE_RULE_FRAME_CHAIN;
-				return st;
-			}
-			break;
+		if (fp == 0)
+			return CHAIN_NONE;
+		if (fp < w->sp || (fp & 7) || !frame_words_at(w->s, fp + 16, ret, saved))
+			return CHAIN_BROKEN;
+		if (walk_in_code_cache(w, *ret)) {
+			*sp = fp + 16;
+			return CHAIN_JAVA;
 		}
-		if (saved == 0)
-			return STEP_NO_JAVA;
-		if (saved <= fp)
-			break;
-		fp = saved;
+		if (*saved != 0 && *saved <= fp)
+			return CHAIN_BROKEN;
+		fp = *saved;
+	}
+	return CHAIN_BROKEN;
+}
+
+bool walk_chain_has_no_java(const struct walk *w)
+{
+	uint64_t ret, sp, saved;
+
+	return !(w->s->flags & JS_SAMPLE_HAS_ANCHOR) && follow_chain(w, &ret, &sp, &saved) == CHAIN_NONE;
+}
+
+/* No anchor was read: the JVM's layout came after the sample (a JVM
+ * sampled since its exec, before its agent). The rbp chain of the native
+ * frames leads to the last Java frame (validated by walking on from it),
+ * or shows there is none: the launcher, or the VM starting up. */
+static enum step unwind_frame_chain(struct walk *w)
+{
+	uint64_t ret, sp, saved;
+	enum step st;
+
+	switch (follow_chain(w, &ret, &sp, &saved)) {
+	case CHAIN_NONE:
+		return STEP_NO_JAVA;
+	case CHAIN_JAVA:
+		if (walk_try_caller(w, ret, sp, saved, &st)) {
+			w->rule = DECODE_RULE_FRAME_CHAIN;
+			return st;
+		}
+		break;
+	default:
+		break;
 	}
 	return unwind_scan(w, DECODE_FAIL_TOP_IN_NATIVE);
 }

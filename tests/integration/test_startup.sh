@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Zero-config from the first millisecond: JVMs started without any flag
+# while jsampled runs are sampled from their exec (their samples held until
+# the agent attaches, at the moment the JVM installs its SIGQUIT handler)
+# and decoded retroactively.
+#  1. A JVM that lives about 1 s (two busy threads): its profile must hold
+#     at least 99% of the samples taken of it, stand for at least 90% of
+#     the CPU time the kernel counted for it (the rest: sampling noise, and
+#     the launcher's exit after the agent's goodbye), and its agent must
+#     have come within a second of the exec.
+#  2. A 10 s phased program (two threads, work from its first instruction):
+#     the profiled phase shares within 0.005 total variation distance of
+#     the CPU time the program measured for each phase.
+. "$(dirname "$0")/lib.sh"
+require_environment
+public_files
+
+FREQ=999
+ATTACH=auto start_daemon --frequency $FREQ --agent-path "$TMP/libjsagent.so" --rescan-s 3600
+
+# wait_exited_profile PID: until jsampled lists the process as exited.
+wait_exited_profile() {
+	for _ in $(seq 1 200); do
+		ctl list 2>/dev/null | awk -v p="$1" '$1 == p && $2 == "exited" {f=1} END {exit !f}' && return 0
+		sleep 0.05
+	done
+	fail "pid $1 is not listed as exited: $(ctl list)"
+}
+
+# --- 1. a JVM of one second ---------------------------------------------
+start_plain_jvm short PhasedWorkload 1 - 2
+SHORT=$JVM_PID
+wait "$SHORT" || fail "the short JVM failed: $(cat "$TMP/short.err")"
+wait_exited_profile "$SHORT"
+ctl stats "$SHORT" --json >"$TMP/short.json" || fail "no stats for the short JVM"
+ctl cct "$SHORT" --format collapsed >"$TMP/short.collapsed" || fail "no profile for the short JVM"
+"$PY" - "$TMP/short.json" "$TMP/short.collapsed" <<'PYEOF' || fail "the short JVM's profile does not cover its life"
+import json, sys
+s = json.load(open(sys.argv[1]))
+in_tree = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if l.strip())
+java = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if "PhasedWorkload" in l)
+share = in_tree / max(1, s["samples"])
+print(f"sampled since exec: {s['sampled_since_exec']}, agent {s['agent_after_exec_ms']} ms after the exec; "
+      f"{s['samples']} samples taken, {in_tree} in the profile ({100 * share:.2f}%), {java} under PhasedWorkload; "
+      f"CPU {s['cpu_ms']} ms counted by the kernel, {s['profiled_cpu_ms']} ms profiled "
+      f"({s['cpu_covered_pct']:.1f}%); failed {s['failed']}, before_agent {s['reasons'].get('before_agent', 0)}")
+ok = (s["sampled_since_exec"] == 1 and 0 < s["agent_after_exec_ms"] < 1000 and share >= 0.99
+      and s["cpu_covered_pct"] >= 90.0 and java > 0)
+sys.exit(0 if ok else 1)
+PYEOF
+note "1. a 1-s JVM: $("$PY" -c "
+import json,sys; s=json.load(open(sys.argv[1])); print(f\"{s['samples']} samples, agent after {s['agent_after_exec_ms']} ms, CPU covered {s['cpu_covered_pct']:.1f}%\")" "$TMP/short.json")"
+
+# --- 2. a phased program, zero-config ------------------------------------
+start_plain_jvm phased PhasedWorkload 10 - 2
+PHASED=$JVM_PID
+wait "$PHASED" || fail "the phased JVM failed: $(cat "$TMP/phased.err")"
+wait_exited_profile "$PHASED"
+ctl cct "$PHASED" --format collapsed >"$TMP/phased.collapsed" || fail "no profile for the phased JVM"
+samples=$(stats_field "$PHASED" samples)
+"$PY" "$(dirname "$0")/check_accuracy.py" "$TMP/phased.collapsed" "$TMP/phased.out" "$samples" "$samples" 5 0.99 0.005 \
+	>"$TMP/accuracy.txt" || { cat "$TMP/accuracy.txt"; fail "the zero-config profile does not match the measured phases"; }
+cat "$TMP/accuracy.txt"
+note "2. a 10-s phased program profiled zero-config: $(grep -o 'total variation distance [0-9.]*' "$TMP/accuracy.txt")"
+stop_daemon
+note "passed"
