@@ -8,14 +8,15 @@
 #     the CPU time the kernel counted for it (the rest: sampling noise, and
 #     the launcher's exit after the agent's goodbye), and its agent must
 #     have come within a second of the exec.
-#  2. A 10 s phased program (two threads, work from its first instruction):
+#  2. A 10 s phased program (two threads, work from its first instruction,
+#     sampled at 5 kHz so that sampling noise stays well below the bound):
 #     the profiled phase shares within 0.005 total variation distance of
 #     the CPU time the program measured for each phase.
 . "$(dirname "$0")/lib.sh"
 require_environment
 public_files
 
-FREQ=999
+FREQ=4999
 ATTACH=auto start_daemon --frequency $FREQ --agent-path "$TMP/libjsagent.so" --rescan-s 3600
 
 # wait_exited_profile PID: until jsampled lists the process as exited.
