@@ -72,7 +72,7 @@ static void answer_list_json(struct daemon *d, const struct viewer *v, struct wb
 			continue;
 		wbuf_printf(out, "%s{\"pid\":%d,\"uid\":%u,\"state\":\"%s\",\"samples\":%llu,\"resolved_pct\":%.4f,"
 				 "\"cct_nodes\":%zu,\"frequency_hz\":%u,\"window_resolution_s\":%u,\"first_s\":%lld,\"last_s\":%lld,\"comm\":",
-			    first ? "" : ",", (int)p->pid, (unsigned)p->uid, process_state_name(p->state),
+			    first ? "" : ",", (int)p->pid, (unsigned)p->uid, process_state_label(p),
 			    (unsigned long long)p->stats.samples, stats_resolved_pct(&p->stats), p->cct.nodes.n,
 			    d->opt.frequency_hz, p->cct.slices.span[0], (long long)p->cct.slices.first_s,
 			    (long long)p->cct.slices.last_s);
@@ -96,7 +96,7 @@ static void answer_list(struct daemon *d, const struct viewer *v, struct wbuf *o
 		if (!may_see(v, p))
 			continue;
 		wbuf_printf(out, "%-8d %-10s %10llu %8.2f%% %-16s %s\n", (int)p->pid,
-			    process_state_name(p->state), (unsigned long long)s->samples,
+			    process_state_label(p), (unsigned long long)s->samples,
 			    stats_resolved_pct(s), p->comm, p->vm);
 	}
 }

@@ -2,6 +2,14 @@
 
 #include "json.h"
 
+const char *process_state_label(const struct process *p)
+{
+	/* Sampled since its exec, its agent not here yet. */
+	if (p->state == PROCESS_LIVE && p->early && !p->agent_since_ns)
+		return "starting";
+	return process_state_label(p);
+}
+
 const char *process_state_name(enum process_state s)
 {
 	switch (s) {
@@ -174,14 +182,14 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 	stats_format_reals(covered, STATS_N(covered), out, json);
 	if (json) {
 		wbuf_printf(out, "\"state\":\"%s\",\"restored\":%s,\"over_limit\":%s,\"comm\":",
-			    process_state_name(p->state), p->restored ? "true" : "false", p->over_limit ? "true" : "false");
+			    process_state_label(p), p->restored ? "true" : "false", p->over_limit ? "true" : "false");
 		json_quote(out, p->comm);
 		wbuf_printf(out, ",\"vm\":");
 		json_quote(out, p->vm);
 		wbuf_printf(out, ",");
 	} else {
 		wbuf_printf(out, "%-*s %s\n%-*s %s\n%-*s %s\n%-*s %s\n%-*s %s\n", NAME_WIDTH, "state",
-			    process_state_name(p->state), NAME_WIDTH, "restored", p->restored ? "true" : "false",
+			    process_state_label(p), NAME_WIDTH, "restored", p->restored ? "true" : "false",
 			    NAME_WIDTH, "over_limit", p->over_limit ? "true" : "false", NAME_WIDTH, "comm", p->comm,
 			    NAME_WIDTH, "vm", p->vm);
 	}

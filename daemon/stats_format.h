@@ -36,6 +36,9 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
  * JSON object, or text lines). */
 void stats_format_process(const struct process *p, struct wbuf *out, bool json);
 const char *process_state_name(enum process_state s);
+/* The state a client sees: also "starting" for a process sampled since its
+ * exec whose agent has not come yet. */
+const char *process_state_label(const struct process *p);
 /* Samples of Java threads: resolved + incomplete + failed; and the share
  * of them with a trace (resolved + incomplete), in percent. */
 uint64_t stats_java_samples(const struct decode_stats *s);
