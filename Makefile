@@ -36,13 +36,13 @@ WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B) -I$(B)/gen
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
-# The core needs zlib (gzip recordings and pprof) and protobuf-c (pprof); the
-# service libbpf, libsystemd, libcap.
-DECODE_LIBS := -lz -lprotobuf-c -lm
+# The core needs zstd (recordings), zlib (older gzip recordings and pprof) and
+# protobuf-c (pprof); the service libbpf, libsystemd, libcap.
+DECODE_LIBS := -lz -lzstd -lprotobuf-c -lm
 DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap -ldw -lstdc++ $(DECODE_LIBS)
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
-DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev \
+DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev \
 	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
 	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev \
