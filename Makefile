@@ -8,6 +8,7 @@
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
 #   make bench-decode-apps  the same on 15 real Debian-packaged Java applications (installs them; root, ~25 min)
+#   make bench-cost       jsampled's CPU per sample live and in replay, stack bytes, BPF time, drops (root, ~15 min)
 #   make bench-completion deep stacks completed from stack images vs whole copies (root)
 #   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
 #   make bench-memory     jsampled's memory with 50 JVMs x 200 threads (root)
@@ -282,6 +283,11 @@ bench-export: all java
 .PHONY: bench-decode-apps
 bench-decode-apps: all java
 	tests/bench/bench_decode_apps.py $(BENCH_DECODE_APPS_ARGS)
+
+# What one sample costs, live and replayed, on real applications at 10 kHz.
+.PHONY: bench-cost
+bench-cost: all java
+	tests/bench/bench_cost.py $(BENCH_COST_ARGS)
 
 # Deep stacks completed from stack images against whole copies' traces.
 .PHONY: bench-completion
