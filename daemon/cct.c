@@ -153,8 +153,9 @@ int cct_add(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_
 
 size_t cct_bytes(const struct cct *c)
 {
-	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children) + c->slices.bytes +
-	       (c->paths ? CCT_CACHED_PATHS * sizeof(*c->paths) : 0);
+	/* The path cache is a fixed 8 KiB per tree, like the struct itself:
+	 * not counted, so the node cap alone bounds what grows. */
+	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children) + c->slices.bytes;
 }
 
 uint32_t cct_nodes_for_bytes(size_t bytes)
