@@ -8,6 +8,7 @@
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
 #   make bench-decode-apps  the same on 15 real Debian-packaged Java applications (installs them; root, ~25 min)
+#   make bench-cost       jsampled's CPU per sample live and in replay, stack bytes, BPF time, drops (root, ~15 min)
 #   make bench-completion deep stacks completed from stack images vs whole copies (root)
 #   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
 #   make bench-memory     jsampled's memory with 50 JVMs x 200 threads (root)
@@ -36,13 +37,13 @@ WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B) -I$(B)/gen
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
-# The core needs zlib (gzip recordings and pprof) and protobuf-c (pprof); the
-# service libbpf, libsystemd, libcap.
-DECODE_LIBS := -lz -lprotobuf-c -lm
+# The core needs zstd (recordings), zlib (older gzip recordings and pprof) and
+# protobuf-c (pprof); the service libbpf, libsystemd, libcap.
+DECODE_LIBS := -lz -lzstd -lprotobuf-c -lm
 DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap -ldw -lstdc++ $(DECODE_LIBS)
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
-DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev \
+DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev \
 	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
 	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev \
@@ -282,6 +283,11 @@ bench-export: all java
 .PHONY: bench-decode-apps
 bench-decode-apps: all java
 	tests/bench/bench_decode_apps.py $(BENCH_DECODE_APPS_ARGS)
+
+# What one sample costs, live and replayed, on real applications at 10 kHz.
+.PHONY: bench-cost
+bench-cost: all java
+	tests/bench/bench_cost.py $(BENCH_COST_ARGS)
 
 # Deep stacks completed from stack images against whole copies' traces.
 .PHONY: bench-completion

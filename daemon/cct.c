@@ -1,5 +1,6 @@
 #include "cct.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int cct_init(struct cct *c, uint32_t max_nodes)
@@ -16,6 +17,7 @@ int cct_init(struct cct *c, uint32_t max_nodes)
 void cct_free(struct cct *c)
 {
 	vec_free(&c->nodes);
+	free(c->paths);
 	u64_map_free(&c->children);
 	cct_slices_free(&c->slices);
 }
@@ -58,15 +60,64 @@ uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t t
 	return (uint32_t)(c->nodes.n - 1);
 }
 
+static int32_t frame_bci(const struct trace_frame *f)
+{
+	return f->type == FRAME_PSEUDO ? -1 : f->bci;
+}
+
+static bool same_step(const struct cct_path_step *s, const struct trace_frame *f)
+{
+	return s->method_id == f->method_id && s->type == f->type && s->bci == frame_bci(f);
+}
+
+/* The cached path sharing the longest prefix with frames (*shared frames),
+ * or, when none shares any, the least recently used one; NULL without a
+ * cache (no memory: every frame is looked up). */
+static struct cct_path *best_path(struct cct *c, const struct trace_frame *frames, uint32_t n, uint32_t *shared)
+{
+	struct cct_path *best = NULL;
+
+	*shared = 0;
+	if (!c->paths && !(c->paths = calloc(CCT_CACHED_PATHS, sizeof(*c->paths))))
+		return NULL;
+	for (int k = 0; k < CCT_CACHED_PATHS; k++) {
+		struct cct_path *p = &c->paths[k];
+		uint32_t m = 0, lim = p->n < n ? p->n : n;
+
+		while (m < lim && same_step(&p->step[m], &frames[m]))
+			m++;
+		if (m > *shared || (m == *shared && (!best || p->age < best->age))) {
+			best = p;
+			*shared = m;
+		}
+	}
+	best->age = ++c->path_uses;
+	return best;
+}
+
+static void remember_step(struct cct_path *p, uint32_t i, const struct trace_frame *f, uint32_t node)
+{
+	if (!p || i >= CCT_CACHED_DEPTH)
+		return;
+	p->step[i] = (struct cct_path_step){.method_id = f->method_id, .bci = frame_bci(f), .type = f->type,
+					    .node = node};
+	p->n = i + 1;
+}
+
 /* The node a root-first path ends in, created as far as the cap allows;
  * 0 on allocation failure. */
 static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count)
 {
-	uint32_t node = 0;
+	uint32_t shared, node = 0;
+	struct cct_path *path = best_path(c, frames, n, &shared);
 
-	for (uint32_t i = 0; i < n; i++) {
-		int32_t bci = frames[i].type == FRAME_PSEUDO ? -1 : frames[i].bci;
-		uint32_t next = cct_child(c, node, frames[i].method_id, frames[i].type, bci, c->nodes.n < c->max_nodes);
+	if (shared)
+		node = path->step[shared - 1].node;
+	if (path)
+		path->n = shared;
+	for (uint32_t i = shared; i < n; i++) {
+		uint32_t next = cct_child(c, node, frames[i].method_id, frames[i].type, frame_bci(&frames[i]),
+					  c->nodes.n < c->max_nodes);
 
 		if (!next) {
 			/* Over the cap: the rest of the path collapses into [other]
@@ -76,6 +127,7 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 				c->overflow_samples += count;
 			return next;
 		}
+		remember_step(path, i, &frames[i], next);
 		node = next;
 	}
 	return node;
@@ -101,6 +153,8 @@ int cct_add(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_
 
 size_t cct_bytes(const struct cct *c)
 {
+	/* The path cache is a fixed 8 KiB per tree, like the struct itself:
+	 * not counted, so the node cap alone bounds what grows. */
 	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children) + c->slices.bytes;
 }
 

@@ -27,8 +27,28 @@ struct cct_node {
 	uint64_t self;
 };
 
+/* The node path of a recently added trace, root first, up to
+ * CCT_CACHED_DEPTH frames: a new trace that shares a prefix with it starts
+ * below that prefix instead of looking every frame up from the root (the
+ * children map's lookups miss the CPU caches on a large tree). Nodes are
+ * never removed, so the indices stay valid. */
+#define CCT_CACHED_PATHS 4
+#define CCT_CACHED_DEPTH 128
+struct cct_path {
+	uint32_t n;
+	uint64_t age; /* of its last use: the oldest is replaced */
+	struct cct_path_step {
+		uint32_t method_id;
+		int32_t bci;
+		uint32_t type;
+		uint32_t node;
+	} step[CCT_CACHED_DEPTH];
+};
+
 struct cct {
 	VEC(struct cct_node) nodes; /* nodes.v[0] is the root */
+	struct cct_path *paths;     /* CCT_CACHED_PATHS, allocated on the first add */
+	uint64_t path_uses;
 	/* hash of (parent, method, type, bci, attempt) -> node index; a hit
 	 * is checked against the node, a collision tries the next attempt */
 	struct u64_map children;

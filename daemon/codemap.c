@@ -41,6 +41,7 @@ void codemap_free(struct codemap *m)
 	vec_free(&m->blobs);
 	u64_map_free(&m->by_id);
 	free(m->max_end);
+	free(m->hits);
 	codemap_init(m);
 }
 
@@ -274,6 +275,9 @@ static int build_index(struct codemap *m)
 			m->max_end[i] = r > e ? r : e;
 		}
 	}
+	if (!m->hits)
+		m->hits = calloc(CODEMAP_CACHE_SLOTS, sizeof(*m->hits)); /* without it, every lookup searches */
+	m->generation++;
 	m->indexed = true;
 	return 0;
 }
@@ -301,7 +305,10 @@ static bool better(const struct code_blob *a, const struct code_blob *b, uint64_
 	return a->load_ns < b->load_ns;
 }
 
-const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work)
+/* The blob live at t among those holding pc, searched in the index; *held
+ * is how many hold pc (at any time), *visited the index nodes visited. */
+static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint64_t t, uint32_t *held,
+				      uint32_t *visited)
 {
 	struct {
 		size_t i;
@@ -310,10 +317,8 @@ const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uin
 	const struct code_blob *best = NULL;
 	size_t n = m->blobs.n;
 	unsigned top = 0, root_lvl = 0;
-	uint32_t visited = 0;
 
-	if (n == 0 || (!m->indexed && build_index(m) != 0))
-		return NULL;
+	*held = *visited = 0;
 	while (((size_t)2 << root_lvl) <= n)
 		root_lvl++;
 	stack[top].i = ((size_t)1 << root_lvl) - 1;
@@ -323,13 +328,16 @@ const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uin
 		unsigned lvl = stack[top].lvl;
 		uint64_t reach = i < n ? m->max_end[i] : virtual_max(m, i, lvl);
 
-		visited++;
+		(*visited)++;
 		if (reach <= pc)
 			continue; /* nothing below ends past pc */
 		if (i < n) {
 			const struct code_blob *b = m->blobs.v[i];
-			if (b->start <= pc && pc < blob_end(b) && (!best || better(b, best, t)))
-				best = b;
+			if (b->start <= pc && pc < blob_end(b)) {
+				(*held)++;
+				if (!best || better(b, best, t))
+					best = b;
+			}
 			/* The right subtree starts at or after blob i. */
 			if (lvl > 0 && b->start <= pc) {
 				stack[top].i = i + ((size_t)1 << (lvl - 1));
@@ -340,6 +348,33 @@ const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uin
 			stack[top].i = i - ((size_t)1 << (lvl - 1));
 			stack[top++].lvl = lvl - 1;
 		}
+	}
+	return best;
+}
+
+static struct codemap_hit *hit_slot(const struct codemap *m, uint64_t pc)
+{
+	return m->hits ? &m->hits[u64_hash(pc) & (CODEMAP_CACHE_SLOTS - 1)] : NULL;
+}
+
+const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work)
+{
+	const struct code_blob *best;
+	struct codemap_hit *h;
+	uint32_t held, visited;
+
+	if (m->blobs.n == 0 || (!m->indexed && build_index(m) != 0))
+		return NULL;
+	h = hit_slot(m, pc);
+	if (h && h->generation == m->generation && h->pc == pc) {
+		/* With at most one blob holding pc, the search's answer at any
+		 * time is that blob while it is live. */
+		best = h->blob;
+		visited = h->visited;
+	} else {
+		best = search(m, pc, t, &held, &visited);
+		if (h && held <= 1)
+			*h = (struct codemap_hit){.pc = pc, .blob = best, .generation = m->generation, .visited = visited};
 	}
 	if (work)
 		*work += visited;

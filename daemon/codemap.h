@@ -66,8 +66,22 @@ struct code_blob {
  * lookup costs O(log n + k) for the k blobs that hold the pc, however large
  * or nested the blobs are. The index is rebuilt lazily: new blobs are sorted
  * and merged in (O(n + new log new)), then max_end is recomputed (O(n)). */
+/* The last search for a pc whose answer does not depend on the time: the
+ * only blob holding it (or none). Entries of an older index generation are
+ * stale. visited is what the search cost, counted again on a hit so the
+ * decoder's work bound sees the same figures. */
+#define CODEMAP_CACHE_SLOTS 1024
+struct codemap_hit {
+	uint64_t pc;
+	const struct code_blob *blob; /* NULL: no blob holds pc */
+	uint32_t generation;
+	uint32_t visited;
+};
+
 struct codemap {
 	VEC(struct code_blob *) blobs; /* the first 'sorted' are in start order */
+	struct codemap_hit *hits;      /* CODEMAP_CACHE_SLOTS, allocated with the index */
+	uint32_t generation;           /* of the index; 0: none built yet */
 	size_t sorted;
 	bool indexed;         /* blobs all sorted and max_end current */
 	uint64_t *max_end;    /* per index of blobs, see above */

@@ -6,7 +6,8 @@
  * exactly, so a recorded run becomes a regression test (tests/corpus/).
  *
  * File: "JSREC001", then entries {u8 type, u32 pid, u64 time_ns, u32 len,
- * payload}, gzip-compressed as a whole.
+ * payload}, compressed as a whole with zstd (recordings made before are
+ * gzip, and are read as well).
  */
 #ifndef JSAMPLED_RECORDING_H
 #define JSAMPLED_RECORDING_H
