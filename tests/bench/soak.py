@@ -30,7 +30,8 @@ exited non-zero), or no sample arrived at all; the figures are still
 printed and written.
 
 usage: soak.py [--duration S] [--jvms N] [--churn-every S] [--interval S]
-               [--hz HZ] [--retention-s S] [--out DIR] [--keep] [--all-jvms]   (root)
+               [--hz HZ] [--retention-s S] [--daemon PATH] [--out DIR] [--keep]
+               [--all-jvms]                                                   (root)
 """
 import argparse
 import csv
@@ -159,6 +160,7 @@ class Soak:
         for path, what in [("/sys/kernel/btf/vmlinux", "kernel BTF"), (JAVA, "the JDK (make deps)"),
                            (JAVAC, "javac (make deps)"), (JSAMPLED, "jsampled (make)"),
                            (JSAMPLECTL, "jsamplectl (make)"), (AGENT, "the agent (make)"),
+                           (self.a.daemon, "the jsampled to run (make; make asan)"),
                            (CONFIG, "deploy/jsampled.conf"), (SOURCE, "SoakWorkload.java")]:
             if not os.path.exists(path):
                 fail(f"missing {what}: no {path}")
@@ -194,7 +196,7 @@ class Soak:
         self.daemon_log = os.path.join(self.tmp, "daemon.log")
         state = os.path.join(self.tmp, "state")
         os.makedirs(state, mode=0o750)
-        cmd = [JSAMPLED, "--config", CONFIG, "--socket", self.sock,
+        cmd = [a.daemon, "--config", CONFIG, "--socket", self.sock,
                "--agent-socket", os.path.join(self.tmp, "agent.sock"), "--agent-path", AGENT,
                "--state-dir", state, "--frequency", str(a.hz), "--attach", "auto"]
         if a.retention_s is not None:
@@ -205,7 +207,12 @@ class Soak:
         elif not a.all_jvms:
             print("  no writable cgroup v2 hierarchy: jsampled attaches every JVM of this machine", flush=True)
         self.daemon_cmd = cmd
-        self.daemon = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=open(self.daemon_log, "w"),
+        env = dict(os.environ)
+        # An ASan/UBSan build (--daemon build/asan/jsampled): leaks and
+        # errors make it exit non-zero at stop, with the report in its log.
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:exitcode=23")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1:exitcode=24")
+        self.daemon = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env, stdout=open(self.daemon_log, "w"),
                                        stderr=subprocess.STDOUT,
                                        preexec_fn=child_setup(signal.SIGTERM, None))
         deadline = time.monotonic() + 10
@@ -347,6 +354,9 @@ class Soak:
             "jvms_found": disc.get("jvms_found"), "attached": disc.get("attached"),
             "attach_failed": disc.get("attach_failed"), "attach_timeouts": disc.get("attach_timeouts"),
             "had_agent": disc.get("had_agent"), "agents_accepted": dmn.get("agents_accepted"),
+            # Sampled from the exec before the agent (absent in older builds).
+            "startup_sampled": disc.get("startup_sampled"), "startup_attached": disc.get("startup_attached"),
+            "startup_not_attached": disc.get("startup_not_attached"),
             "processes_evicted": dmn.get("processes_evicted"),
             "processes_refused_limit": dmn.get("processes_refused_limit"),
             "state_saves": dmn.get("state_saves"), "state_save_errors": dmn.get("state_save_errors"),
@@ -466,6 +476,9 @@ class Soak:
             "jvms_found": fin.get("discovery", {}).get("jvms_found"),
             "had_agent": fin.get("discovery", {}).get("had_agent"),
             "agents_accepted": fin.get("daemon", {}).get("agents_accepted"),
+            "startup_sampled": fin.get("discovery", {}).get("startup_sampled"),
+            "startup_attached": fin.get("discovery", {}).get("startup_attached"),
+            "startup_not_attached": fin.get("discovery", {}).get("startup_not_attached"),
             "processes_evicted": fin.get("daemon", {}).get("processes_evicted"),
             "state_saves": fin.get("daemon", {}).get("state_saves"),
             "state_save_errors": fin.get("daemon", {}).get("state_save_errors"),
@@ -508,6 +521,9 @@ class Soak:
               f"timeouts {S['attach_timeouts']}, had an agent already {S['had_agent']}, agents accepted "
               f"{S['agents_accepted']}; processes evicted {S['processes_evicted']}; state saves {S['state_saves']} "
               f"({S['state_save_errors']} errors)")
+        if S["startup_sampled"] is not None:
+            print(f"sampled from the exec: {S['startup_sampled']} JVMs, then attached {S['startup_attached']}, "
+                  f"not attached {S['startup_not_attached']} (their held samples settled without an agent)")
         print(f"load average {' '.join(map(str, S['loadavg_start']))} at start, "
               f"{' '.join(map(str, S['loadavg_end']))} at the end ({S['cpus']} CPUs)")
         if not any(r["samples"] for r in rows if r["samples"] is not None):
@@ -552,7 +568,12 @@ class Soak:
                 self.daemon.kill()
                 self.daemon.wait()
             if self.daemon.returncode != 0:
-                print(f"jsampled exited with status {self.daemon.returncode} at stop", file=sys.stderr)
+                print(f"BROKEN: jsampled exited with status {self.daemon.returncode} at stop", file=sys.stderr)
+                ok = False
+            report = [line for line in tail(self.daemon_log, 400).splitlines()
+                      if "Sanitizer" in line or "runtime error:" in line or line.startswith("SUMMARY")]
+            if report:
+                print("BROKEN: sanitizer report in the daemon log:\n  " + "\n  ".join(report[:20]), file=sys.stderr)
                 ok = False
         if self.cgroup:
             for _ in range(50):
@@ -586,6 +607,8 @@ def main():
     ap.add_argument("--hz", type=int, default=999, help="sampling frequency (default 999)")
     ap.add_argument("--retention-s", type=int, default=None,
                     help="jsampled's --retention-s (default: deploy/jsampled.conf's)")
+    ap.add_argument("--daemon", default=JSAMPLED,
+                    help="the jsampled binary (default build/jsampled; build/asan/jsampled finds leaks at stop)")
     ap.add_argument("--all-jvms", action="store_true",
                     help="let jsampled attach every JVM of the machine (no cgroup filter)")
     ap.add_argument("--out", default=RESULTS, help=f"directory for soak.json and soak.csv (default {RESULTS})")
