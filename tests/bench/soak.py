@@ -40,6 +40,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -241,6 +242,42 @@ class Soak:
         except ValueError:
             return None
 
+    def query(self, line):
+        """One query on the socket itself (no jsamplectl process): the
+        answer's body as JSON, or None."""
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+                c.settimeout(10)
+                c.connect(self.sock)
+                c.sendall(line.encode() + b"\n")
+                got = []
+                while True:
+                    b = c.recv(65536)
+                    if not b:
+                        break
+                    got.append(b)
+        except OSError:
+            return None
+        head, _, body = b"".join(got).partition(b"\n")
+        if head != b"OK":
+            return None
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+
+    def accounted(self, pids):
+        """What jsampled counts of its memory, summed over its processes:
+        CCTs (with their time slices), agent models, held samples."""
+        cct = model = held = 0
+        for pid in pids:
+            st = self.query(f"stats {pid} json")
+            if st:
+                cct += st.get("cct_bytes", 0)
+                model += st.get("model_bytes", 0)
+                held += st.get("held_bytes", 0)
+        return cct, model, held
+
     def spawn(self, seconds, work, log):
         procs = os.path.join(self.cgroup, "cgroup.procs") if self.cgroup else None
         return subprocess.Popen([JAVA, *JVM_OPTS, "-cp", CLASSES, "SoakWorkload", str(seconds), *work],
@@ -340,12 +377,19 @@ class Soak:
         if isinstance(lst, list):
             self.short_seen |= self.short_pids & {x.get("pid") for x in lst}
         jvm_cpu = self.jvm_cpu_total()
+        cct, model, held = self.accounted([x.get("pid") for x in lst] if isinstance(lst, list) else [])
+        rss = st.get("VmRSS", 0)
         row = {
             "t_s": round(now - self.t0, 1),
-            "rss_kib": st.get("VmRSS", 0), "hwm_kib": st.get("VmHWM", 0), "fds": fds,
+            "rss_kib": rss, "hwm_kib": st.get("VmHWM", 0), "fds": fds,
             "threads": st.get("Threads", 0), "cpu_s": round(cpu, 2),
             "processes": s.get("processes"), "live": states.count("live"),
             "exited": len(states) - states.count("live"),
+            # Per process, summed: CCTs, models; RSS less these and the held
+            # samples is the ring buffer, the daemon's fixed part, the
+            # allocator's overhead and whatever nothing accounts for.
+            "cct_kib": cct // 1024, "model_kib": model // 1024,
+            "unaccounted_kib": rss - (cct + model + held) // 1024,
             "held_bytes": s.get("held_bytes"), "held_samples": s.get("held_samples"),
             "samples": s.get("samples"), "resolved_pct": s.get("resolved_pct"),
             "dropped": s.get("dropped"), "dropped_queue_full": s.get("dropped_queue_full"),
@@ -375,14 +419,15 @@ class Soak:
         self.print_row(row)
         return row
 
-    HEADER = (f"{'t_s':>6} {'rss_MiB':>8} {'fds':>5} {'thr':>4} {'cpu_%':>6} {'held_KiB':>8} {'held_n':>6} "
+    HEADER = (f"{'t_s':>6} {'rss_MiB':>8} {'cct':>6} {'model':>6} {'other':>6} {'fds':>5} {'thr':>4} {'cpu_%':>6} {'held_KiB':>8} {'held_n':>6} "
               f"{'procs':>5} {'live':>4} {'samples':>10} {'smp/s':>6} {'drops':>6} {'ring':>5} {'trim':>5} "
               f"{'attach':>6} {'short':>5} {'jvm_%':>6}")
 
     def print_row(self, r):
         def n(v, w, f="{}"):
             return (f.format(v) if v is not None else "?").rjust(w)
-        print(f"{r['t_s']:>6.0f} {r['rss_kib'] / 1024:>8.1f} {r['fds']:>5} {r['threads']:>4} "
+        print(f"{r['t_s']:>6.0f} {r['rss_kib'] / 1024:>8.1f} {r['cct_kib'] / 1024:>6.1f} "
+              f"{r['model_kib'] / 1024:>6.1f} {r['unaccounted_kib'] / 1024:>6.1f} {r['fds']:>5} {r['threads']:>4} "
               f"{n(r['cpu_pct'], 6, '{:.2f}')} {n(r['held_bytes'] / 1024 if r['held_bytes'] is not None else None, 8, '{:.1f}')} "
               f"{n(r['held_samples'], 6)} {n(r['processes'], 5)} {r['live']:>4} {n(r['samples'], 10)} "
               f"{n(r['samples_per_s'], 6)} {n(r['dropped'], 6)} {n(r['ringbuf_full'], 5)} "
@@ -405,7 +450,8 @@ class Soak:
             self.start_long(i)
             time.sleep(0.2)  # a host does not start its JVMs in the same instant
         self.t0 = time.monotonic()
-        print(f"  {a.jvms} long-lived JVMs started; churn from now on. Columns: jsampled's RSS, fds, threads, "
+        print(f"  {a.jvms} long-lived JVMs started; churn from now on. Columns: jsampled's RSS (MiB), of it its processes' CCTs "
+              f"and agent models as it counts them, and the rest (ring buffer, allocator, anything unaccounted); fds, threads, "
               f"CPU % of one CPU over the interval; held queues now (KiB, samples); processes known, live; "
               f"samples so far and per s; drops (all), ring buffer full, held samples trimmed; JVMs attached; "
               f"short JVMs started; the JVMs' CPU % over the interval", flush=True)
@@ -439,6 +485,9 @@ class Soak:
         second = [r for r in rows if r["t_s"] >= half]
         series = {
             "rss_mib": lambda r: r["rss_kib"] / 1024,
+            "cct_mib": lambda r: r["cct_kib"] / 1024,
+            "model_mib": lambda r: r["model_kib"] / 1024,
+            "unaccounted_mib": lambda r: r["unaccounted_kib"] / 1024,
             "fds": lambda r: r["fds"],
             "threads": lambda r: r["threads"],
             "held_kib": lambda r: r["held_bytes"] / 1024 if r["held_bytes"] is not None else None,
@@ -495,7 +544,7 @@ class Soak:
               f"a short JVM every {a.churn_every} s ({S['short_started']} started, {S['short_ok']} exited 0) ===")
         print(f"slopes: least squares per hour, over the whole run ({len(rows)} rows) and over its second half "
               f"(t >= {half:.0f} s, after warm-up: {len(second)} rows)")
-        units = {"rss_mib": "MiB", "fds": "fds", "threads": "threads", "held_kib": "KiB", "held_samples": "samples",
+        units = {"rss_mib": "MiB", "cct_mib": "MiB", "model_mib": "MiB", "unaccounted_mib": "MiB", "fds": "fds", "threads": "threads", "held_kib": "KiB", "held_samples": "samples",
                  "cpu_pct": "% of a CPU", "processes": "processes"}
 
         def fmt(v, d=2):
@@ -515,8 +564,8 @@ class Soak:
         print(f"drops: dropped {d['dropped']} (ring buffer full {d['ringbuf_full']}, held queue full "
               f"{d['dropped_queue_full']}, no memory {d['dropped_no_memory']}, unknown pid "
               f"{d['unknown_pid_samples']}); held samples trimmed {d['held_trimmed']}")
-        print(f"short JVMs: {S['short_started']} started, {S['short_ok']} exited 0, {S['short_profiled']} profiled "
-              f"(listed by jsampled at some row; one that exits before its agent reports is not)")
+        print(f"short JVMs: {S['short_started']} started, {S['short_ok']} exited 0, {S['short_profiled']} seen "
+              f"in jsampled's process list at some row")
         print(f"discovery (every JVM of the machine it saw): found {S['jvms_found']}, attached {S['attached']}, attach failed {S['attach_failed']}, "
               f"timeouts {S['attach_timeouts']}, had an agent already {S['had_agent']}, agents accepted "
               f"{S['agents_accepted']}; processes evicted {S['processes_evicted']}; state saves {S['state_saves']} "
