@@ -150,6 +150,7 @@ class Soak:
         self.t0 = None
         self.final = {}           # the last global stats
         self.load0 = None
+        self.completed = False    # the whole --duration ran
         self.daemon_log = None
         self.daemon_cmd = []
 
@@ -475,6 +476,7 @@ class Soak:
                     break
             time.sleep(max(0.0, min(0.25, next_churn - time.monotonic(), next_row - time.monotonic())))
         self.final = self.ctl("stats", "--json") or {}
+        self.completed = True
         self.report()
 
     # --- the report ---
@@ -513,6 +515,7 @@ class Soak:
                  ("dropped", "dropped_queue_full", "dropped_no_memory", "unknown_pid_samples", "held_trimmed")}
         drops["ringbuf_full"] = fin.get("bpf", {}).get("ringbuf_full", last.get("ringbuf_full"))
         self.summary = {
+            "completed": self.completed, "measured_s": rows[-1]["t_s"],
             "duration_s": a.duration, "hz": a.hz, "jvms": a.jvms, "churn_every_s": a.churn_every,
             "churn_life_s": a.churn_life, "interval_s": a.interval, "retention_s": a.retention_s,
             "cpus": os.cpu_count(), "second_half_from_s": half, "daemon_cmd": self.daemon_cmd,
@@ -687,6 +690,8 @@ def main():
             print(f"FAIL [bench-soak]: {e}", file=sys.stderr)
         if len(s.rows) >= 2:  # what was measured until then
             try:
+                if not s.final and s.daemon is not None and s.daemon.poll() is None:
+                    s.final = s.ctl("stats", "--json") or {}
                 s.report()
             except Exception as r:  # the report of a broken run must not hide why it broke
                 print(f"(no report: {r!r})", file=sys.stderr)
