@@ -13,6 +13,7 @@
 #   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
 #   make bench-memory     jsampled's memory with 50 JVMs x 200 threads (root)
 #   make bench-export     the ClickHouse exporter's CPU, bytes and rows per host, 50 JVMs (root, ~5 min)
+#   make bench-soak       an hour at 1 kHz, 20 JVMs + one starting and exiting every 3 s: RSS, fds, held queues, CPU over time (root)
 #   make install     PREFIX=/usr DESTDIR= (binaries, agent, units, config)
 #   make deb         build/jsampled_<version>_amd64.deb
 #   make check-vm    the package under a real systemd, in a QEMU virtual machine (root)
@@ -347,6 +348,13 @@ bench: all $(BENCH_PEERS)
 .PHONY: bench-memory
 bench-memory: all java
 	tests/bench/memory.sh 50 200 240 99
+
+# jsampled for an hour at 1 kHz with 20 live JVMs and one JVM starting and
+# exiting every 3 s: RSS, fds, held queues, CPU and drops over time, and their
+# slopes (root). BENCH_SOAK_ARGS="--duration 600" for a shorter one.
+.PHONY: bench-soak
+bench-soak: all java
+	tests/bench/soak.py $(BENCH_SOAK_ARGS)
 
 .PHONY: install
 install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so

@@ -169,6 +169,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	struct decode_stats sum = d->processes.retired;
 	struct js_counters k = {0};
 	uint64_t run_ns = 0, run_cnt = 0;
+	uint64_t held_bytes = 0, held_samples = 0; /* waiting in the held queues now */
 	struct rusage ru;
 	const struct daemon_counters *c = &d->counters;
 	const struct discovery_counters *dc = &d->discovery.counters;
@@ -177,8 +178,11 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		user_stats(d, v, out, json);
 		return;
 	}
-	for (size_t i = 0; i < d->processes.all.n; i++)
+	for (size_t i = 0; i < d->processes.all.n; i++) {
 		decode_stats_add(&sum, &d->processes.all.v[i]->stats);
+		held_bytes += d->processes.all.v[i]->held.bytes;
+		held_samples += sample_queue_len(&d->processes.all.v[i]->held);
+	}
 	if (d->sampler) {
 		sampler_read_counters(d->sampler, &k);
 		sampler_prog_stats(d->sampler, &run_ns, &run_cnt);
@@ -192,6 +196,8 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"rss_bytes", self_rss_bytes()},
 		{"unknown_pid_samples", d->processes.unknown_pid_samples},
 		{"malformed_samples", d->processes.malformed_samples},
+		{"held_bytes", held_bytes},
+		{"held_samples", held_samples},
 	};
 	const struct stat_real times[] = {
 		{"uptime_s", (double)(monotonic_ns() - d->started_ns) / 1e9},
