@@ -7,7 +7,7 @@ const char *process_state_label(const struct process *p)
 	/* Sampled since its exec, its agent not here yet. */
 	if (p->state == PROCESS_LIVE && p->early && !p->agent_since_ns)
 		return "starting";
-	return process_state_label(p);
+	return process_state_name(p->state);
 }
 
 const char *process_state_name(enum process_state s)
