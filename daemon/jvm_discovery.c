@@ -165,6 +165,13 @@ void discovery_attach_soon(struct discovery *d, pid_t pid, uint64_t now)
 	d->early_waiting++;
 }
 
+bool discovery_decided(struct discovery *d, pid_t pid)
+{
+	struct candidate *c = find(d, pid);
+
+	return c && c->state == C_DONE;
+}
+
 void discovery_mark_early(struct discovery *d, pid_t pid)
 {
 	struct candidate *c = find(d, pid);

@@ -70,6 +70,9 @@ void discovery_on_exec(struct discovery *d, pid_t pid, uint64_t now_ns);
 /* pid can take an attach now (it caught SIGQUIT while sampled since its
  * exec): check it at the next tick, and quickly again while not ready. */
 void discovery_attach_soon(struct discovery *d, pid_t pid, uint64_t now_ns);
+/* Whether discovery is done with pid: attached, or decided not to (not a
+ * JVM, excluded, opted out, -Xrs, attach failures). */
+bool discovery_decided(struct discovery *d, pid_t pid);
 /* pid is sampled since its exec: while it is not ready, check it often. */
 void discovery_mark_early(struct discovery *d, pid_t pid);
 /* The rules changed (SIGHUP): look at every JVM again, now. */

@@ -10,6 +10,9 @@
 #include "process_rules.h"
 #include "sampler_bpf.h"
 
+/* An agent loaded at the attach connects within milliseconds. */
+#define STARTUP_DECIDED_GRACE_NS (10ull * 1000000000)
+
 /* Still waiting for its agent. */
 static bool waiting(const struct process *p)
 {
@@ -120,6 +123,8 @@ void jvm_startup_check(struct daemon *d, uint64_t now)
 			give_up(d, p, false, "exited", now);
 		else if (now - p->early_since_ns > STARTUP_ATTACH_LIMIT_S * 1000000000ull)
 			give_up(d, p, true, "was not attached in time", now);
+		else if (discovery_decided(&d->discovery, p->pid) && now - p->early_since_ns > STARTUP_DECIDED_GRACE_NS)
+			give_up(d, p, true, "was not attached (discovery decided against it or failed)", now);
 		else
 			any_waiting = true;
 	}
