@@ -73,14 +73,22 @@ static bool same_step(const struct cct_path_step *s, const struct trace_frame *f
 /* The cached path sharing the longest prefix with frames (*shared frames),
  * or, when none shares any, the least recently used one; NULL without a
  * cache (no memory: every frame is looked up). */
-static struct cct_path *best_path(struct cct *c, const struct trace_frame *frames, uint32_t n, uint32_t *shared)
+static struct cct_path *best_path(struct cct *c, const struct trace_frame *frames, uint32_t n, uint32_t *shared,
+				  int thread_slot)
 {
 	struct cct_path *best = NULL;
+	int from = 0, to = CCT_CACHED_PATHS;
 
 	*shared = 0;
-	if (!c->paths && !(c->paths = calloc(CCT_CACHED_PATHS, sizeof(*c->paths))))
+	if (!c->paths && !(c->paths = calloc(CCT_CACHED_PATHS + CCT_THREAD_PATHS, sizeof(*c->paths))))
 		return NULL;
-	for (int k = 0; k < CCT_CACHED_PATHS; k++) {
+	/* A thread's samples mostly share a long prefix with its previous one:
+	 * its own slot is the only one compared. */
+	if (thread_slot >= 0) {
+		from = CCT_CACHED_PATHS + thread_slot % CCT_THREAD_PATHS;
+		to = from + 1;
+	}
+	for (int k = from; k < to; k++) {
 		struct cct_path *p = &c->paths[k];
 		uint32_t m = 0, lim = p->n < n ? p->n : n;
 
@@ -106,10 +114,10 @@ static void remember_step(struct cct_path *p, uint32_t i, const struct trace_fra
 
 /* The node a root-first path ends in, created as far as the cap allows;
  * 0 on allocation failure. */
-static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count)
+static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count, int thread_slot)
 {
 	uint32_t shared, node = 0;
-	struct cct_path *path = best_path(c, frames, n, &shared);
+	struct cct_path *path = best_path(c, frames, n, &shared, thread_slot);
 
 	if (shared)
 		node = path->step[shared - 1].node;
@@ -133,9 +141,10 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 	return node;
 }
 
-int cct_add_at(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count, int64_t t_s)
+static int add_path(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count, int64_t t_s,
+		    int thread_slot)
 {
-	uint32_t node = n ? path_node(c, frames, n, count) : 0;
+	uint32_t node = n ? path_node(c, frames, n, count, thread_slot) : 0;
 
 	if (n && !node)
 		return -1;
@@ -146,6 +155,16 @@ int cct_add_at(struct cct *c, const struct trace_frame *frames, uint32_t n, uint
 	return 0;
 }
 
+int cct_add_at(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count, int64_t t_s)
+{
+	return add_path(c, frames, n, count, t_s, -1);
+}
+
+int cct_add_sample(struct cct *c, const struct trace_frame *frames, uint32_t n, int64_t t_s, uint32_t tid)
+{
+	return add_path(c, frames, n, 1, t_s, (int)(tid % CCT_THREAD_PATHS));
+}
+
 int cct_add(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count)
 {
 	return cct_add_at(c, frames, n, count, 0);
@@ -153,8 +172,9 @@ int cct_add(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_
 
 size_t cct_bytes(const struct cct *c)
 {
-	/* The path cache is a fixed 8 KiB per tree, like the struct itself:
-	 * not counted, so the node cap alone bounds what grows. */
+	/* The path cache is a fixed 40 KiB per tree (20 paths of 128 steps),
+	 * like the struct itself: not counted, so the node cap alone bounds
+	 * what grows. */
 	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children) + c->slices.bytes;
 }
 

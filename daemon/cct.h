@@ -33,6 +33,9 @@ struct cct_node {
  * children map's lookups miss the CPU caches on a large tree). Nodes are
  * never removed, so the indices stay valid. */
 #define CCT_CACHED_PATHS 4
+/* Plus one path per thread (by tid, modulo): a sample's own thread's last
+ * path is the likeliest to share a long prefix, found without comparing. */
+#define CCT_THREAD_PATHS 16
 #define CCT_CACHED_DEPTH 128
 struct cct_path {
 	uint32_t n;
@@ -47,7 +50,7 @@ struct cct_path {
 
 struct cct {
 	VEC(struct cct_node) nodes; /* nodes.v[0] is the root */
-	struct cct_path *paths;     /* CCT_CACHED_PATHS, allocated on the first add */
+	struct cct_path *paths;     /* CCT_CACHED_PATHS + CCT_THREAD_PATHS, allocated on the first add */
 	uint64_t path_uses;
 	/* hash of (parent, method, type, bci, attempt) -> node index; a hit
 	 * is checked against the node, a collision tries the next attempt */
@@ -65,6 +68,9 @@ int cct_add(struct cct *c, const struct trace_frame *root_first, uint32_t n, uin
 /* The same, for samples taken at wall-clock second t_s: also counted in
  * the time slice of t_s. */
 int cct_add_at(struct cct *c, const struct trace_frame *root_first, uint32_t n, uint64_t count, int64_t t_s);
+/* One sample of thread tid (the sample path: starts from that thread's
+ * previous path). */
+int cct_add_sample(struct cct *c, const struct trace_frame *root_first, uint32_t n, int64_t t_s, uint32_t tid);
 /* The child of parent for a frame, created if create (and the tree may
  * still grow: the [other] node is allowed past the cap); 0 if not found and
  * not created. */

@@ -247,7 +247,7 @@ static void record_trace(struct process_table *t, struct process *p, const struc
 		memcpy(tr->frames, prefix, k * sizeof(prefix[0]));
 		tr->n += k;
 	}
-	if (cct_add_at(&p->cct, tr->frames, tr->n, 1, (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u)) != 0) {
+	if (cct_add_sample(&p->cct, tr->frames, tr->n, (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u), s->tid) != 0) {
 		p->stats.dropped++;
 		p->stats.dropped_no_memory++;
 		return;
