@@ -64,31 +64,35 @@ static int links_jvm(int fd)
 	return found;
 }
 
+int java_launcher_file(int fd)
+{
+	struct stat st;
+	struct cached *slot;
+	int64_t mtime_ns;
+	int answer;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_EXE_BYTES)
+		return -1;
+	mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	slot = &cache[(st.st_ino ^ (st.st_dev << 7)) % CACHE_SLOTS];
+	if (slot->dev == st.st_dev && slot->ino == st.st_ino && slot->size == st.st_size && slot->mtime_ns == mtime_ns)
+		return slot->answer;
+	answer = links_jvm(fd);
+	if (answer >= 0)
+		*slot = (struct cached){st.st_dev, st.st_ino, st.st_size, mtime_ns, answer};
+	return answer;
+}
+
 int java_launcher_check(pid_t pid)
 {
 	char path[64];
-	struct stat st;
-	struct cached *slot;
 	int fd, answer;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_EXE_BYTES) {
-		close(fd);
-		return -1;
-	}
-	slot = &cache[(st.st_ino ^ (st.st_dev << 7)) % CACHE_SLOTS];
-	if (slot->dev == st.st_dev && slot->ino == st.st_ino && slot->size == st.st_size &&
-	    slot->mtime_ns == (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) {
-		close(fd);
-		return slot->answer;
-	}
-	answer = links_jvm(fd);
+	answer = java_launcher_file(fd);
 	close(fd);
-	if (answer >= 0)
-		*slot = (struct cached){st.st_dev, st.st_ino, st.st_size,
-					(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, answer};
 	return answer;
 }

@@ -11,5 +11,7 @@
 /* 1 if pid's program links the JVM's launcher library or the JVM itself,
  * 0 if not, -1 if it cannot be read (gone, not ELF). */
 int java_launcher_check(pid_t pid);
+/* The same for an open file (read, not mapped). */
+int java_launcher_file(int fd);
 
 #endif

@@ -1,6 +1,7 @@
 /* The service side of jsampled: settings from a config file and the
  * command line, saved profiles (round trip, damage, limits), process rules,
  * /proc readers and the CCT's memory cap. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "../../daemon/cct.h"
 #include "../../daemon/cct_format.h"
 #include "../../daemon/hotspot_attach.h"
+#include "../../daemon/java_launcher.h"
 #include "../../daemon/options.h"
 #include "../../daemon/process_rules.h"
 #include "../../daemon/procfs.h"
@@ -323,6 +325,35 @@ static void test_state_limits(void)
 	process_table_free(&t);
 }
 
+/* Start-up sampling's two readings: which programs are Java launchers, and
+ * a process's CPU time. */
+static void test_launcher_and_cpu(void)
+{
+	const char *java = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java";
+	char text[256];
+	int fd;
+	volatile uint64_t spin = 0;
+	uint64_t start = procfs_start_time(getpid());
+
+	fd = open(java, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0); /* the JDK is a test prerequisite (make deps) */
+	CHECK_EQ(java_launcher_file(fd), 1);
+	CHECK_EQ(java_launcher_file(fd), 1); /* cached */
+	close(fd);
+	CHECK_EQ(java_launcher_check(getpid()), 0); /* this test is no launcher */
+	CHECK_EQ(java_launcher_check(4000000), -1);
+	snprintf(text, sizeof(text), "%s/not-elf", tmpdir);
+	fd = open(text, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(fd >= 0 && write(fd, "#!/bin/sh\n", 10) == 10);
+	CHECK_EQ(java_launcher_file(fd), -1);
+	close(fd);
+
+	for (uint64_t i = 0; i < 200000000ull && procfs_cpu_ns(getpid(), start) < 20000000; i++)
+		spin += i;
+	CHECK(procfs_cpu_ns(getpid(), start) >= 20000000); /* at least 20 ms, counted by the kernel */
+	CHECK_EQ(procfs_cpu_ns(getpid(), start + 1), 0);    /* another instance of the pid */
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -334,6 +365,7 @@ int main(void)
 	test_state_files();
 	test_cct_byte_cap();
 	test_rules_and_procfs();
+	test_launcher_and_cpu();
 	test_attach_outcomes();
 	test_state_limits();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
