@@ -365,6 +365,56 @@ bool method_is_native(const struct method_info *m)
 	return (m->modifiers & JVM_ACC_NATIVE) != 0;
 }
 
+/* Copies one method (names, signature, lines; no call sites: only
+ * decoding checks those) and its class into dst. Strings are interned as
+ * they are: they were escaped when they came in. */
+static int copy_method(struct method_table *dst, const struct method_table *src, const struct method_info *m)
+{
+	const struct class_info *c = class_slot(src, m->class_id);
+	struct method_info *to;
+
+	if (c && !class_slot(dst, c->id)) {
+		struct class_info *nc = class_entry(dst, c->id);
+		if (!nc)
+			return -1;
+		nc->name = c->name ? string_pool_intern(&dst->pool, c->name, strlen(c->name)) : NULL;
+		nc->source = c->source ? string_pool_intern(&dst->pool, c->source, strlen(c->source)) : NULL;
+		if ((c->name && !nc->name) || (c->source && !nc->source))
+			return -1;
+	}
+	if (!(to = method_entry(dst, m->id)))
+		return -1;
+	*to = (struct method_info){.id = m->id, .named = m->named, .class_id = m->class_id, .modifiers = m->modifiers,
+				   .code_size = m->code_size, .ncalls = -1, .name_hash = m->name_hash};
+	to->name = m->name ? string_pool_intern(&dst->pool, m->name, strlen(m->name)) : NULL;
+	to->signature = m->signature ? string_pool_intern(&dst->pool, m->signature, strlen(m->signature)) : NULL;
+	if ((m->name && !to->name) || (m->signature && !to->signature))
+		return -1;
+	if (m->nlines) {
+		if (!(to->lines = malloc(m->nlines * sizeof(*to->lines))))
+			return -1;
+		memcpy(to->lines, m->lines, m->nlines * sizeof(*to->lines));
+		to->nlines = m->nlines;
+		dst->line_bytes += m->nlines * sizeof(*to->lines);
+	}
+	return 0;
+}
+
+int method_table_keep(struct method_table *t, bool (*used)(void *ctx, uint32_t id), void *ctx)
+{
+	struct method_table kept;
+
+	method_table_init(&kept);
+	for (size_t i = 0; i < t->methods.n; i++)
+		if (used(ctx, t->methods.v[i].id) && copy_method(&kept, t, &t->methods.v[i]) != 0) {
+			method_table_free(&kept);
+			return -1;
+		}
+	method_table_free(t);
+	*t = kept;
+	return 0;
+}
+
 size_t method_table_bytes(const struct method_table *t)
 {
 	return t->methods.cap * sizeof(struct method_info) + t->classes.cap * sizeof(struct class_info) +

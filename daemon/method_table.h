@@ -96,5 +96,9 @@ void method_table_name(const struct method_table *t, uint32_t id, char *out, siz
 /* Whether the method is native (JVM_ACC_NATIVE). */
 bool method_is_native(const struct method_info *m);
 size_t method_table_bytes(const struct method_table *t);
+/* Keeps only the methods used() says yes to (with their classes, names and
+ * lines; Method* and call sites are dropped): what an exited process's
+ * profile still names. -1 (t unchanged) if out of memory. */
+int method_table_keep(struct method_table *t, bool (*used)(void *ctx, uint32_t id), void *ctx);
 
 #endif

@@ -702,6 +702,27 @@ void process_retry_held(struct process_table *t, struct process *p, uint64_t now
 	retry_held(t, p, false, now);
 }
 
+static bool named_by_tree(void *ctx, uint32_t id)
+{
+	return u64_map_get(ctx, id) != NULL;
+}
+
+/* The method table shrinks to the methods of the tree's Java frames. */
+static void keep_tree_methods(struct process *p)
+{
+	struct u64_map used;
+
+	u64_map_init(&used);
+	for (size_t i = 1; i < p->cct.nodes.n; i++) {
+		const struct cct_node *n = &p->cct.nodes.v[i];
+		if (n->type <= FRAME_NATIVE && u64_map_put(&used, n->method_id, 1) != 0)
+			goto out; /* out of memory: keep everything */
+	}
+	method_table_keep(&p->jvm.methods, named_by_tree, &used);
+out:
+	u64_map_free(&used);
+}
+
 void process_agent_gone(struct process_table *t, struct process *p, bool agent_lost, uint64_t now_ns)
 {
 	uint8_t lost = agent_lost;
@@ -714,7 +735,9 @@ void process_agent_gone(struct process_table *t, struct process *p, bool agent_l
 	p->exited_ns = now_ns;
 	retry_held(t, p, true, now_ns);
 	process_settle_waiting(t, p);
-	/* Nothing will be decoded any more: the code map can go (the method
-	 * names stay, for the tree). */
+	/* Nothing will be decoded any more: the code map can go, and of the
+	 * methods only those the tree names stay (a JVM reports thousands of
+	 * methods; a retained profile names a few hundred). */
 	codemap_free(&p->jvm.code);
+	keep_tree_methods(p);
 }

@@ -98,11 +98,29 @@ static void test_hold_and_release(void)
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.failed, 2);
 
-	/* Held samples of a process that exits are settled at once. */
+	/* Held samples of a process that exits are settled at once; its
+	 * method table keeps only what the tree names, names and lines. */
 	s->time_ns = 9000;
 	process_take_sample(&t, p, s, s->time_ns);
 	CHECK_EQ(sample_queue_len(&p->held), 1);
-	process_agent_gone(&t, p, false, 1000000000ull);
+	{
+		char before[256], after[256];
+		size_t methods = p->jvm.methods.methods.n;
+		uint32_t id = 0;
+		int line;
+
+		for (size_t i = 1; i < p->cct.nodes.n && !id; i++)
+			if (p->cct.nodes.v[i].type <= FRAME_NATIVE)
+				id = p->cct.nodes.v[i].method_id;
+		CHECK(id != 0);
+		method_table_name(&p->jvm.methods, id, before, sizeof(before));
+		line = method_table_line(&p->jvm.methods, id, 3);
+		process_agent_gone(&t, p, false, 1000000000ull);
+		method_table_name(&p->jvm.methods, id, after, sizeof(after));
+		CHECK(strcmp(before, after) == 0);
+		CHECK_EQ(method_table_line(&p->jvm.methods, id, 3), line);
+		CHECK(p->jvm.methods.methods.n <= methods);
+	}
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.failed, 3);
 	CHECK_EQ(p->stats.samples, 4);
@@ -114,6 +132,36 @@ static void test_hold_and_release(void)
 	CHECK_EQ(process_table_expire(&t, 1000000000ull + 301ull * 1000000000, 300ull * 1000000000), 1);
 	CHECK(process_lookup(&t, 77) == NULL);
 	CHECK_EQ(t.retired.samples, 4);
+	process_table_free(&t);
+}
+
+/* A process sampled since its exec: its samples wait for the agent however
+ * long it takes (no hold time, no grace), and are decoded once it came. */
+static void test_early_samples_wait_for_the_agent(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct process_table t;
+	struct process *p;
+	struct js_sample *s = leaf_sample(5000);
+	const uint64_t sec = 1000000000ull;
+
+	process_table_init(&t, &lim);
+	p = process_create(&t, 78, 0, PROCESS_VM_EARLY);
+	CHECK(p && p->early);
+	if (!p) {
+		free(s);
+		return;
+	}
+	process_take_sample(&t, p, s, s->time_ns);
+	process_retry_held(&t, p, 100 * sec); /* far past hold and grace */
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	process_agent_came(&t, p, 100 * sec);
+	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
+	add_code(p);
+	process_retry_held(&t, p, 100 * sec);
+	CHECK_EQ(sample_queue_len(&p->held), 0);
+	CHECK_EQ(p->stats.resolved, 1);
+	free(s);
 	process_table_free(&t);
 }
 
@@ -233,6 +281,7 @@ int main(void)
 {
 	RUN(test_hold_and_release);
 	RUN(test_hold_ends_without_the_agent);
+	RUN(test_early_samples_wait_for_the_agent);
 	RUN(test_held_queue_overflow_is_counted);
 	RUN(test_kernel_stack_follows_a_held_sample);
 	return CHECK_DONE();
