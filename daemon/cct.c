@@ -17,6 +17,8 @@ int cct_init(struct cct *c, uint32_t max_nodes)
 void cct_free(struct cct *c)
 {
 	vec_free(&c->nodes);
+	for (int k = 0; c->paths && k < CCT_CACHED_PATHS + CCT_THREAD_PATHS; k++)
+		free(c->paths[k].step);
 	free(c->paths);
 	u64_map_free(&c->children);
 	cct_slices_free(&c->slices);
@@ -105,8 +107,17 @@ static struct cct_path *best_path(struct cct *c, const struct trace_frame *frame
 
 static void remember_step(struct cct_path *p, uint32_t i, const struct trace_frame *f, uint32_t node)
 {
-	if (!p || i >= CCT_CACHED_DEPTH)
-		return;
+	if (!p || i >= CCT_CACHED_DEPTH || i > p->n)
+		return; /* past the depth, or past a step that could not be kept */
+	if (i >= p->cap) {
+		uint32_t cap = p->cap ? p->cap * 2 : 64;
+		struct cct_path_step *grown = realloc(p->step, cap * sizeof(*grown));
+
+		if (!grown)
+			return; /* the path stays as long as it was: only a cache */
+		p->step = grown;
+		p->cap = cap;
+	}
 	p->step[i] = (struct cct_path_step){.method_id = f->method_id, .bci = frame_bci(f), .type = f->type,
 					    .node = node};
 	p->n = i + 1;
@@ -172,9 +183,9 @@ int cct_add(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_
 
 size_t cct_bytes(const struct cct *c)
 {
-	/* The path cache is a fixed 40 KiB per tree (20 paths of 128 steps),
-	 * like the struct itself: not counted, so the node cap alone bounds
-	 * what grows. */
+	/* The path cache is not counted: it is the depth of the deepest
+	 * traces, not the tree (at most 20 paths of CCT_CACHED_DEPTH steps, a
+	 * few KiB for most programs), so the node cap alone bounds what grows. */
 	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children) + c->slices.bytes;
 }
 

@@ -27,25 +27,26 @@ struct cct_node {
 	uint64_t self;
 };
 
-/* The node path of a recently added trace, root first, up to
- * CCT_CACHED_DEPTH frames: a new trace that shares a prefix with it starts
- * below that prefix instead of looking every frame up from the root (the
- * children map's lookups miss the CPU caches on a large tree). Nodes are
- * never removed, so the indices stay valid. */
+/* The node path of a recently added trace, root first: a new trace that
+ * shares a prefix with it starts below that prefix instead of looking
+ * every frame up from the root (the children map's lookups miss the CPU
+ * caches on a large tree, and deep interpreters' stacks run to hundreds of
+ * frames). Nodes are never removed, so the indices stay valid. A path's
+ * steps grow with the deepest trace it held, up to CCT_CACHED_DEPTH. */
 #define CCT_CACHED_PATHS 4
 /* Plus one path per thread (by tid, modulo): a sample's own thread's last
  * path is the likeliest to share a long prefix, found without comparing. */
 #define CCT_THREAD_PATHS 16
-#define CCT_CACHED_DEPTH 128
+#define CCT_CACHED_DEPTH 4096
 struct cct_path {
-	uint32_t n;
+	uint32_t n, cap;
 	uint64_t age; /* of its last use: the oldest is replaced */
 	struct cct_path_step {
 		uint32_t method_id;
 		int32_t bci;
 		uint32_t type;
 		uint32_t node;
-	} step[CCT_CACHED_DEPTH];
+	} *step;
 };
 
 struct cct {
