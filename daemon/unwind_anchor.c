@@ -5,6 +5,8 @@
  * "breadcrumbs" on the stack because it read VM state too late, ICPE'14
  * section 2.3). The walk resumes at that frame, skipping the native frames
  * above it. */
+#include <string.h>
+
 #include "unwind.h"
 
 /* Frames followed along the chain before giving up (deep VM code, such
@@ -41,11 +43,43 @@ static enum chain_end follow_chain(const struct walk *w, uint64_t *ret, uint64_t
 	return CHAIN_BROKEN;
 }
 
+/* The whole stack was copied (up to the end of the thread's stack) and no
+ * word of it points into the code cache: every Java frame leaves a return
+ * address into the code cache on the stack (into its caller, or into the
+ * call stub below the first), so the thread has none. For threads whose
+ * native code does not keep frame pointers (glibc's, ld.so's). */
+static bool whole_stack_without_code_address(const struct walk *w)
+{
+	const struct js_sample *s = w->s;
+
+	if (!s->stack_end || (s->flags & (JS_SAMPLE_STACK_CAPPED | JS_SAMPLE_STACK_FAULT | JS_SAMPLE_COPY_TRIMMED |
+					   JS_SAMPLE_HELD_TRIMMED | JS_SAMPLE_STACK_END_UNKNOWN)) ||
+	    s->stack_addr > s->stack_end || s->stack_end - s->stack_addr > s->stack_len)
+		return false;
+	for (uint32_t off = (uint32_t)((8 - (s->stack_addr & 7)) & 7); off + 8 <= s->stack_len; off += 8) {
+		uint64_t v;
+
+		memcpy(&v, s->stack + off, 8);
+		if (walk_in_code_cache(w, v))
+			return false;
+	}
+	return true;
+}
+
 bool walk_chain_has_no_java(const struct walk *w)
 {
 	uint64_t ret, sp, saved;
 
-	return !(w->s->flags & JS_SAMPLE_HAS_ANCHOR) && follow_chain(w, &ret, &sp, &saved) == CHAIN_NONE;
+	if (w->s->flags & JS_SAMPLE_HAS_ANCHOR)
+		return false;
+	switch (follow_chain(w, &ret, &sp, &saved)) {
+	case CHAIN_NONE:
+		return true;
+	case CHAIN_BROKEN:
+		return whole_stack_without_code_address(w);
+	default:
+		return false;
+	}
 }
 
 /* No anchor was read: the JVM's layout came after the sample (a JVM
@@ -67,6 +101,8 @@ static enum step unwind_frame_chain(struct walk *w)
 		}
 		break;
 	default:
+		if (whole_stack_without_code_address(w))
+			return STEP_NO_JAVA;
 		break;
 	}
 	return unwind_scan(w, DECODE_FAIL_TOP_IN_NATIVE);

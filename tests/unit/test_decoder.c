@@ -315,11 +315,14 @@ static void test_failures(void)
 	CHECK_EQ(reason, DECODE_FAIL_UNKNOWN_CODE);
 
 	/* Native code on a Java thread without a frame anchor: a broken rbp
-	 * chain and no return address into Java on the stack is a failure;
-	 * an rbp chain that ends at once (rbp 0, as clone() leaves it) means
-	 * no Java frame was ever entered on this thread. And on a GC thread. */
-	CHECK_EQ(run(sample(0x400000, 0x1234, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	 * chain and no return address into Java in a partial copy is a
+	 * failure; in a copy of the whole stack it means there is no Java
+	 * frame, as does an rbp chain that ends at once (rbp 0, as clone()
+	 * leaves it). And on a GC thread. */
+	CHECK_EQ(run(sample(0x400000, 0x1234, STACK_BYTES / 2, 100, "main"), true, &reason), DECODE_FAILED);
 	CHECK_EQ(reason, DECODE_FAIL_TOP_IN_NATIVE);
+	CHECK_EQ(run(sample(0x400000, 0x1234, STACK_BYTES, 100, "main"), true, &reason), DECODE_NOT_JAVA);
+	CHECK_EQ(tr.frames[0].method_id, PSEUDO_NATIVE);
 	CHECK_EQ(run(sample(0x400000, 0, STACK_BYTES, 100, "main"), true, &reason), DECODE_NOT_JAVA);
 	CHECK_EQ(tr.frames[0].method_id, PSEUDO_NATIVE);
 	CHECK_EQ(run(sample(0x400000, 0, STACK_BYTES, 100, "GC Thread#0"), true, &reason), DECODE_NOT_JAVA);
