@@ -39,6 +39,7 @@ static const char *const names[ATTACH_RESULT_COUNT] = {
 	[ATTACH_AGENT_FAILED] = "agent_onattach_failed",
 	[ATTACH_TIMEOUT] = "timeout",
 	[ATTACH_CRASHED] = "attach_child_crashed",
+	[ATTACH_NOT_LIVE] = "not_live_yet",
 };
 
 const char *attach_result_name(int r)
@@ -140,11 +141,18 @@ enum attach_result hotspot_parse_reply(const char *buf, size_t len)
 		return ATTACH_PROTOCOL;
 	if (status != 0)
 		return ATTACH_LOAD_FAILED;
-	/* Then the agent's return code: a bare "0" (older JDKs) or "return code: 0". */
-	for (p = end; *p && !(*p >= '0' && *p <= '9') && *p != '-'; p++)
+	/* Then the agent's return code, a bare "0" (older JDKs) or "return
+	 * code: 0"; or a message instead: JDK 21+ answer a load before the
+	 * live phase with status 0 and "Dynamic agent loading is only
+	 * permitted in the live phase" (a start-up attach comes that early). */
+	for (p = end; *p == '\n' || *p == '\r' || *p == ' '; p++)
 		;
 	if (!*p)
 		return ATTACH_OK; /* no code: older JVMs report only the status */
+	if (strncmp(p, "return code:", 12) == 0)
+		p += 12;
+	else if (!(*p >= '0' && *p <= '9') && *p != '-')
+		return strstr(p, "live phase") ? ATTACH_NOT_LIVE : ATTACH_AGENT_FAILED;
 	rc = strtol(p, NULL, 10);
 	return rc == 0 ? ATTACH_OK : ATTACH_AGENT_FAILED;
 }
@@ -193,7 +201,11 @@ enum attach_result hotspot_attach_run(const struct attach_target *t, const char 
 		return ATTACH_CREDENTIALS;
 
 	r = connect_listener(t, st.nspid, st.euid, &fd); /* a listener from an earlier attach */
-	if (r == ATTACH_NO_LISTENER) {
+	/* A name that is not this JVM's socket (left behind by an earlier
+	 * process with this pid, maybe another user's, or planted) is no
+	 * reason to give up: HotSpot renames its new socket over it when the
+	 * trigger starts its listener, and the peer check decides. */
+	if (r == ATTACH_NO_LISTENER || r == ATTACH_NOT_THE_JVM) {
 		int tfd;
 		snprintf(trigger, sizeof(trigger), ".attach_pid%d", (int)st.nspid);
 		/* O_NOFOLLOW: a link planted under the name is not followed;
@@ -212,12 +224,13 @@ enum attach_result hotspot_attach_run(const struct attach_target *t, const char 
 			r = errno == ESRCH ? ATTACH_GONE : ATTACH_SIGNAL;
 			goto cleanup;
 		}
-		for (unsigned waited = 0, step = 20; r == ATTACH_NO_LISTENER && waited < LISTENER_WAIT_MS;
-		     waited += step) {
+		r = ATTACH_NO_LISTENER;
+		for (unsigned waited = 0, step = 20;
+		     (r == ATTACH_NO_LISTENER || r == ATTACH_NOT_THE_JVM) && waited < LISTENER_WAIT_MS; waited += step) {
 			sleep_ms(step);
 			step = step < 200 ? step * 2 : 200;
 			r = connect_listener(t, st.nspid, st.euid, &fd);
-			if (r == ATTACH_NO_LISTENER && !instance_alive(t->pidfd)) {
+			if (r != ATTACH_OK && !instance_alive(t->pidfd)) {
 				r = ATTACH_GONE;
 				goto cleanup;
 			}

@@ -21,6 +21,9 @@
 #define EXEC_CHECKS 8         /* a new image: checked at 0.5, 1, 2, ... 64 s */
 #define SCAN_CHECKS 2         /* found by a scan: now and 5 s later */
 #define NOT_READY_TRIES 12    /* SIGQUIT not caught yet: retried for about 2 min */
+/* A JVM sampled since its exec is first retried every 20 ms this many
+ * times (2 s: its start-up is being profiled), then as above. */
+#define EARLY_QUICK_TRIES 100
 #define FAILED_TRIES 3        /* other failures */
 /* An attach child past this is killed: it runs as the JVM's user, who can
  * stop it (the listener wait inside it is 10 s). */
@@ -338,13 +341,14 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 	}
 	if (!(st.sig_caught & (1ull << (SIGQUIT - 1)))) {
 		/* Still starting (the signal dispatcher is not up), or -Xrs. */
-		if (++c->not_ready >= NOT_READY_TRIES) {
+		if (++c->not_ready >= NOT_READY_TRIES + (c->early ? EARLY_QUICK_TRIES : 0)) {
 			log_warn("cannot attach to JVM pid %d: it does not handle SIGQUIT (-Xrs?); "
 				 "start it with -agentpath:%s to profile it", (int)c->pid, d->opt->agent_path);
 			d->counters.attach_failed++;
 			done(c);
 		} else {
-			c->due_ns = now + (c->early && c->not_ready < 100 ? 20 : c->not_ready < 4 ? 1000 : 10000) * MS;
+			c->due_ns = now + (c->early && c->not_ready < EARLY_QUICK_TRIES ? 20
+					   : c->not_ready % EARLY_QUICK_TRIES < 4 ? 1000 : 10000) * MS;
 		}
 		return;
 	}
@@ -416,6 +420,7 @@ bool discovery_child_exited(struct discovery *d, pid_t child, int ws, uint64_t n
 		done(c);
 		break;
 	case ATTACH_NOT_READY:
+	case ATTACH_NOT_LIVE:
 		c->not_ready++;
 		c->due_ns = now + (c->early ? 50 : 1000) * MS;
 		break;

@@ -272,6 +272,9 @@ static void test_attach_outcomes(void)
 	CHECK_EQ(hotspot_parse_reply("0\nreturn code: 0\n", 17), ATTACH_OK);
 	CHECK_EQ(hotspot_parse_reply("0\nreturn code: -1\n", 18), ATTACH_AGENT_FAILED);
 	CHECK_EQ(hotspot_parse_reply("101\nbad\n", 8), ATTACH_LOAD_FAILED);
+	/* JDK 21+ before the live phase: status 0, a message, no code. */
+	CHECK_EQ(hotspot_parse_reply("0\nDynamic agent loading is only permitted in the live phase\n", 60), ATTACH_NOT_LIVE);
+	CHECK_EQ(hotspot_parse_reply("0\nsomething else went wrong\n", 28), ATTACH_AGENT_FAILED);
 	CHECK_EQ(hotspot_parse_reply("", 0), ATTACH_PROTOCOL);
 	CHECK_EQ(hotspot_parse_reply("99999999999999999999999\n", 24), ATTACH_PROTOCOL);
 }
