@@ -44,7 +44,7 @@ DECODE_LIBS := -lz -lzstd -lprotobuf-c -lm
 DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap -ldw -lstdc++ $(DECODE_LIBS)
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
-DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev \
+DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev zstd \
 	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
 	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev \
