@@ -50,9 +50,9 @@ static bool evict_oldest_exited(struct daemon *d, long uid)
 	}
 	if (!oldest)
 		return false;
-	oldest->exited_ns = 0; /* expires below, whatever the retention */
-	oldest->state = PROCESS_EXITED;
-	process_table_expire(&d->processes, monotonic_ns(), 1);
+	/* That one only: the others keep their retention. */
+	if (!process_table_forget(&d->processes, oldest))
+		return false;
 	d->counters.processes_evicted++;
 	return true;
 }

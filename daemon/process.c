@@ -171,27 +171,48 @@ size_t process_table_count(const struct process_table *t)
 	return t->all.n;
 }
 
+/* Drops p from the lookups and frees it, keeping its counters in the
+ * table's retired ones (the caller takes it out of t->all). */
+static void forget(struct process_table *t, struct process *p, const char *why)
+{
+	if (process_lookup(t, p->pid) == p)
+		u64_map_del(&t->by_pid, (uint64_t)p->pid);
+	decode_stats_add(&t->retired, &p->stats);
+	log_info("forgetting process %d (%s)", (int)p->pid, why);
+	process_free(p);
+}
+
 size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t retention_ns)
 {
 	size_t out = 0, gone = 0;
 
 	for (size_t i = 0; i < t->all.n; i++) {
 		struct process *p = t->all.v[i];
+		char why[64];
 
 		if (p->state == PROCESS_LIVE || now_ns - p->exited_ns < retention_ns || p->link) {
 			t->all.v[out++] = p;
 			continue;
 		}
-		if (process_lookup(t, p->pid) == p)
-			u64_map_del(&t->by_pid, (uint64_t)p->pid);
-		decode_stats_add(&t->retired, &p->stats);
-		log_info("forgetting process %d (exited %llu s ago)", (int)p->pid,
-			 (unsigned long long)((now_ns - p->exited_ns) / 1000000000u));
-		process_free(p);
+		snprintf(why, sizeof(why), "exited %llu s ago", (unsigned long long)((now_ns - p->exited_ns) / 1000000000u));
+		forget(t, p, why);
 		gone++;
 	}
 	t->all.n = out;
 	return gone;
+}
+
+bool process_table_forget(struct process_table *t, struct process *p)
+{
+	for (size_t i = 0; i < t->all.n; i++) {
+		if (t->all.v[i] != p)
+			continue;
+		memmove(&t->all.v[i], &t->all.v[i + 1], (t->all.n - i - 1) * sizeof(t->all.v[0]));
+		t->all.n--;
+		forget(t, p, "evicted to make room");
+		return true;
+	}
+	return false;
 }
 
 /* A decoded trace with a calling frame not at an invoke instruction is

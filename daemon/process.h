@@ -162,6 +162,9 @@ size_t process_table_adopt(struct process_table *t, struct process_table *from);
 void process_revive(struct process_table *t, struct process *p);
 /* Live and remembered processes. */
 size_t process_table_count(const struct process_table *t);
+/* Forgets one process that is not live (to make room); false if it is not
+ * in the table. */
+bool process_table_forget(struct process_table *t, struct process *p);
 /* Forgets exited processes older than retention_ns. Returns how many. */
 size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t retention_ns);
 

@@ -135,6 +135,31 @@ static void test_hold_and_release(void)
 	process_table_free(&t);
 }
 
+/* Making room forgets exactly the process chosen: the other exited ones
+ * keep their retention. */
+static void test_forget_one(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct process_table t;
+	struct process *p[3];
+
+	process_table_init(&t, &lim);
+	for (int i = 0; i < 3; i++) {
+		p[i] = process_create(&t, 100 + i, 0, "vm");
+		CHECK(p[i] != NULL);
+		if (!p[i])
+			return;
+		process_agent_gone(&t, p[i], false, 1000 + (uint64_t)i);
+	}
+	CHECK(process_table_forget(&t, p[1]));
+	CHECK_EQ(process_table_count(&t), 2);
+	CHECK(process_lookup(&t, 100) == p[0]);
+	CHECK(process_lookup(&t, 101) == NULL);
+	CHECK(process_lookup(&t, 102) == p[2]);
+	CHECK_EQ(process_table_expire(&t, 2000, 1000000), 0);
+	process_table_free(&t);
+}
+
 /* A process sampled since its exec: its samples wait for the agent however
  * long it takes (no hold time, no grace), and are decoded once it came. */
 static void test_early_samples_wait_for_the_agent(void)
@@ -282,6 +307,7 @@ int main(void)
 	RUN(test_hold_and_release);
 	RUN(test_hold_ends_without_the_agent);
 	RUN(test_early_samples_wait_for_the_agent);
+	RUN(test_forget_one);
 	RUN(test_held_queue_overflow_is_counted);
 	RUN(test_kernel_stack_follows_a_held_sample);
 	return CHECK_DONE();
