@@ -142,7 +142,7 @@ enum attach_result hotspot_parse_reply(const char *buf, size_t len)
 	if (status != 0)
 		return ATTACH_LOAD_FAILED;
 	/* Then the agent's return code, a bare "0" (older JDKs) or "return
-	 * code: 0"; or a message instead: JDK 21+ answer a load before the
+	 * code: 0"; or a message instead: JDK 25 answers a load before the
 	 * live phase with status 0 and "Dynamic agent loading is only
 	 * permitted in the live phase" (a start-up attach comes that early). */
 	for (p = end; *p == '\n' || *p == '\r' || *p == ' '; p++)

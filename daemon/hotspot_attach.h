@@ -44,7 +44,7 @@ enum attach_result {
 	ATTACH_AGENT_FAILED,  /* Agent_OnAttach returned an error */
 	ATTACH_TIMEOUT,       /* the exchange passed its deadline (the child was killed) */
 	ATTACH_CRASHED,       /* the attach child died otherwise */
-	ATTACH_NOT_LIVE,      /* the JVM takes agents only in its live phase (JDK 21+), not yet there */
+	ATTACH_NOT_LIVE,      /* the JVM takes agents only in its live phase (JDK 25), not yet there */
 	ATTACH_RESULT_COUNT
 };
 
