@@ -9,6 +9,7 @@
 #include "admission.h"
 #include "agent_link.h"
 #include "daemon.h"
+#include "jvm_startup.h"
 #include "log.h"
 #include "process_rules.h"
 #include "procfs.h"
@@ -343,8 +344,14 @@ static bool discovery_ns_in_use(void *ctx, uint64_t mnt_ns)
 	return false;
 }
 
+static void discovery_young_jvm(void *ctx, pid_t pid)
+{
+	jvm_startup_on_jvm_found(ctx, pid, monotonic_ns());
+}
+
 const struct discovery_hooks agent_discovery_hooks = {
 	.has_agent = discovery_has_agent,
+	.on_young_jvm = discovery_young_jvm,
 	.on_listener = discovery_listener,
 	.on_listener_closed = discovery_listener_closed,
 	.ns_in_use = discovery_ns_in_use,

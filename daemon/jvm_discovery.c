@@ -325,6 +325,8 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 	if (!c->jvm_seen) {
 		c->jvm_seen = true;
 		d->counters.jvms_found++;
+		if (c->from_exec && d->hooks.on_young_jvm)
+			d->hooks.on_young_jvm(d->hooks.ctx, c->pid);
 	}
 	if (d->hooks.has_agent(d->hooks.ctx, c->pid) || procfs_maps_has(c->pid, "/libjsagent.so") == 1 ||
 	    procfs_maps_has(c->pid, ".jsampled/libjsagent.so") == 1) {

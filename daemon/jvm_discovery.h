@@ -40,6 +40,10 @@ struct discovery_hooks {
 	void (*on_listener_closed)(void *ctx, int fd);
 	/* Whether a process with a live agent is in the mount namespace. */
 	bool (*ns_in_use)(void *ctx, uint64_t mnt_ns);
+	/* A process that exec'd while jsampled ran turned out to map
+	 * libjvm.so (a JVM embedded in a program that is no Java launcher):
+	 * it may be sampled from now on, before its agent. NULL: nothing. */
+	void (*on_young_jvm)(void *ctx, pid_t pid);
 };
 
 struct ns_socket {

@@ -45,38 +45,25 @@ static void give_up(struct daemon *d, struct process *p, bool still_running, con
 		 (int)p->pid, p->comm, why, (unsigned long long)p->stats.samples, (unsigned long long)p->cct.samples);
 }
 
-void jvm_startup_on_exec(struct daemon *d, pid_t pid, uint64_t now)
+/* Starts sampling pid (the instance started at start) before its agent. */
+static void start_early(struct daemon *d, pid_t pid, uint64_t start, uint64_t now, const char *what)
 {
 	struct process *old = process_lookup(&d->processes, pid), *p;
 	struct proc_status st;
-	uint64_t start;
 	char why[256];
-	int launcher;
 
-	if (!d->opt.startup_sampling || d->opt.attach != ATTACH_AUTO || !d->sampler)
-		return;
-	launcher = java_launcher_check(pid);
-	start = procfs_start_time(pid);
-	if (old && waiting(old) && old->start_time == start) {
-		/* The same process exec'd again (a launcher may re-exec itself);
-		 * the BPF program dropped the target at the exec. */
-		if (launcher == 1 && add_early_target(d, old) == 0)
-			return;
-		give_up(d, old, launcher >= 0, "exec'd another program", now);
-		return;
-	}
-	if (launcher != 1 || !start || procfs_status(pid, &st) != 0)
+	if (!start || procfs_status(pid, &st) != 0)
 		return;
 	if (!process_rules_allow(&d->opt.rules, pid, st.euid, why, sizeof(why)))
 		return; /* discovery logs it when it finds the JVM */
 	if (!admission_make_room(d, st.euid, why, sizeof(why))) {
-		log_info("not sampling pid %d from its exec: %s", (int)pid, why);
+		log_info("not sampling pid %d before its agent: %s", (int)pid, why);
 		return;
 	}
 	if (old && old->state == PROCESS_LIVE)
 		process_agent_gone(&d->processes, old, false, now); /* superseded */
 	if (!(p = process_create(&d->processes, pid, st.euid, PROCESS_VM_EARLY))) {
-		log_warn("cannot sample pid %d from its exec: out of memory", (int)pid);
+		log_warn("cannot sample pid %d before its agent: out of memory", (int)pid);
 		return;
 	}
 	p->start_time = start;
@@ -90,7 +77,44 @@ void jvm_startup_on_exec(struct daemon *d, pid_t pid, uint64_t now)
 	discovery_mark_early(&d->discovery, pid);
 	if (sampler_watch_sigquit(d->sampler, true) != 0)
 		log_debug("cannot watch for SIGQUIT handlers: the attach waits for discovery's checks");
-	log_debug("sampling pid %d (%s, uid %u) from its exec: a Java launcher", (int)pid, p->comm, (unsigned)st.euid);
+	log_debug("sampling pid %d (%s, uid %u) before its agent: %s", (int)pid, p->comm, (unsigned)st.euid, what);
+}
+
+static bool enabled(const struct daemon *d)
+{
+	return d->opt.startup_sampling && d->opt.attach == ATTACH_AUTO && d->sampler;
+}
+
+void jvm_startup_on_exec(struct daemon *d, pid_t pid, uint64_t now)
+{
+	struct process *old = process_lookup(&d->processes, pid);
+	uint64_t start;
+	int launcher;
+
+	if (!enabled(d))
+		return;
+	launcher = java_launcher_check(pid);
+	start = procfs_start_time(pid);
+	if (old && waiting(old) && old->start_time == start) {
+		/* The same process exec'd again (a launcher may re-exec itself);
+		 * the BPF program dropped the target at the exec. */
+		if (launcher == 1 && add_early_target(d, old) == 0)
+			return;
+		give_up(d, old, launcher >= 0, "exec'd another program", now);
+		return;
+	}
+	if (launcher == 1)
+		start_early(d, pid, start, now, "a Java launcher, from its exec");
+}
+
+void jvm_startup_on_jvm_found(struct daemon *d, pid_t pid, uint64_t now)
+{
+	struct process *old = process_lookup(&d->processes, pid);
+	uint64_t start = procfs_start_time(pid);
+
+	if (!enabled(d) || (old && old->start_time == start && (old->link || waiting(old))))
+		return;
+	start_early(d, pid, start, now, "libjvm.so mapped");
 }
 
 void jvm_startup_on_sigquit(struct daemon *d, pid_t pid, uint64_t now)

@@ -21,6 +21,10 @@ struct daemon;
 
 /* An exec event (after the agent table and before discovery saw it). */
 void jvm_startup_on_exec(struct daemon *d, pid_t pid, uint64_t now_ns);
+/* Discovery found libjvm.so mapped in a process that exec'd while
+ * jsampled ran but is no Java launcher (a JVM embedded in another
+ * program): sampled from now on, like a launcher from its exec. */
+void jvm_startup_on_jvm_found(struct daemon *d, pid_t pid, uint64_t now_ns);
 /* A target installed a SIGQUIT handler: attach now if it waits for that. */
 void jvm_startup_on_sigquit(struct daemon *d, pid_t pid, uint64_t now_ns);
 /* Maintenance: ends early sampling of processes that exited or waited too
