@@ -69,8 +69,7 @@ int trace_bad_caller(const struct method_table *m, const struct trace_frame *f, 
 			continue;
 		/* At an invoke instruction, and one that names the callee's
 		 * method (or an override: same name and descriptor). */
-		if (method_table_is_call_site(m, caller->method_id, caller->bci) == 0 ||
-		    method_table_calls(m, caller->method_id, caller->bci, callee->method_id) == 0)
+		if (method_table_bad_call(m, caller->method_id, caller->bci, callee->method_id))
 			return (int)(caller - f);
 	}
 	return -1;

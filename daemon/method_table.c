@@ -16,8 +16,18 @@ void method_table_init(struct method_table *t)
 	string_pool_init(&t->pool);
 }
 
+#define MEMO_SLOTS 1024 /* a power of two */
+
+struct call_memo {
+	uint64_t key;        /* caller id << 40 | bci << 24 | callee id; 0: empty */
+	uint32_t generation; /* of the table when answered */
+	uint8_t bad;
+};
+
 void method_table_free(struct method_table *t)
 {
+	free(t->memo);
+	t->memo = NULL;
 	for (size_t i = 0; i < t->methods.n; i++) {
 		free(t->methods.v[i].lines);
 		free(t->methods.v[i].calls);
@@ -141,6 +151,7 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	size_t nn, sn;
 	const char *name, *sig;
 
+	t->generation++;
 	m.id = id;
 	m.class_id = rbuf_u32(r);
 	m.method_ptr = rbuf_u64(r);
@@ -321,6 +332,7 @@ int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t clas
 	struct method_info *m;
 	struct class_info *c;
 
+	t->generation++;
 	if (id == 0 || id >= JS_MAX_METHOD_ID || class_id >= JS_MAX_CLASS_ID)
 		return -1;
 	cn = intern_safe(t, class_name, strlen(class_name));
@@ -413,6 +425,30 @@ int method_table_keep(struct method_table *t, bool (*used)(void *ctx, uint32_t i
 	method_table_free(t);
 	*t = kept;
 	return 0;
+}
+
+int method_table_bad_call(const struct method_table *t, uint32_t caller, int32_t bci, uint32_t callee)
+{
+	uint64_t key = (uint64_t)(caller & 0xffffff) << 40 | (uint64_t)(bci & 0xffff) << 24 | (callee & 0xffffff);
+	struct call_memo *slot = NULL;
+	int site, calls, bad;
+
+	/* The cache is no part of the table's value: filled through a const
+	 * table (the table object itself is never const). */
+	if (!t->memo)
+		((struct method_table *)t)->memo = calloc(MEMO_SLOTS, sizeof(*t->memo));
+	if (t->memo && caller < (1u << 24) && callee < (1u << 24) && bci >= 0 && bci < 0x10000) {
+		slot = &t->memo[(key * 0x9e3779b97f4a7c15ull) >> 54 & (MEMO_SLOTS - 1)];
+		if (slot->key == key && slot->generation == t->generation)
+			return slot->bad;
+	}
+	site = method_table_is_call_site(t, caller, bci);
+	calls = site == 0 ? 1 : method_table_calls(t, caller, bci, callee);
+	bad = site == 0 || calls == 0;
+	/* Only definite answers are kept: an unknown one may become known. */
+	if (slot && (bad || (site == 1 && calls == 1)))
+		*slot = (struct call_memo){.key = key, .generation = t->generation, .bad = (uint8_t)bad};
+	return bad;
 }
 
 size_t method_table_bytes(const struct method_table *t)

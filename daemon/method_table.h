@@ -61,6 +61,11 @@ struct method_table {
 	struct u64_map by_method_ptr;    /* Method* -> method id */
 	struct string_pool pool;
 	size_t line_bytes;               /* line tables and call sites */
+	/* Answers of method_table_bad_call, which every decoded sample asks
+	 * for each of its calls: a cache, allocated on first use, that any
+	 * change of a method's record voids (generation). */
+	struct call_memo *memo;
+	uint32_t generation;
 };
 
 void method_table_init(struct method_table *t);
@@ -89,6 +94,10 @@ int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t
  * (it names another method), -1 unknown (no targets, a dynamic call, or
  * either method not known by name hash). */
 int method_table_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee);
+/* Whether the call at bci of caller cannot have called callee: 1 (bci is
+ * no invoke instruction, or one that names another method), else 0
+ * (fine, or unknown). Cached: the same calls recur in every sample. */
+int method_table_bad_call(const struct method_table *t, uint32_t caller, int32_t bci, uint32_t callee);
 /* Source line of bci, or -1. */
 int method_table_line(const struct method_table *t, uint32_t id, int32_t bci);
 /* "package.Class.method"; a placeholder naming the id when unknown. */
