@@ -61,11 +61,14 @@ trap cleanup EXIT
 # keep jsampled away from other JVMs on the machine (ATTACH=auto to allow);
 # DAEMON_PREFIX: a command to run it under (taskset, ...).
 DAEMON_PREFIX=()
+# JSAMPLED_TEST_DAEMON_ARGS: more options for every test's jsampled, e.g.
+# "--exclude-cgroup /bench-*" to leave a benchmark's JVMs alone on a shared
+# machine (zero-config tests attach every JVM they may).
 start_daemon() {
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=24} \
 		"${DAEMON_PREFIX[@]}" "$DAEMON" --socket "$TMP/q.sock" --agent-socket "$TMP/agent.sock" \
-		--attach "${ATTACH:-off}" "$@" >>"$TMP/daemon.log" 2>&1 &
+		--attach "${ATTACH:-off}" "$@" ${JSAMPLED_TEST_DAEMON_ARGS:-} >>"$TMP/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 200); do
 		[ -S "$TMP/q.sock" ] && return 0

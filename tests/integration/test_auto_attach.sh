@@ -51,7 +51,16 @@ for pid in "$ROOT_JVM" "$USER_JVM" "$CTR_JVM"; do
 	wait_profiled "$pid"
 done
 note "attached: root JVM $ROOT_JVM, $TEST_USER JVM $USER_JVM, container JVM $CTR_JVM (host pid)"
-sleep 4
+# Each busy JVM gets its 500 samples within a few seconds of CPU time; on a
+# loaded machine that takes longer, so wait for them (up to 30 s).
+for _ in $(seq 1 60); do
+	short=0
+	for pid in "$ROOT_JVM" "$USER_JVM" "$CTR_JVM"; do
+		[ "$(list_field "$pid" 3)" -gt 500 ] 2>/dev/null || short=1
+	done
+	[ $short -eq 0 ] && break
+	sleep 0.5
+done
 for pid in "$ROOT_JVM" "$USER_JVM" "$CTR_JVM"; do
 	samples=$(list_field "$pid" 3)
 	resolved=$(list_field "$pid" 4)
