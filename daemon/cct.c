@@ -17,6 +17,7 @@ int cct_init(struct cct *c, uint32_t max_nodes)
 void cct_free(struct cct *c)
 {
 	vec_free(&c->nodes);
+	vec_free(&c->last_child);
 	for (int k = 0; c->paths && k < CCT_CACHED_PATHS + CCT_THREAD_PATHS; k++)
 		free(c->paths[k].step);
 	free(c->paths);
@@ -36,11 +37,26 @@ static bool is_node(const struct cct_node *n, uint32_t parent, uint32_t method_i
 	return n->parent == parent && n->method_id == method_id && n->type == type && n->bci == bci;
 }
 
+/* Notes child as parent's last one (a hint only: no memory, no hint). */
+static uint32_t remember_child(struct cct *c, uint32_t parent, uint32_t child)
+{
+	while (c->last_child.n <= parent)
+		if (vec_push(&c->last_child, 0u) != 0)
+			return child;
+	c->last_child.v[parent] = child;
+	return child;
+}
+
 uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create)
 {
 	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type, .bci = bci};
 	uint64_t key;
 
+	if (parent < c->last_child.n) {
+		uint32_t hint = c->last_child.v[parent];
+		if (hint && hint < c->nodes.n && is_node(&c->nodes.v[hint], parent, method_id, type, bci))
+			return hint;
+	}
 	for (uint32_t attempt = 0;; attempt++) {
 		uint64_t *hit;
 
@@ -49,7 +65,7 @@ uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t t
 		if (!hit)
 			break;
 		if (is_node(&c->nodes.v[*hit], parent, method_id, type, bci))
-			return (uint32_t)*hit;
+			return remember_child(c, parent, (uint32_t)*hit);
 	}
 	if (!create || c->nodes.n >= UINT32_MAX - 1)
 		return 0;
@@ -59,7 +75,7 @@ uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t t
 		c->nodes.n--;
 		return 0;
 	}
-	return (uint32_t)(c->nodes.n - 1);
+	return remember_child(c, parent, (uint32_t)(c->nodes.n - 1));
 }
 
 static int32_t frame_bci(const struct trace_frame *f)
@@ -186,7 +202,8 @@ size_t cct_bytes(const struct cct *c)
 	/* The path cache is not counted: it is the depth of the deepest
 	 * traces, not the tree (at most 20 paths of CCT_CACHED_DEPTH steps, a
 	 * few KiB for most programs), so the node cap alone bounds what grows. */
-	return c->nodes.cap * sizeof(struct cct_node) + u64_map_bytes(&c->children) + c->slices.bytes;
+	return c->nodes.cap * sizeof(struct cct_node) + c->last_child.cap * sizeof(uint32_t) +
+	       u64_map_bytes(&c->children) + c->slices.bytes;
 }
 
 uint32_t cct_nodes_for_bytes(size_t bytes)

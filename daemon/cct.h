@@ -52,6 +52,10 @@ struct cct_path {
 struct cct {
 	VEC(struct cct_node) nodes; /* nodes.v[0] is the root */
 	struct cct_path *paths;     /* CCT_CACHED_PATHS + CCT_THREAD_PATHS, allocated on the first add */
+	/* Per node: the child last found or made under it (0: none), tried
+	 * before the children map (a path below a node mostly goes on the
+	 * way it went the last time). */
+	VEC(uint32_t) last_child;
 	uint64_t path_uses;
 	/* hash of (parent, method, type, bci, attempt) -> node index; a hit
 	 * is checked against the node, a collision tries the next attempt */
