@@ -8,7 +8,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enum attach_result r = hotspot_parse_reply((const char *)data, size);
 
-	if (r != ATTACH_OK && r != ATTACH_PROTOCOL && r != ATTACH_LOAD_FAILED && r != ATTACH_AGENT_FAILED)
+	if (r != ATTACH_OK && r != ATTACH_PROTOCOL && r != ATTACH_LOAD_FAILED && r != ATTACH_AGENT_FAILED &&
+	    r != ATTACH_NOT_LIVE)
 		abort();
 	return 0;
 }
