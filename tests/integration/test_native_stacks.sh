@@ -48,6 +48,8 @@ ctl cct "$GC" --format collapsed --view mixed >"$TMP/gc.mixed" || fail "cct --vi
 ctl cct "$GC" --format collapsed >"$TMP/gc.java" || fail "cct failed"
 ctl cct "$UPCALL" --format collapsed --view mixed >"$TMP/upcall.mixed" || fail "cct --view mixed failed"
 ctl cct "$UPCALL" --format collapsed >"$TMP/upcall.java" || fail "cct failed"
+JNI_HELD=$(stats_field "$JNI" held_samples)
+UPCALL_HELD=$(stats_field "$UPCALL" held_samples)
 "$PY" "$ROOT/tests/integration/check_native_stacks.py" "$TMP/jni.mixed" "$TMP/jni.java" "$TMP/gc.mixed" \
 	"$TMP/gc.java" "$TMP/upcall.mixed" "$TMP/upcall.java" | tee "$TMP/check.log"
 grep -q '^all native stack checks passed' "$TMP/check.log" || fail "native stack checks failed (see above)"
@@ -58,8 +60,8 @@ for p in "$JNI" "$UPCALL"; do
 	"$B/jsreplay" "$TMP/run.jsrec" --cct "$p" --format collapsed --view mixed >"$TMP/replay.$p" ||
 		fail "jsreplay --view mixed failed"
 done
-"$PY" "$ROOT/tests/integration/check_native_stacks.py" --replay "$TMP/jni.mixed" "$TMP/replay.$JNI" \
-	"$TMP/upcall.mixed" "$TMP/replay.$UPCALL" | tee "$TMP/replay.log"
+"$PY" "$ROOT/tests/integration/check_native_stacks.py" --replay "$TMP/jni.mixed" "$TMP/replay.$JNI" "$JNI_HELD" \
+	"$TMP/upcall.mixed" "$TMP/replay.$UPCALL" "$UPCALL_HELD" | tee "$TMP/replay.log"
 grep -q '^all native stack checks passed' "$TMP/replay.log" || fail "the replay's native frames differ (see above)"
 for native in on off; do
 	"$B/jsreplay" "$TMP/run.jsrec" --stats --native "$native" --cost 2>&1 >/dev/null | grep 'per sample' ||
