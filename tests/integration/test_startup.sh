@@ -12,6 +12,8 @@
 #     sampled at 5 kHz so that sampling noise stays well below the bound):
 #     the profiled phase shares within 0.005 total variation distance of
 #     the CPU time the program measured for each phase.
+#  3. A JVM whose pid still has another user's stale /tmp/.java_pid socket
+#     (left by a killed JVM) is attached all the same.
 . "$(dirname "$0")/lib.sh"
 require_environment
 public_files
@@ -63,5 +65,26 @@ samples=$(stats_field "$PHASED" samples)
 	>"$TMP/accuracy.txt" || { cat "$TMP/accuracy.txt"; fail "the zero-config profile does not match the measured phases"; }
 cat "$TMP/accuracy.txt"
 note "2. a 10-s phased program profiled zero-config: $(grep -o 'total variation distance [0-9.]*' "$TMP/accuracy.txt")"
+
+# --- 3. a stale attach socket of another user under the JVM's pid --------
+# A JVM killed without cleanup leaves /tmp/.java_pid<pid>; a later JVM with
+# that pid must still be attached (HotSpot renames its socket over the name).
+# The shell plants the name for its own pid as the test user, then execs java.
+ensure_test_user
+sh -c 'setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups "$2" -c \
+	"import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "/tmp/.java_pid$$" &&
+	[ "$(stat -c %U "/tmp/.java_pid$$")" = "$1" ] || exit 99
+	exec "$3" -cp "$4" PhasedWorkload 2 - 1' sh "$TEST_USER" "$PY" "$JAVA" "$TMP/java" \
+	>"$TMP/stale.out" 2>&1 &
+STALE=$!
+JVM_PIDS+=("$STALE")
+wait "$STALE" || fail "the JVM behind a stale socket failed (99: the socket was not planted): $(tail -3 "$TMP/stale.out")"
+rm -f "/tmp/.java_pid$STALE"
+wait_exited_profile "$STALE"
+after=$(stats_field "$STALE" agent_after_exec_ms)
+resolved=$(stats_field "$STALE" resolved)
+[ "$after" -gt 0 ] && [ "$resolved" -gt 0 ] ||
+	fail "the JVM behind another user's stale /tmp/.java_pid was not attached: $(grep "pid $STALE" "$TMP/daemon.log" | tail -3)"
+note "3. a stale .java_pid socket of another user under the JVM's pid: attached ${after} ms after its exec, $resolved samples resolved"
 stop_daemon
 note "passed"
