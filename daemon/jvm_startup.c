@@ -9,6 +9,7 @@
 #include "procfs.h"
 #include "process_rules.h"
 #include "sampler_bpf.h"
+#include "sampler_targets.h"
 
 /* An agent loaded at the attach connects within milliseconds. */
 #define STARTUP_DECIDED_GRACE_NS (10ull * 1000000000)
@@ -19,15 +20,11 @@ static bool waiting(const struct process *p)
 	return p->early && !p->link && p->state == PROCESS_LIVE;
 }
 
-/* No JVM facts: the BPF program copies each thread's stack from sp and
- * finds no frame anchors; the agent's layout replaces it. */
+/* A target without JVM facts, until the agent's layout replaces it. */
 static int add_early_target(struct daemon *d, struct process *p)
 {
-	struct js_target none = {0};
-
-	if (!d->sampler || sampler_add_target(d->sampler, p->pid, &none) != 0)
+	if (sampler_targets_start_bare(d, p) != 0)
 		return -1;
-	p->sampled = true;
 	p->early_target = true;
 	return 0;
 }
@@ -35,9 +32,7 @@ static int add_early_target(struct daemon *d, struct process *p)
 /* Early sampling ends without an agent: what was held is settled now. */
 static void give_up(struct daemon *d, struct process *p, bool still_running, const char *why, uint64_t now)
 {
-	if (p->sampled && d->sampler)
-		sampler_remove_target(d->sampler, p->pid);
-	p->sampled = false;
+	sampler_targets_stop(d, p);
 	p->early_target = false;
 	d->counters.startup_not_attached++;
 	process_agent_gone(&d->processes, p, still_running, now);

@@ -7,13 +7,12 @@
 #include "log.h"
 #include "procfs.h"
 #include "process_rules.h"
-#include "sampler_bpf.h"
+#include "sampler_targets.h"
 
 int native_process_start(struct daemon *d, pid_t pid, uid_t requester, char *why, size_t whylen)
 {
 	struct proc_status st;
 	struct process *old = process_lookup(&d->processes, pid), *p;
-	struct js_target none = {0}; /* no JVM facts: every thread is copied from sp */
 	uint64_t start;
 
 	/* Another user's process is refused exactly like a missing one. */
@@ -46,12 +45,11 @@ int native_process_start(struct daemon *d, pid_t pid, uid_t requester, char *why
 	p->native_only = true;
 	p->start_time = start;
 	procfs_comm(pid, p->comm, sizeof(p->comm));
-	if (!d->sampler || sampler_add_target(d->sampler, pid, &none) != 0) {
+	if (sampler_targets_start_bare(d, p) != 0) {
 		snprintf(why, whylen, "cannot add pid %d to the sampler's targets", (int)pid);
 		process_agent_gone(&d->processes, p, false, monotonic_ns());
 		return -1;
 	}
-	p->sampled = true;
 	log_info("profiling pid %d (%s, uid %u, native, asked by uid %u)", (int)pid, p->comm, (unsigned)p->uid,
 		 (unsigned)requester);
 	return 0;
@@ -64,9 +62,7 @@ void native_processes_check(struct daemon *d, uint64_t now_ns)
 
 		if (!p->native_only || p->state != PROCESS_LIVE || procfs_start_time(p->pid) == p->start_time)
 			continue;
-		if (p->sampled && d->sampler)
-			sampler_remove_target(d->sampler, p->pid);
-		p->sampled = false;
+		sampler_targets_stop(d, p);
 		process_agent_gone(&d->processes, p, false, now_ns);
 		log_info("pid %d (%s, native) exited: %llu samples", (int)p->pid, p->comm,
 			 (unsigned long long)p->cct.samples);

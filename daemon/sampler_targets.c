@@ -67,6 +67,16 @@ void sampler_targets_start(struct daemon *d, struct process *p)
 	log_info("profiling pid %d (%s, uid %u, %s)", (int)p->pid, p->comm, (unsigned)p->uid, p->vm);
 }
 
+int sampler_targets_start_bare(struct daemon *d, struct process *p)
+{
+	struct js_target none = {0};
+
+	if (!d->sampler || sampler_add_target(d->sampler, p->pid, &none) != 0)
+		return -1;
+	p->sampled = true;
+	return 0;
+}
+
 void sampler_targets_stop(struct daemon *d, struct process *p)
 {
 	if (p->sampled && d->sampler)

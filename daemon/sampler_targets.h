@@ -19,6 +19,10 @@ struct vm_layout;
 
 /* Starts sampling p once its layout is known (idempotent). */
 void sampler_targets_start(struct daemon *d, struct process *p);
+/* Starts sampling p with no JVM facts: every thread's stack is copied
+ * from sp, no frame anchor is read (a process before its agent, or one
+ * that has none). 0, or -1 if the BPF map refuses it. */
+int sampler_targets_start_bare(struct daemon *d, struct process *p);
 /* Stops sampling p (its agent is gone). */
 void sampler_targets_stop(struct daemon *d, struct process *p);
 
