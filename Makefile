@@ -62,7 +62,7 @@ WEB_PAGE := userspace/common/web/flamegraph.html
 # (daemon/tools) both link it, as do the unit tests of the decoder.
 DECODE_SRC := $(addprefix daemon/,decoder.c unwind_scan.c unwind_interp_entry.c unwind_entry.c \
 	unwind_anchor.c unwind_compiled.c unwind_interpreted.c codemap.c method_table.c string_pool.c \
-	jvm_model.c vm_layout.c thread_roles.c truncated_context.c stack_bottoms.c sample_queue.c process.c \
+	jvm_model.c vm_layout.c thread_roles.c truncated_context.c stack_bottoms.c walk_reuse.c sample_queue.c process.c \
 	recording.c gzip.c kernel_symbols.c kernel_stacks.c cct.c cct_slices.c cct_view.c cct_format.c named_tree.c cct_page.c cct_pprof.c cct_svg.c \
 	stats.c stats_format.c json.c safe_text.c log.c) $(COMMON_SRC) $(GEN_SRC)
 # The service around it (libjsdaemon.a): BPF, sockets, discovery, attach,
@@ -222,8 +222,8 @@ asan: $(B)/asan/jsampled
 .PHONY: check-unit
 check-unit: $(UNIT_BINS) $(B)/jsreplay
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
-	@echo "== decoder fixtures, one per rule (tests/fixtures)"; tests/fixtures/check-fixtures.sh
-	@echo "== decoder regression corpus (tests/corpus)"; tests/corpus/check-corpus.sh
+	@echo "== decoder fixtures, one per rule (tests/fixtures)"; JSREPLAY=$(B)/jsreplay tests/fixtures/check-fixtures.sh
+	@echo "== decoder regression corpus (tests/corpus)"; JSREPLAY=$(B)/jsreplay tests/corpus/check-corpus.sh
 
 .PHONY: check-unit-asan
 check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay

@@ -84,6 +84,9 @@ int codemap_load(struct codemap *m, struct rbuf *r)
 	b->start = rbuf_u64(r);
 	b->size = rbuf_u32(r);
 	b->load_ns = rbuf_u64(r);
+	m->changes++;
+	if (b->load_ns > m->latest_event_ns)
+		m->latest_event_ns = b->load_ns;
 	rbuf_u64(r); /* CodeBlob*: not needed by the decoder */
 	b->frame_size_words = rbuf_i32(r);
 	b->frame_complete_offset = rbuf_i32(r);
@@ -187,6 +190,9 @@ int codemap_unload(struct codemap *m, struct rbuf *r)
 	if (!p)
 		return -1;
 	((struct code_blob *)(uintptr_t)*p)->unload_ns = when;
+	m->changes++;
+	if (when > m->latest_event_ns)
+		m->latest_event_ns = when;
 	return 0;
 }
 
@@ -453,7 +459,9 @@ size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 	}
 	m->blobs.n = out;
 	m->sorted = sorted;
-	if (removed)
+	if (removed) {
 		m->indexed = false;
+		m->changes++;
+	}
 	return removed;
 }

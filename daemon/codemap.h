@@ -88,6 +88,10 @@ struct codemap {
 	size_t max_end_cap;
 	struct u64_map by_id; /* code id -> struct code_blob * */
 	size_t bytes;
+	/* Counts every load, unload and prune; the latest load or unload
+	 * time: a walk's outcome holds while neither moves (walk_reuse.h). */
+	uint64_t changes;
+	uint64_t latest_event_ns;
 };
 
 void codemap_init(struct codemap *m);

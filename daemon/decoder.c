@@ -167,7 +167,7 @@ static enum step unwind_top_stub(struct walk *w, const struct code_blob *b)
 		uint64_t ret, saved_fp;
 		enum step st;
 
-		if (frame_words_at(s, w->fp + 16, &ret, &saved_fp) && walk_try_caller(w, ret, w->fp + 16, saved_fp, &st)) {
+		if (frame_words_at(w, w->fp + 16, &ret, &saved_fp) && walk_try_caller(w, ret, w->fp + 16, saved_fp, &st)) {
 			w->rule = DECODE_RULE_STUB_FRAME;
 			return st;
 		}
@@ -221,6 +221,80 @@ static enum step step_frame(struct walk *w)
 	}
 }
 
+/* The main walk's log: the step that just ended read down to touch.lo. */
+static void close_step(struct walk *w)
+{
+	struct walk_log *log = w->log;
+
+	if (log->n)
+		log->step[log->n - 1].step_lo = w->touch->lo;
+	if (log->n && w->touch->hi > log->hi)
+		log->hi = w->touch->hi;
+	w->touch->lo = UINT64_MAX;
+	w->touch->hi = 0;
+}
+
+static struct walk_step_state step_state(const struct walk *w)
+{
+	struct walk_step_state at = {
+		.pc = w->pc,
+		.sp = w->sp,
+		.fp = w->fp,
+		.above = {.type = FRAME_TYPE_COUNT},
+		.via_vm = w->via_vm,
+		.leaf_return = w->leaf_return,
+		.crossing = w->crossing,
+	};
+
+	if (w->out->n)
+		at.above = w->out->frames[w->out->n - 1];
+	return at;
+}
+
+/* The rest of the walk is the previous walk's from its boundary j: its
+ * frames below that step, its end (walk_reuse.h). */
+static enum step join_memo(struct walk *w, int j)
+{
+	const struct walk_memo *m = w->log->memo;
+	const struct memo_boundary *b = &m->b[j];
+
+	for (uint32_t i = b->below; i-- > 0;)
+		w->out->frames[w->out->n++] = m->frames[i];
+	if (m->max_read > w->max_read)
+		w->max_read = m->max_read;
+	walk_touch_range(w, b->from, m->hi);
+	if (w->ctx->explain)
+		fprintf(w->ctx->explain, "    the same as the thread's previous walk from sp %#llx: %u frames\n",
+			(unsigned long long)w->sp, b->below);
+	w->via_vm = false;
+	w->leaf_return = false;
+	w->crossing = 0;
+	walk_to_caller(w, m->stop_pc, m->stop_sp, m->stop_fp);
+	return STEP_COMPLETE;
+}
+
+/* Below the top, each step of the main walk is logged; any walk joins the
+ * previous one where it can. true: *st is the walk's end. */
+static bool at_step(struct walk *w, enum step *st)
+{
+	struct walk_step_state at;
+	int j;
+
+	if (w->logging)
+		close_step(w);
+	at = step_state(w);
+	j = walk_memo_join(w->log, w->s, &at, &w->log_at);
+	if (j >= 0 && w->out->n + w->log->memo->b[j].below <= TRACE_MAX_FRAMES) {
+		if (w->logging)
+			w->log->joined = j;
+		*st = join_memo(w, j);
+		return true;
+	}
+	if (w->logging)
+		w->log->step[w->log->n++] = (struct walk_log_step){.at = at, .n = w->out->n, .step_lo = UINT64_MAX};
+	return false;
+}
+
 enum step walk_run(struct walk *w)
 {
 	enum step st = STEP_CALLER;
@@ -230,11 +304,15 @@ enum step walk_run(struct walk *w)
 			return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 		if (++*w->work > DECODE_WORK_BUDGET)
 			return walk_fail(w, DECODE_FAIL_WORK_LIMIT);
+		if (w->log && !w->top && at_step(w, &st))
+			break;
 		w->resume = (struct walk_resume){.pc = w->pc, .sp = w->sp, .fp = w->fp, .n = w->out->n,
 						 .top = w->top, .via_vm = w->via_vm, .leaf_return = w->leaf_return};
 		st = step_frame(w);
 		w->top = false;
 	}
+	if (w->logging && w->log->joined < 0)
+		close_step(w); /* the last step walked (a join closed it already) */
 	return st;
 }
 
@@ -251,6 +329,8 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 				 struct trace *out, int *reason)
 {
 	uint32_t work = 0;
+	struct walk_touch touch = {.lo = UINT64_MAX, .hi = 0};
+	struct walk_log *log = ctx->memo ? &ctx->scratch->log : NULL;
 	struct walk w = {
 		.ctx = ctx,
 		.s = s,
@@ -260,12 +340,16 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		.fp = s->regs[JS_REG_BP],
 		.top = true,
 		.work = &work,
+		.touch = &touch,
+		.log = log,
+		.logging = log != NULL,
 	};
 	enum step st = STEP_CALLER;
 
 	out->n = 0;
 	out->complete = false;
 	out->from_image = false;
+	out->joined = 0;
 	out->n_crossings = 0;
 	out->top_rule = DECODE_RULE_NONE;
 	out->wait = 0;
@@ -290,6 +374,14 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		*reason = DECODE_FAIL_EMPTY_STACK;
 		return DECODE_FAILED;
 	}
+	if (log) {
+		log->memo = walk_memo_fits(ctx->memo, s, ctx->code, ctx->methods) ? ctx->memo : NULL;
+		log->joined = -1;
+		log->compared = false;
+		log->n = 0;
+		log->hi = 0;
+		w.log_at = log->memo ? log->memo->nb : 0;
+	}
 	st = walk_run(&w);
 	out->stop_pc = w.pc;
 	out->stop_sp = w.sp;
@@ -302,6 +394,10 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	case STEP_COMPLETE:
 		out->complete = true;
 		reverse(out);
+		if (log && log->joined >= 0)
+			out->joined = log->memo->b[log->joined].below;
+		if (log)
+			walk_memo_update(ctx->memo, log, s, out, ctx->code, ctx->methods);
 		return DECODE_RESOLVED;
 	case STEP_INCOMPLETE:
 		if (out->n == 0)
@@ -351,10 +447,12 @@ enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct
 				      const struct walk_resume *at, struct trace *out)
 {
 	uint32_t work = 0;
+	struct walk_touch touch = {.lo = UINT64_MAX, .hi = 0};
 	struct walk w = {
 		.ctx = ctx,
 		.s = s,
 		.out = out,
+		.touch = &touch,
 		.pc = at->pc,
 		.sp = at->sp,
 		.fp = at->fp,

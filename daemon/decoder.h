@@ -19,6 +19,7 @@
 #include "method_table.h"
 #include "trace.h"
 #include "vm_layout.h"
+#include "walk_reuse.h"
 
 /* Working memory of one decoding, owned by the caller (a process table
  * has one): nothing in the decoder is static, so decodings may run side by
@@ -27,6 +28,7 @@ struct decode_scratch {
 	struct trace trial;                         /* the walk on from a candidate caller (unwind_scan.c) */
 	struct trace_frame first[TRACE_MAX_FRAMES]; /* the first shifted frame that validated (unwind_compiled.c) */
 	struct trace bottom;                        /* the walk on over a stack image (stack_bottoms.c) */
+	struct walk_log log;                        /* the main walk's steps (walk_reuse.h) */
 };
 
 struct decode_ctx {
@@ -39,6 +41,9 @@ struct decode_ctx {
 	bool final;
 	/* When set, every step of the walk is described here (jsreplay --explain). */
 	FILE *explain;
+	/* The sample's thread's previous walk: joined where it can be, then
+	 * updated from a complete walk (NULL: every walk goes to the bottom). */
+	struct walk_memo *memo;
 };
 
 enum decode_status {

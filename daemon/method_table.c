@@ -152,6 +152,7 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	const char *name, *sig;
 
 	t->generation++;
+	t->changes++;
 	m.id = id;
 	m.class_id = rbuf_u32(r);
 	m.method_ptr = rbuf_u64(r);
@@ -232,6 +233,7 @@ int method_table_put_ref(struct method_table *t, struct rbuf *r)
 	uint32_t code_size = rbuf_u32(r);
 	struct method_info *m;
 
+	t->changes++;
 	if (r->err || id == 0 || id >= JS_MAX_METHOD_ID || class_id >= JS_MAX_CLASS_ID ||
 	    code_size > 65535 || !method)
 		return -1;
@@ -333,6 +335,7 @@ int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t clas
 	struct class_info *c;
 
 	t->generation++;
+	t->changes++;
 	if (id == 0 || id >= JS_MAX_METHOD_ID || class_id >= JS_MAX_CLASS_ID)
 		return -1;
 	cn = intern_safe(t, class_name, strlen(class_name));
@@ -422,6 +425,7 @@ int method_table_keep(struct method_table *t, bool (*used)(void *ctx, uint32_t i
 			method_table_free(&kept);
 			return -1;
 		}
+	kept.changes = t->changes + 1;
 	method_table_free(t);
 	*t = kept;
 	return 0;

@@ -66,6 +66,9 @@ struct method_table {
 	 * change of a method's record voids (generation). */
 	struct call_memo *memo;
 	uint32_t generation;
+	/* Counts every change a walk could see (walk_reuse.h); kept across
+	 * method_table_keep. */
+	uint64_t changes;
 };
 
 void method_table_init(struct method_table *t);

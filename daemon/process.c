@@ -29,6 +29,7 @@ static void session_state_init(struct process *p, const struct process_table *t)
 	u64_map_init(&p->max_copies);
 	context_table_init(&p->contexts);
 	stack_bottoms_init(&p->bottoms, STACK_BOTTOMS_PROCESS_BYTES);
+	walk_reuse_init(&p->reuse, WALK_REUSE_PROCESS_BYTES);
 	u64_map_init(&p->internal_threads);
 	kernel_stacks_init(&p->kstacks);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
@@ -41,6 +42,7 @@ static void session_state_free(struct process *p)
 	u64_map_free(&p->max_copies);
 	context_table_free(&p->contexts);
 	stack_bottoms_free(&p->bottoms);
+	walk_reuse_free(&p->reuse);
 	p->stats.stack_image_bytes = 0;
 	u64_map_free(&p->internal_threads);
 	kernel_stacks_free(&p->kstacks);
@@ -498,9 +500,15 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	}
 	struct decode_ctx ctx = decode_ctx_of(t, p, final);
 	tr = t->trace;
+	if (!t->no_walk_reuse)
+		ctx.memo = walk_reuse_of(&p->reuse, s->tid);
 	st = decode_sample(&ctx, s, tr, &reason);
 	if (st == DECODE_RETRY)
 		return false;
+	if (tr->joined) {
+		p->stats.walks_joined++;
+		p->stats.frames_joined += tr->joined;
+	}
 	walked = st;
 	learn_copy_end(t, p, s, walked, tr);
 	/* JVM-internal threads need no stack copies from now on. */
@@ -697,6 +705,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 		u64_map_del(&p->internal_threads, host);
 		context_forget(&p->contexts, host);
 		stack_bottoms_forget(&p->bottoms, host, BOTTOM_SINK(t, p));
+		walk_reuse_forget(&p->reuse, host);
 		if (!th->alive)
 			jvm_model_forget_thread(&p->jvm, th->tid);
 	}

@@ -68,6 +68,7 @@ struct process {
 	struct u64_map max_copies; /* host tid -> raised copy limit */
 	struct context_table contexts; /* where incomplete traces go */
 	struct stack_bottoms bottoms;  /* per deep thread: its stack as samples showed it */
+	struct walk_reuse reuse;       /* per thread: its last complete walk */
 	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
 	struct kernel_stacks kstacks;    /* kernel stacks waiting for their samples */
 	/* --native-stacks: the hook's per-process state, freed with it. */
@@ -134,6 +135,9 @@ struct process_table {
 	struct process_hooks hooks;
 	uint32_t fragment_bytes;     /* the configured copy size */
 	uint32_t max_fragment_bytes; /* how far a deep thread's copy may grow (0: never) */
+	/* Every walk goes to the bottom of the stack, never joining the
+	 * thread's previous one (jsreplay --no-walk-reuse, to compare). */
+	bool no_walk_reuse;
 	/* Wall clock minus the samples' clock (CLOCK_REALTIME - CLOCK_MONOTONIC,
 	 * kept current by jsampled; 0 in a replay): the time slices of the
 	 * CCTs are by wall-clock second. */

@@ -41,6 +41,10 @@ struct decode_stats {
 	 * those laid over an image. Their bytes count in stack_bytes. */
 	uint64_t fills;
 	uint64_t fills_used;
+	/* Walks that joined their thread's previous walk (walk_reuse.h), and
+	 * the frames they took from it instead of walking. */
+	uint64_t walks_joined;
+	uint64_t frames_joined;
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

@@ -94,6 +94,8 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"completion_pending", s->completion_pending},
 		{"fills", s->fills},
 		{"fills_used", s->fills_used},
+		{"walks_joined", s->walks_joined},
+		{"frames_joined", s->frames_joined},
 		{"stack_images_refused", s->stack_images_refused},
 		{"stack_image_bytes", s->stack_image_bytes},
 		{"held", s->held_total},

@@ -93,6 +93,7 @@ struct trace {
 	uint32_t work; /* the walk's steps and code lookups (DECODE_WORK_BUDGET) */
 	struct walk_resume resume; /* of an incomplete trace */
 	bool from_image; /* its bottom came from the thread's stack image (stack_bottoms.h) */
+	uint32_t joined; /* frames taken from the thread's previous walk (walk_reuse.h) */
 	uint8_t n_crossings;
 	struct trace_crossing crossings[TRACE_MAX_CROSSINGS];
 	struct trace_frame frames[TRACE_MAX_FRAMES];

@@ -10,6 +10,14 @@
 #include "decoder.h"
 #include "stack_fragment.h"
 
+struct walk_log;
+
+/* The lowest and highest stack addresses a walk read or tried to read
+ * (trial walks included): what its outcome depends on (walk_reuse.h). */
+struct walk_touch {
+	uint64_t lo, hi;
+};
+
 struct walk {
 	const struct decode_ctx *ctx;
 	const struct js_sample *s;
@@ -31,6 +39,14 @@ struct walk {
 	 * fragment ended mid-frame, that frame's Java frames may be half
 	 * pushed): where a walk over a longer copy of the stack goes on. */
 	struct walk_resume resume;
+	/* Every stack read goes through walk_peek, which notes it here. */
+	struct walk_touch *touch;
+	/* The thread's previous walk, to join where this one reaches the same
+	 * frame over the same words (NULL: none); logging: this is the main
+	 * walk, whose steps the log records (trial walks only join). */
+	struct walk_log *log;
+	bool logging;
+	uint32_t log_at; /* the previous walk's boundary to compare next */
 };
 
 /* Work one sample may take: far above what any recorded sample needed
@@ -84,11 +100,34 @@ static inline const struct code_blob *walk_find_code(const struct walk *w, uint6
 	return codemap_find_counted(w->ctx->code, pc, w->s->time_ns, w->work);
 }
 
+/* Reads a stack word of the sample, noting the address as read. */
+static inline enum frag_read walk_peek(const struct walk *w, uint64_t addr, uint64_t *out)
+{
+	struct walk_touch *t = w->touch;
+
+	if (addr < t->lo)
+		t->lo = addr;
+	if (addr > UINT64_MAX - 8)
+		t->hi = UINT64_MAX;
+	else if (addr + 8 > t->hi)
+		t->hi = addr + 8;
+	return frag_read_u64(w->s, addr, out);
+}
+
+/* Notes the words [lo, hi) as read (a walk that reads them in bulk). */
+static inline void walk_touch_range(const struct walk *w, uint64_t lo, uint64_t hi)
+{
+	if (lo < w->touch->lo)
+		w->touch->lo = lo;
+	if (hi > w->touch->hi)
+		w->touch->hi = hi;
+}
+
 /* Reads a stack word, mapping fragment outcomes to walk steps: returns
  * STEP_CALLER on success. */
 static inline enum step walk_read(struct walk *w, uint64_t addr, uint64_t *out)
 {
-	switch (frag_read_u64(w->s, addr, out)) {
+	switch (walk_peek(w, addr, out)) {
 	case FRAG_OK:
 		if (addr + 8 > w->max_read)
 			w->max_read = addr + 8;
@@ -135,10 +174,10 @@ static inline enum step walk_pop_frame(struct walk *w, uint64_t sender_sp, bool 
 	return st == STEP_CALLER ? walk_to_caller(w, ret, sender_sp, fp) : st;
 }
 
-/* The same two words of a candidate frame, read without touching the walk. */
-static inline bool frame_words_at(const struct js_sample *s, uint64_t sender_sp, uint64_t *ret, uint64_t *saved_fp)
+/* The same two words of a candidate frame, read without moving the walk. */
+static inline bool frame_words_at(const struct walk *w, uint64_t sender_sp, uint64_t *ret, uint64_t *saved_fp)
 {
-	return frag_read_u64(s, sender_sp - 8, ret) == FRAG_OK && frag_read_u64(s, sender_sp - 16, saved_fp) == FRAG_OK;
+	return walk_peek(w, sender_sp - 8, ret) == FRAG_OK && walk_peek(w, sender_sp - 16, saved_fp) == FRAG_OK;
 }
 
 /* Pushes the frames of compiled code at pc (inlined chain from the scope

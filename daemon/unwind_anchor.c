@@ -30,7 +30,7 @@ static enum chain_end follow_chain(const struct walk *w, uint64_t *ret, uint64_t
 	for (int i = 0; i < CHAIN_FRAMES; i++) {
 		if (fp == 0)
 			return CHAIN_NONE;
-		if (fp < w->sp || (fp & 7) || !frame_words_at(w->s, fp + 16, ret, saved))
+		if (fp < w->sp || (fp & 7) || !frame_words_at(w, fp + 16, ret, saved))
 			return CHAIN_BROKEN;
 		if (walk_in_code_cache(w, *ret)) {
 			*sp = fp + 16;
@@ -56,6 +56,7 @@ static bool whole_stack_without_code_address(const struct walk *w)
 					   JS_SAMPLE_HELD_TRIMMED | JS_SAMPLE_STACK_END_UNKNOWN)) ||
 	    s->stack_addr > s->stack_end || s->stack_end - s->stack_addr > s->stack_len)
 		return false;
+	walk_touch_range(w, s->stack_addr, s->stack_addr + s->stack_len);
 	for (uint32_t off = (uint32_t)((8 - (s->stack_addr & 7)) & 7); off + 8 <= s->stack_len; off += 8) {
 		uint64_t v;
 

@@ -179,7 +179,7 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 		uint64_t sender_sp = orig.sp + (uint64_t)((int64_t)b->frame_size_words + k) * 8, ret, saved_fp;
 		struct walk t = orig;
 
-		if (!frame_words_at(orig.s, sender_sp, &ret, &saved_fp))
+		if (!frame_words_at(&orig, sender_sp, &ret, &saved_fp))
 			break;
 		w->out->n = n0; /* a try writes frames only when it validates */
 		if (calls_another_method(w, b, ret) || !walk_try_caller(&t, ret, sender_sp, saved_fp, &r))
@@ -222,7 +222,7 @@ static bool caller_called_wrongly(struct walk *w, uint64_t ret, uint64_t sender_
 	uint64_t ret2;
 
 	if (!c || c->kind != JS_CODE_NMETHOD || c->frame_size_words <= 0 || !code_blob_scope(c, ret, true) ||
-	    frag_read_u64(w->s, sender_sp + (uint64_t)c->frame_size_words * 8 - 8, &ret2) != FRAG_OK)
+	    walk_peek(w, sender_sp + (uint64_t)c->frame_size_words * 8 - 8, &ret2) != FRAG_OK)
 		return false;
 	return calls_another_method(w, c, ret2);
 }
@@ -290,7 +290,7 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 		/* The words the frame should span, and a few above. */
 		for (uint64_t a = w->sp; a < sender_sp + 64; a += 8) {
 			uint64_t v;
-			if (frag_read_u64(w->s, a, &v) == FRAG_OK)
+			if (walk_peek(w, a, &v) == FRAG_OK)
 				fprintf(w->ctx->explain, "    [sp+%#llx] %#llx%s\n", (unsigned long long)(a - w->sp),
 					(unsigned long long)v, walk_in_code_cache(w, v) ? "  (code)" : "");
 		}

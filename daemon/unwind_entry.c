@@ -16,8 +16,8 @@ static void note_crossing(struct walk *w, uint64_t fp)
 	uint64_t saved_fp, ret;
 
 	w->crossing = 0;
-	if (t->n_crossings >= TRACE_MAX_CROSSINGS || frag_read_u64(w->s, fp, &saved_fp) != FRAG_OK ||
-	    frag_read_u64(w->s, fp + 8, &ret) != FRAG_OK)
+	if (t->n_crossings >= TRACE_MAX_CROSSINGS || walk_peek(w, fp, &saved_fp) != FRAG_OK ||
+	    walk_peek(w, fp + 8, &ret) != FRAG_OK)
 		return;
 	t->crossings[t->n_crossings++] = (struct trace_crossing){.pc = ret, .sp = fp + 16, .fp = saved_fp};
 	w->crossing = t->n_crossings;

@@ -48,7 +48,7 @@ enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
 	/* Past the fixed frame: rbp is the callee's frame and its Method* slot
 	 * is filled in - an ordinary interpreted frame from here. */
 	if (fp > w->sp && frag_in_stack(s, fp) &&
-	    frag_read_u64(s, fp + (uint64_t)(L->interp_method_offset * 8), &slot) == FRAG_OK && slot == method)
+	    walk_peek(w, fp + (uint64_t)(L->interp_method_offset * 8), &slot) == FRAG_OK && slot == method)
 		return unwind_interpreted(w, b);
 
 	m = method_table_get(w->ctx->methods, id);
@@ -59,14 +59,14 @@ enum step unwind_interp_entry(struct walk *w, const struct code_blob *b)
 	 * a code address. Tried first: before "enter", rbp is still the caller's
 	 * fp, and [rbp+8] - the caller's own return address - would validate
 	 * too, leaving the caller out of the trace. */
-	if (frag_read_u64(s, w->sp, &ret) == FRAG_OK && walk_in_code_cache(w, ret) &&
+	if (walk_peek(w, w->sp, &ret) == FRAG_OK && walk_in_code_cache(w, ret) &&
 	    try_caller(w, ret, r13, fp, &st))
 		return st;
 	/* After "enter": the return address above the new rbp. */
-	if (fp > w->sp && frag_in_stack(s, fp) && frag_read_u64(s, fp + 8, &ret) == FRAG_OK &&
-	    frag_read_u64(s, fp, &caller_fp) == FRAG_OK) {
+	if (fp > w->sp && frag_in_stack(s, fp) && walk_peek(w, fp + 8, &ret) == FRAG_OK &&
+	    walk_peek(w, fp, &caller_fp) == FRAG_OK) {
 		caller_sp = r13;
-		if (w->sp <= fp - 8 && frag_read_u64(s, fp - 8, &slot) == FRAG_OK && slot > fp)
+		if (w->sp <= fp - 8 && walk_peek(w, fp - 8, &slot) == FRAG_OK && slot > fp)
 			caller_sp = slot; /* the sender sp slot, once r13 is reused */
 		if (try_caller(w, ret, caller_sp, caller_fp, &st))
 			return st;

@@ -100,6 +100,7 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	sub.fp = fp;
 	sub.top = false;
 	sub.reason = 0;
+	sub.logging = false; /* a trial joins the previous walk but records no steps */
 	st = walk_run(&sub);
 	if (st == STEP_RETRY) {
 		/* The walk on needs agent data not fetched yet: decide later. */
@@ -148,14 +149,14 @@ enum step unwind_scan(struct walk *w, int fail_reason)
 		uint64_t fps[3], saved;
 		int nfp = 0;
 
-		if (frag_read_u64(w->s, addr, &v) != FRAG_OK)
+		if (walk_peek(w, addr, &v) != FRAG_OK)
 			break;
 		/* The caller's frame pointer (needed if it is interpreted): saved
 		 * just below the return address by a callee that pushes rbp
 		 * first (libjvm is built with frame pointers), still in rbp if the
 		 * callee left it alone (stubs), or the one the thread's anchor
 		 * kept from its last transition. */
-		if (addr >= base + 8 && frag_read_u64(w->s, addr - 8, &saved) == FRAG_OK && saved > addr)
+		if (addr >= base + 8 && walk_peek(w, addr - 8, &saved) == FRAG_OK && saved > addr)
 			fps[nfp++] = saved;
 		fps[nfp++] = w->fp;
 		if (w->s->anchor_fp && w->s->anchor_fp != w->fp)

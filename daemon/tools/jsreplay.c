@@ -8,13 +8,16 @@
  *
  *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
  *                 [--failures] [--explain N] [--hold-ms N] [--native on|off] [--cost]
- *                 [--view java|mixed]
+ *                 [--view java|mixed] [--no-walk-reuse]
  * Without options it prints the stats of every process in the recording.
  * Recordings of jsampled --native-stacks on hold each process's mappings
  * (REC_MAPS): native frames are unwound again from the recorded copies with
  * this machine's files (--native off: not). --cost prints the replay's CPU
  * time per sample on stderr, and how much of it is reading (decompressing)
  * the file, measured by a first pass that only reads it.
+ * --no-walk-reuse walks every sample to the bottom of its stack instead of
+ * joining its thread's previous walk (walk_reuse.h): the result must be
+ * the same (tests/corpus/run.sh compares).
  * --explain N describes the walk of the first N failed samples (and of
  * decoded ones the call-site check rejects) on stderr; --explain-all of
  * every sample.
@@ -57,7 +60,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
 		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N]\n"
 		   "                     [--truncate-fragment N] [--native on|off] [--cost]\n"
-		   "                     [--view java|mixed]\n"
+		   "                     [--view java|mixed] [--no-walk-reuse]\n"
 		   "       jsreplay FILE --outcomes | --traces\n"
 		   "       jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]\n"
 		   "                                   [--minimal]\n");
@@ -323,6 +326,7 @@ int main(int argc, char **argv)
 		{"native", required_argument, 0, 'n'},
 		{"cost", no_argument, 0, 'C'},
 		{"view", required_argument, 0, 'V'},
+		{"no-walk-reuse", no_argument, 0, 'W'},
 		{"help", no_argument, 0, 'h'},      {0, 0, 0, 0},
 	};
 	static char *no_args[] = {"jsreplay", NULL};
@@ -334,7 +338,7 @@ int main(int argc, char **argv)
 	struct trace_log traces;
 	const char *cct_pid = NULL, *format = "tree", *extract_to = NULL, *only = NULL, *sample = NULL;
 	int stats = 0, json = 0, print_outcomes = 0, print_traces = 0, minimal = 0, c, rc = 0;
-	bool native = true, cost = false, mixed = false;
+	bool native = true, cost = false, mixed = false, no_reuse = false;
 	double cpu0 = 0, read_cpu = 0;
 	unsigned per_outcome = 20;
 	char err[256];
@@ -414,6 +418,9 @@ int main(int argc, char **argv)
 		case 'C':
 			cost = true;
 			break;
+		case 'W':
+			no_reuse = true;
+			break;
 		case 'V':
 			if (strcmp(optarg, "java") != 0 && strcmp(optarg, "mixed") != 0) {
 				fprintf(stderr, "jsreplay: --view wants java or mixed\n");
@@ -436,6 +443,7 @@ int main(int argc, char **argv)
 	if (!cct_pid && !extract_to && !print_outcomes && !print_traces)
 		stats = 1;
 	process_table_init(&table, &limits);
+	table.no_walk_reuse = no_reuse;
 	/* Kernel frames of a recording are named by this machine's kernel
 	 * (best on the machine that recorded it); --outcomes has none. */
 	if (cct_pid)

@@ -6,6 +6,9 @@
 # failures: one that decodes now is reported, not failed
 # (compare_outcomes.py). Every top-frame heuristic must be exercised by some
 # recording.
+# Walks that join their thread's previous walk (walk_reuse.h) must give
+# exactly the outcomes of walks to the bottom (--no-walk-reuse), and some
+# must join.
 # When a decoder change is meant to change outcomes, review the diff and
 # rerun with --update to store the new ones.
 set -uo pipefail
@@ -21,6 +24,7 @@ if [ ${#recs[@]} -eq 0 ]; then
 	exit 1
 fi
 fail=0
+joined=0
 all=$(mktemp)
 trap 'rm -f "$all" "$all.actual"' EXIT
 for rec in "${recs[@]}"; do
@@ -28,6 +32,13 @@ for rec in "${recs[@]}"; do
 	expected="$HERE/$name.outcomes"
 	actual=$("$REPLAY" "$rec" --outcomes) || { echo "FAIL $name: jsreplay failed"; fail=1; continue; }
 	printf '%s\n' "$actual" >>"$all"
+	plain=$("$REPLAY" "$rec" --outcomes --no-walk-reuse) || { echo "FAIL $name: jsreplay --no-walk-reuse failed"; fail=1; continue; }
+	if [ "$plain" != "$actual" ]; then
+		echo "FAIL $name: joining the previous walk changed outcomes:"
+		diff <(printf '%s\n' "$plain") <(printf '%s\n' "$actual") | head -6
+		fail=1
+	fi
+	joined=$(( joined + $("$REPLAY" "$rec" --stats | awk '$1 == "walks_joined" { s += $2 } END { print s + 0 }') ))
 	if [ $update = 1 ]; then
 		printf '%s\n' "$actual" >"$expected"
 		echo "updated $name"
@@ -50,5 +61,9 @@ for rule in $rules; do
 		fail=1
 	fi
 done
-[ $fail = 0 ] && echo "corpus: all outcomes as expected; every heuristic covered"
+if [ "$joined" -eq 0 ]; then
+	echo "FAIL: no recorded walk joined its thread's previous walk: the comparison with --no-walk-reuse tested nothing"
+	fail=1
+fi
+[ $fail = 0 ] && echo "corpus: all outcomes as expected (the same without joining walks; $joined joined); every heuristic covered"
 exit $fail

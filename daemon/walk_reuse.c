@@ -1,0 +1,260 @@
+#include "walk_reuse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codemap.h"
+#include "method_table.h"
+
+void walk_reuse_init(struct walk_reuse *r, size_t max_bytes)
+{
+	memset(r, 0, sizeof(*r));
+	u64_map_init(&r->by_tid);
+	r->max_bytes = max_bytes;
+}
+
+static size_t memo_bytes(const struct walk_memo *m)
+{
+	return sizeof(*m) + m->words_cap + m->b_cap * sizeof(*m->b) + m->f_cap * sizeof(*m->frames);
+}
+
+static void memo_free(struct walk_memo *m)
+{
+	free(m->words);
+	free(m->b);
+	free(m->frames);
+	free(m);
+}
+
+static void free_all(struct walk_reuse *r)
+{
+	for (size_t i = 0; i < r->by_tid.cap; i++)
+		if (r->by_tid.keys[i])
+			memo_free((struct walk_memo *)(uintptr_t)r->by_tid.vals[i]);
+	u64_map_free(&r->by_tid);
+	u64_map_init(&r->by_tid);
+	r->bytes = 0;
+}
+
+void walk_reuse_free(struct walk_reuse *r)
+{
+	free_all(r);
+	u64_map_free(&r->by_tid);
+}
+
+struct walk_memo *walk_reuse_of(struct walk_reuse *r, uint32_t tid)
+{
+	uint64_t *v = u64_map_get(&r->by_tid, (uint64_t)tid + 1);
+	struct walk_memo *m;
+
+	if (v)
+		return (struct walk_memo *)(uintptr_t)*v;
+	if (r->bytes + sizeof(*m) > r->max_bytes) {
+		/* Threads come and go: rather than track which memos still
+		 * serve, start over (each thread's next sample makes its own). */
+		free_all(r);
+		r->resets++;
+	}
+	if (!(m = calloc(1, sizeof(*m))))
+		return NULL;
+	if (u64_map_put(&r->by_tid, (uint64_t)tid + 1, (uint64_t)(uintptr_t)m) != 0) {
+		free(m);
+		return NULL;
+	}
+	m->owner = r;
+	r->bytes += memo_bytes(m);
+	return m;
+}
+
+void walk_reuse_forget(struct walk_reuse *r, uint32_t tid)
+{
+	uint64_t *v = u64_map_get(&r->by_tid, (uint64_t)tid + 1);
+
+	if (!v)
+		return;
+	r->bytes -= memo_bytes((struct walk_memo *)(uintptr_t)*v);
+	memo_free((struct walk_memo *)(uintptr_t)*v);
+	u64_map_del(&r->by_tid, (uint64_t)tid + 1);
+}
+
+bool walk_memo_fits(const struct walk_memo *m, const struct js_sample *s, const struct codemap *code,
+		    const struct method_table *methods)
+{
+	/* Code loaded or unloaded between the two samples could change any
+	 * lookup; so could any change to the code map or methods since. */
+	return m && m->nb && m->stack_end == s->stack_end && m->time_ns <= s->time_ns &&
+	       m->code_changes == code->changes && code->latest_event_ns <= m->time_ns &&
+	       m->method_changes == methods->changes;
+}
+
+static bool same_frame(const struct trace_frame *a, const struct trace_frame *b)
+{
+	return a->method_id == b->method_id && a->type == b->type && a->flags == b->flags && a->bci == b->bci;
+}
+
+static bool same_state(const struct walk_step_state *a, const struct walk_step_state *b)
+{
+	return a->pc == b->pc && a->sp == b->sp && a->fp == b->fp && a->via_vm == b->via_vm &&
+	       a->leaf_return == b->leaf_return && a->crossing == b->crossing && same_frame(&a->above, &b->above);
+}
+
+/* The end of the highest word in [lo, hi) where x and y differ, or lo if
+ * none does (both 8-aligned at lo). Compared backwards a block at a time:
+ * the words that differ are the ones nearest the top. */
+static uint64_t differs_below(const uint8_t *x, const uint8_t *y, uint64_t lo, uint64_t hi)
+{
+	const uint64_t block = 256;
+	uint64_t end = hi;
+
+	while (end > lo) {
+		uint64_t start = end - lo > block ? end - block : lo;
+
+		if (memcmp(x + (start - lo), y + (start - lo), end - start) != 0) {
+			for (uint64_t a = end; a >= start + 8; a -= 8)
+				if (memcmp(x + (a - 8 - lo), y + (a - 8 - lo), 8) != 0)
+					return a;
+			return end; /* a ragged tail word */
+		}
+		end = start;
+	}
+	return lo;
+}
+
+int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct walk_step_state *at,
+		   uint32_t *from_index)
+{
+	const struct walk_memo *m = log->memo;
+	const struct memo_boundary *b;
+	uint32_t k = *from_index;
+	uint64_t s_end;
+
+	if (!m)
+		return -1;
+	while (k > 0 && m->b[k - 1].at.sp < at->sp)
+		k--;
+	*from_index = k;
+	if (k == 0 || m->b[k - 1].at.sp != at->sp || !same_state(&m->b[k - 1].at, at))
+		return -1;
+	b = &m->b[k - 1];
+	s_end = s->stack_addr + s->stack_len;
+	if (b->from < m->lo || b->from < s->stack_addr || b->from < s->regs[JS_REG_SP] || m->hi > s_end ||
+	    b->from >= m->hi)
+		return -1;
+	/* Once compared, the words above where they first differ are known. */
+	if (!log->compared || b->from < log->compared_from) {
+		log->differs_below = differs_below(s->stack + (b->from - s->stack_addr), m->words + (b->from - m->lo),
+						   b->from, m->hi);
+		log->compared_from = b->from;
+		log->compared = true;
+	}
+	return b->from >= log->differs_below ? (int)(k - 1) : -1;
+}
+
+/* Makes the memo's words those of s over [lo, hi), keeping the ones it has
+ * over [keep_lo, keep_hi) (known to equal s's there). */
+static int set_words(struct walk_memo *m, const struct js_sample *s, uint64_t lo, uint64_t hi, uint64_t keep_lo,
+		     uint64_t keep_hi)
+{
+	size_t len = (size_t)(hi - lo);
+
+	if (len > m->words_cap) {
+		uint8_t *grown = realloc(m->words, len);
+
+		if (!grown)
+			return -1;
+		m->owner->bytes += len - m->words_cap;
+		m->words = grown;
+		m->words_cap = len;
+	}
+	if (keep_lo < keep_hi && keep_lo != lo)
+		memmove(m->words + (keep_lo - lo), m->words + (keep_lo - m->lo), keep_hi - keep_lo);
+	if (keep_lo >= keep_hi)
+		keep_lo = keep_hi = hi;
+	memcpy(m->words, s->stack + (lo - s->stack_addr), keep_lo - lo);
+	memcpy(m->words + (keep_hi - lo), s->stack + (keep_hi - s->stack_addr), hi - keep_hi);
+	m->lo = lo;
+	m->hi = hi;
+	return 0;
+}
+
+static int reserve(struct walk_memo *m, void **v, uint32_t *cap, uint32_t n, size_t size)
+{
+	uint32_t c = *cap ? *cap : 32;
+	void *grown;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	if (!(grown = realloc(*v, (size_t)c * size)))
+		return -1;
+	m->owner->bytes += (size_t)(c - *cap) * size;
+	*v = grown;
+	*cap = c;
+	return 0;
+}
+
+static void forget_walk(struct walk_memo *m)
+{
+	m->nb = 0;
+	m->nf = 0;
+}
+
+void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const struct js_sample *s,
+		      const struct trace *trace, const struct codemap *code, const struct method_table *methods)
+{
+	const int32_t j = log->joined;
+	const uint32_t n = trace->n;
+	uint64_t lo, hi, from = j >= 0 ? m->b[j].from : UINT64_MAX, keep_lo = 0, keep_hi = 0;
+	uint32_t nb = j >= 0 ? (uint32_t)j + 1 : 0, r = j >= 0 ? m->b[j].below : 0;
+
+	if (log->n == 0 && j < 0)
+		return; /* nothing walked below the top: what the memo has still stands */
+	/* A trace with crossings links frames to entry frames by index; such
+	 * walks (rare past start-up) are not kept. */
+	if (trace->n_crossings || r > n) {
+		forget_walk(m);
+		return;
+	}
+	for (uint32_t k = log->n; k-- > 0;)
+		if (log->step[k].step_lo < from)
+			from = log->step[k].step_lo;
+	lo = from & ~7ull;
+	hi = log->hi;
+	if (j >= 0) {
+		keep_lo = m->b[j].from;
+		keep_hi = m->hi;
+		if (m->hi > hi)
+			hi = m->hi;
+	}
+	if (lo >= hi || lo < s->stack_addr || hi > s->stack_addr + s->stack_len || hi - lo > (1u << 20) ||
+	    reserve(m, (void **)&m->b, &m->b_cap, nb + log->n, sizeof(*m->b)) != 0 ||
+	    reserve(m, (void **)&m->frames, &m->f_cap, n, sizeof(*m->frames)) != 0 ||
+	    set_words(m, s, lo, hi, keep_lo, keep_hi) != 0) {
+		forget_walk(m);
+		return;
+	}
+	/* The new steps, bottom first, each with the lowest address read from
+	 * it on (its own reads and those of every step below it). */
+	for (uint32_t k = log->n; k-- > 0;) {
+		const struct walk_log_step *st = &log->step[k];
+		uint64_t below_from = nb ? m->b[nb - 1].from : UINT64_MAX;
+
+		m->b[nb++] = (struct memo_boundary){
+			.at = st->at,
+			.from = st->step_lo < below_from ? st->step_lo : below_from,
+			.below = n - st->n,
+		};
+	}
+	m->nb = nb;
+	memcpy(m->frames + r, trace->frames + r, (n - r) * sizeof(*m->frames));
+	m->nf = n;
+	m->time_ns = s->time_ns;
+	m->stack_end = s->stack_end;
+	m->code_changes = code->changes;
+	m->method_changes = methods->changes;
+	m->max_read = trace->max_read;
+	m->stop_pc = trace->stop_pc;
+	m->stop_sp = trace->stop_sp;
+	m->stop_fp = trace->stop_fp;
+}

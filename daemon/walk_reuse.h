@@ -1,0 +1,109 @@
+/*
+ * Walking only what changed. A thread's older frames stay put while it runs
+ * above them, so most of a sample's walk repeats the walk of the thread's
+ * previous sample. Each thread keeps its last complete walk (a walk memo):
+ * the state at the start of every step below the top (pc, sp, fp and the
+ * frame pushed just before), the lowest stack address the rest of that walk
+ * read, its frames and the stack words it read. A new walk that reaches a
+ * step in the same state, over the same words from the lowest one the rest
+ * read, would find the same frames: it takes them from the memo instead.
+ *
+ * The rest of a walk depends on nothing else while the code map and the
+ * method table are unchanged and no code was loaded or unloaded between the
+ * two samples' times; a memo is used only then (walk_memo_fits).
+ */
+#ifndef JSAMPLED_WALK_REUSE_H
+#define JSAMPLED_WALK_REUSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/sampler.h"
+#include "../userspace/common/u64_map.h"
+#include "trace.h"
+
+struct codemap;
+struct method_table;
+
+/* The state at the start of one step of a walk, and what the rest needs. */
+struct walk_step_state {
+	uint64_t pc, sp, fp;
+	struct trace_frame above; /* the frame pushed just before (type FRAME_TYPE_COUNT: none) */
+	uint8_t via_vm, leaf_return, crossing;
+};
+
+struct memo_boundary {
+	struct walk_step_state at;
+	uint64_t from;  /* the lowest stack address the walk read from this step on */
+	uint32_t below; /* frames the walk found from this step on (to the root) */
+};
+
+struct walk_memo {
+	struct walk_reuse *owner;
+	uint64_t time_ns, stack_end;
+	uint64_t code_changes, method_changes; /* of the code map and method table it was walked with */
+	uint64_t lo, hi;                       /* its words: [lo, hi) */
+	uint8_t *words;
+	size_t words_cap;
+	struct memo_boundary *b; /* bottom first (sp descending) */
+	uint32_t nb, b_cap;
+	struct trace_frame *frames; /* root first */
+	uint32_t nf, f_cap;
+	uint64_t max_read;
+	uint64_t stop_pc, stop_sp, stop_fp;
+};
+
+/* What one process's memos may take: a memo is about its thread's stack
+ * (words, frames, steps), a few KiB for most threads. */
+#define WALK_REUSE_PROCESS_BYTES (8u << 20)
+
+/* One process's memos, per thread, within a byte budget: past it they all
+ * go (each is rebuilt by its thread's next sample). */
+struct walk_reuse {
+	struct u64_map by_tid; /* tid + 1 -> struct walk_memo * */
+	size_t bytes, max_bytes;
+	uint64_t resets;
+};
+
+/* The steps of the walk being made, as the memo will keep them. */
+struct walk_log_step {
+	struct walk_step_state at;
+	uint32_t n;       /* frames found above it */
+	uint64_t step_lo; /* the lowest address this step read */
+};
+
+struct walk_log {
+	struct walk_memo *memo; /* the previous walk, NULL: none usable */
+	int32_t joined;         /* its boundary this walk joined, -1 none */
+	/* The words from compared_from up were compared with the memo's:
+	 * equal from differs_below on. */
+	bool compared;
+	uint64_t compared_from, differs_below;
+	uint32_t n;
+	uint64_t hi; /* the highest address the steps below the top read */
+	struct walk_log_step step[TRACE_MAX_FRAMES];
+};
+
+void walk_reuse_init(struct walk_reuse *r, size_t max_bytes);
+void walk_reuse_free(struct walk_reuse *r);
+/* The thread's memo, made empty on first use; NULL without memory. */
+struct walk_memo *walk_reuse_of(struct walk_reuse *r, uint32_t tid);
+void walk_reuse_forget(struct walk_reuse *r, uint32_t tid);
+
+/* Whether m may stand for a walk of s now. */
+bool walk_memo_fits(const struct walk_memo *m, const struct js_sample *s, const struct codemap *code,
+		    const struct method_table *methods);
+
+/* The memo's boundary a walk of s in state at may join (its words from
+ * there on equal s's), or -1. *from_index: where to look from (bottom-first
+ * index, moved on as the walk goes down the stack). */
+int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct walk_step_state *at,
+		   uint32_t *from_index);
+
+/* After a complete main walk of s that made trace (root first) and logged
+ * its steps: the memo describes it from now on. */
+void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const struct js_sample *s,
+		      const struct trace *trace, const struct codemap *code, const struct method_table *methods);
+
+#endif
