@@ -111,50 +111,10 @@ static void test_names_are_safe_for_collapsed(void)
 	jvm_model_free(&m);
 }
 
-/* Trees big enough for the edge cache (several of its sizes): every path
- * added again lands on the node it made, whatever the cache evicted. */
-static void test_edge_cache_finds_the_same_nodes(void)
-{
-	enum { PATHS = 6000, DEPTH = 12 };
-	static uint32_t leaf[PATHS];
-	struct cct c;
-	struct trace_frame path[DEPTH];
-	uint32_t seed = 12345;
-
-	CHECK(cct_init(&c, 1u << 20) == 0);
-	for (int round = 0; round < 2; round++) {
-		uint32_t nodes_before = (uint32_t)c.nodes.n;
-
-		seed = 12345;
-		for (int i = 0; i < PATHS; i++) {
-			uint32_t node = 0;
-
-			for (int d = 0; d < DEPTH; d++) {
-				seed = seed * 1103515245u + 12345u;
-				path[d] = (struct trace_frame){.method_id = 1 + (seed >> 16) % 7, .type = FRAME_COMPILED,
-							       .bci = (int32_t)((seed >> 8) % 3)};
-			}
-			CHECK(cct_add_sample(&c, path, DEPTH, 0, (uint32_t)i) == 0);
-			for (int d = 0; d < DEPTH; d++)
-				node = cct_child(&c, node, path[d].method_id, path[d].type, path[d].bci, 0);
-			if (round == 0)
-				leaf[i] = node;
-			else
-				CHECK(node == leaf[i]);
-		}
-		if (round == 1)
-			CHECK(c.nodes.n == nodes_before);
-	}
-	CHECK(c.edges != NULL && c.edge_mask + 1 > CCT_EDGE_CACHE_MIN);
-	CHECK(c.samples == 2 * PATHS);
-	cct_free(&c);
-}
-
 int main(void)
 {
 	RUN(test_merge_and_render);
 	RUN(test_node_cap);
-	RUN(test_edge_cache_finds_the_same_nodes);
 	RUN(test_names_are_safe_for_collapsed);
 	return CHECK_DONE();
 }
