@@ -11,7 +11,6 @@ int cct_init(struct cct *c, uint32_t max_nodes)
 	u64_map_init(&c->children);
 	cct_slices_init(&c->slices);
 	c->max_nodes = max_nodes < 2 ? 2 : max_nodes;
-	c->edges_grow_at = 2 * CCT_EDGE_CACHE_MIN; /* small trees stay in cache without one */
 	return vec_push(&c->nodes, root);
 }
 
@@ -19,7 +18,6 @@ void cct_free(struct cct *c)
 {
 	vec_free(&c->nodes);
 	vec_free(&c->last_child);
-	free(c->edges);
 	for (int k = 0; c->paths && k < CCT_CACHED_PATHS + CCT_THREAD_PATHS; k++)
 		free(c->paths[k].step);
 	free(c->paths);
@@ -49,48 +47,15 @@ static uint32_t remember_child(struct cct *c, uint32_t parent, uint32_t child)
 	return child;
 }
 
-/* The edge cache's slot for an edge, the cache (re)made as the tree grows
- * (a quarter of its nodes, within the bounds); NULL without one. */
-static struct cct_edge *edge_slot(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci)
-{
-	if (c->nodes.n >= c->edges_grow_at) {
-		uint32_t want = c->edges ? (c->edge_mask + 1) * 2 : CCT_EDGE_CACHE_MIN;
-		struct cct_edge *e = calloc(want, sizeof(*e));
-
-		/* Next at twice the nodes; a failed allocation keeps the old. */
-		c->edges_grow_at = want >= CCT_EDGE_CACHE_MAX ? UINT32_MAX : want * 4;
-		if (e) {
-			free(c->edges);
-			c->edges = e;
-			c->edge_mask = want - 1;
-		}
-	}
-	if (!c->edges)
-		return NULL;
-	return &c->edges[u64_hash((uint64_t)parent << 32 ^ method_id ^ (uint64_t)(uint32_t)bci << 20 ^
-				  (uint64_t)type << 58) & c->edge_mask];
-}
-
-static uint32_t cache_edge(struct cct_edge *e, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
-			   uint32_t child)
-{
-	if (e)
-		*e = (struct cct_edge){.parent = parent, .method_id = method_id, .bci = bci, .child = child, .type = type};
-	return child;
-}
-
 uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create)
 {
 	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type, .bci = bci};
-	struct cct_edge *e = edge_slot(c, parent, method_id, type, bci);
 	uint64_t key;
 
-	if (e && e->child && e->parent == parent && e->method_id == method_id && e->bci == bci && e->type == type)
-		return e->child;
 	if (parent < c->last_child.n) {
 		uint32_t hint = c->last_child.v[parent];
 		if (hint && hint < c->nodes.n && is_node(&c->nodes.v[hint], parent, method_id, type, bci))
-			return cache_edge(e, parent, method_id, type, bci, hint);
+			return hint;
 	}
 	for (uint32_t attempt = 0;; attempt++) {
 		uint64_t *hit;
@@ -100,7 +65,7 @@ uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t t
 		if (!hit)
 			break;
 		if (is_node(&c->nodes.v[*hit], parent, method_id, type, bci))
-			return cache_edge(e, parent, method_id, type, bci, remember_child(c, parent, (uint32_t)*hit));
+			return remember_child(c, parent, (uint32_t)*hit);
 	}
 	if (!create || c->nodes.n >= UINT32_MAX - 1)
 		return 0;
@@ -110,7 +75,7 @@ uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t t
 		c->nodes.n--;
 		return 0;
 	}
-	return cache_edge(e, parent, method_id, type, bci, remember_child(c, parent, (uint32_t)(c->nodes.n - 1)));
+	return remember_child(c, parent, (uint32_t)(c->nodes.n - 1));
 }
 
 static int32_t frame_bci(const struct trace_frame *f)
@@ -238,7 +203,7 @@ size_t cct_bytes(const struct cct *c)
 	 * traces, not the tree (at most 20 paths of CCT_CACHED_DEPTH steps, a
 	 * few KiB for most programs), so the node cap alone bounds what grows. */
 	return c->nodes.cap * sizeof(struct cct_node) + c->last_child.cap * sizeof(uint32_t) +
-	       u64_map_bytes(&c->children) + c->slices.bytes + (c->edges ? (c->edge_mask + 1) * sizeof(*c->edges) : 0);
+	       u64_map_bytes(&c->children) + c->slices.bytes;
 }
 
 uint32_t cct_nodes_for_bytes(size_t bytes)

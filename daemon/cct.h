@@ -38,8 +38,6 @@ struct cct_node {
  * path is the likeliest to share a long prefix, found without comparing. */
 #define CCT_THREAD_PATHS 16
 #define CCT_CACHED_DEPTH 4096
-#define CCT_EDGE_CACHE_MIN 1024u
-#define CCT_EDGE_CACHE_MAX 65536u
 struct cct_path {
 	uint32_t n, cap;
 	uint64_t age; /* of its last use: the oldest is replaced */
@@ -58,18 +56,6 @@ struct cct {
 	 * before the children map (a path below a node mostly goes on the
 	 * way it went the last time). */
 	VEC(uint32_t) last_child;
-	/* Recently taken edges, direct-mapped by a hash of the edge: a small
-	 * table (sized with the tree, at most CCT_EDGE_CACHE_MAX entries) that
-	 * stays in the CPU's caches where the tree and its map do not. Each
-	 * entry holds its whole key, so a hit touches nothing else. */
-	struct cct_edge {
-		uint32_t parent, method_id;
-		int32_t bci;
-		uint32_t child; /* 0: empty */
-		uint8_t type;
-	} *edges;
-	uint32_t edge_mask;     /* entries - 1 */
-	uint32_t edges_grow_at; /* node count at which the cache doubles */
 	uint64_t path_uses;
 	/* hash of (parent, method, type, bci, attempt) -> node index; a hit
 	 * is checked against the node, a collision tries the next attempt */
