@@ -396,6 +396,19 @@ const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t)
 	return codemap_find_counted(m, pc, t, NULL);
 }
 
+const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_blob *b, uint64_t pc)
+{
+	struct codemap_hit *h = hit_slot(m, pc);
+
+	if (!h || h->pc != pc || h->blob != b || h->generation != m->generation || !m->indexed)
+		return code_blob_scope(b, pc, true);
+	if (!h->exact_known) {
+		h->exact = code_blob_scope(b, pc, true);
+		h->exact_known = true;
+	}
+	return h->exact;
+}
+
 const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact)
 {
 	uint64_t off;

@@ -70,12 +70,15 @@ struct code_blob {
  * only blob holding it (or none). Entries of an older index generation are
  * stale. visited is what the search cost, counted again on a hit so the
  * decoder's work bound sees the same figures. */
-#define CODEMAP_CACHE_SLOTS 1024
+#define CODEMAP_CACHE_SLOTS 4096
 struct codemap_hit {
 	uint64_t pc;
 	const struct code_blob *blob; /* NULL: no blob holds pc */
 	uint32_t generation;
 	uint32_t visited;
+	/* The blob's scope at exactly pc (a return address), once asked. */
+	const struct pc_scope *exact;
+	bool exact_known;
 };
 
 struct codemap {
@@ -116,6 +119,10 @@ const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uin
  * instruction at pc belongs to the next one. (HotSpot's pc_desc_near takes
  * >=, which names the instruction before pc.) NULL if none. */
 const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact);
+
+/* code_blob_scope(b, pc, true) for b the blob codemap_find gave for pc,
+ * remembered with the lookup: a walk asks it for every return address. */
+const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_blob *b, uint64_t pc);
 
 /* The frame state at pc, or -1 if the frame is fully built there. */
 int code_blob_frame_state(const struct code_blob *b, uint64_t pc);

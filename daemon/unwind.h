@@ -100,6 +100,14 @@ static inline const struct code_blob *walk_find_code(const struct walk *w, uint6
 	return codemap_find_counted(w->ctx->code, pc, w->s->time_ns, w->work);
 }
 
+/* The scope of blob b at pc (code_blob_scope); an exact one is remembered
+ * with the code lookup of pc. */
+static inline const struct pc_scope *walk_scope(const struct walk *w, const struct code_blob *b, uint64_t pc,
+						bool exact)
+{
+	return exact ? codemap_exact_scope(w->ctx->code, b, pc) : code_blob_scope(b, pc, false);
+}
+
 /* Reads a stack word of the sample, noting the address as read. */
 static inline enum frag_read walk_peek(const struct walk *w, uint64_t addr, uint64_t *out)
 {

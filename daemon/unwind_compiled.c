@@ -55,7 +55,7 @@ static void explain_versions(FILE *f, const struct codemap *m, uint64_t pc, uint
 
 enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool exact)
 {
-	const struct pc_scope *sc = code_blob_scope(b, w->pc, exact);
+	const struct pc_scope *sc = walk_scope(w, b, w->pc, exact);
 	uint8_t root_type = b->kind == JS_CODE_NATIVE_WRAPPER ? FRAME_NATIVE : FRAME_COMPILED;
 
 	if (!sc) {
@@ -147,7 +147,7 @@ static bool calls_another_method(struct walk *w, const struct code_blob *b, uint
 		const struct method_info *m = method_table_get(w->ctx->methods, c->method_id);
 		return !(m && m->name && strcmp(m->name, "enterSpecial") == 0);
 	}
-	if (!c || c->kind != JS_CODE_NMETHOD || !(sc = code_blob_scope(c, ret, true)) || !sc->depth)
+	if (!c || c->kind != JS_CODE_NMETHOD || !(sc = walk_scope(w, c, ret, true)) || !sc->depth)
 		return false;
 	return method_table_calls(w->ctx->methods, c->frames[sc->first].method_id, c->frames[sc->first].bci,
 				  b->method_id) == 0;
@@ -221,7 +221,7 @@ static bool caller_called_wrongly(struct walk *w, uint64_t ret, uint64_t sender_
 	const struct code_blob *c = walk_find_code(w, ret);
 	uint64_t ret2;
 
-	if (!c || c->kind != JS_CODE_NMETHOD || c->frame_size_words <= 0 || !code_blob_scope(c, ret, true) ||
+	if (!c || c->kind != JS_CODE_NMETHOD || c->frame_size_words <= 0 || !walk_scope(w, c, ret, true) ||
 	    walk_peek(w, sender_sp + (uint64_t)c->frame_size_words * 8 - 8, &ret2) != FRAG_OK)
 		return false;
 	return calls_another_method(w, c, ret2);
@@ -275,7 +275,7 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	}
 	if (b->frame_size_words <= 0)
 		return walk_fail(w, DECODE_FAIL_UNKNOWN_FRAME_SIZE);
-	if (w->leaf_return && code_blob_scope(b, w->pc, true))
+	if (w->leaf_return && walk_scope(w, b, w->pc, true))
 		w->leaf_return = false; /* a real call site after all */
 	st = emit_compiled_frames(w, b, !w->top && !w->leaf_return);
 	w->leaf_return = false;

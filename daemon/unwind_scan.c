@@ -54,7 +54,7 @@ static bool plausible(const struct walk *w, uint64_t v, const struct code_blob *
 	*bp = b;
 	switch (b->kind) {
 	case JS_CODE_NMETHOD:
-		if (code_blob_scope(b, v, true))
+		if (walk_scope(w, b, v, true))
 			return true;
 		/* Not a call site: acceptable only in the body proper, with
 		 * the frame in place. */

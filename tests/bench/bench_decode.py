@@ -28,7 +28,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.path.join(ROOT, "build")
+BUILD = os.environ.get("JSAMPLED_BUILD", os.path.join(ROOT, "build"))
 JDKS = {
     "17": "/usr/lib/jvm/java-17-openjdk-amd64",
     "25": "/usr/lib/jvm/temurin-25-jdk-amd64",
