@@ -350,6 +350,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->complete = false;
 	out->from_image = false;
 	out->joined = 0;
+	out->bad_call_known = false;
 	out->n_crossings = 0;
 	out->top_rule = DECODE_RULE_NONE;
 	out->wait = 0;

@@ -94,6 +94,9 @@ struct trace {
 	struct walk_resume resume; /* of an incomplete trace */
 	bool from_image; /* its bottom came from the thread's stack image (stack_bottoms.h) */
 	uint32_t joined; /* frames taken from the thread's previous walk (walk_reuse.h) */
+	/* trace_bad_caller of a resolved trace, made with the walk (walk_reuse.c) */
+	bool bad_call_known;
+	int32_t bad_call;
 	uint8_t n_crossings;
 	struct trace_crossing crossings[TRACE_MAX_CROSSINGS];
 	struct trace_frame frames[TRACE_MAX_FRAMES];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "codemap.h"
+#include "decoder.h"
 #include "method_table.h"
 
 void walk_reuse_init(struct walk_reuse *r, size_t max_bytes)
@@ -198,10 +199,28 @@ static void forget_walk(struct walk_memo *m)
 {
 	m->nb = 0;
 	m->nf = 0;
+	m->bad_known = false;
+}
+
+/* The trace's first wrong call: the memo's, if it lies in the frames the
+ * trace took from it (j joined, r frames), else the first from there on. */
+static int32_t first_bad_call(const struct walk_memo *m, int32_t j, uint32_t r, const struct trace *trace,
+			      const struct method_table *methods)
+{
+	uint32_t start = 0;
+	int at;
+
+	if (j >= 0 && m->bad_known && r > 0) {
+		if (m->bad_at >= 0 && (uint32_t)m->bad_at + 1 < r)
+			return m->bad_at;
+		start = r - 1; /* the call from the last joined frame on */
+	}
+	at = trace_bad_caller(methods, trace->frames + start, trace->n - start, true);
+	return at >= 0 ? at + (int32_t)start : -1;
 }
 
 void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const struct js_sample *s,
-		      const struct trace *trace, const struct codemap *code, const struct method_table *methods)
+		      struct trace *trace, const struct codemap *code, const struct method_table *methods)
 {
 	const int32_t j = log->joined;
 	const uint32_t n = trace->n;
@@ -247,6 +266,10 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 		};
 	}
 	m->nb = nb;
+	m->bad_at = first_bad_call(m, j, r, trace, methods);
+	m->bad_known = true;
+	trace->bad_call = m->bad_at;
+	trace->bad_call_known = true;
 	memcpy(m->frames + r, trace->frames + r, (n - r) * sizeof(*m->frames));
 	m->nf = n;
 	m->time_ns = s->time_ns;

@@ -52,6 +52,10 @@ struct walk_memo {
 	uint32_t nf, f_cap;
 	uint64_t max_read;
 	uint64_t stop_pc, stop_sp, stop_fp;
+	/* The first of its frames (root first) that calls the next wrongly
+	 * (trace_bad_caller), -1 none; bad_known false: not checked. */
+	int32_t bad_at;
+	bool bad_known;
 };
 
 /* What one process's memos may take: a memo is about its thread's stack
@@ -102,8 +106,10 @@ int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct
 		   uint32_t *from_index);
 
 /* After a complete main walk of s that made trace (root first) and logged
- * its steps: the memo describes it from now on. */
+ * its steps: the memo describes it from now on. The trace's call check
+ * (trace_bad_caller) is made then, only for the calls the memo did not
+ * already check: trace->bad_call_known. */
 void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const struct js_sample *s,
-		      const struct trace *trace, const struct codemap *code, const struct method_table *methods);
+		      struct trace *trace, const struct codemap *code, const struct method_table *methods);
 
 #endif
