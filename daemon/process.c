@@ -44,6 +44,7 @@ static void session_state_free(struct process *p)
 	stack_bottoms_free(&p->bottoms);
 	walk_reuse_free(&p->reuse);
 	p->stats.stack_image_bytes = 0;
+	p->stats.walk_memo_bytes = 0;
 	u64_map_free(&p->internal_threads);
 	kernel_stacks_free(&p->kstacks);
 	if (p->native_state_free)
@@ -513,6 +514,7 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 		p->stats.walks_joined++;
 		p->stats.frames_joined += tr->joined;
 	}
+	p->stats.walk_memo_bytes = p->reuse.bytes;
 	walked = st;
 	learn_copy_end(t, p, s, walked, tr);
 	/* JVM-internal threads need no stack copies from now on. */
@@ -769,6 +771,8 @@ void process_agent_gone(struct process_table *t, struct process *p, bool agent_l
 	p->exited_ns = now_ns;
 	retry_held(t, p, true, now_ns);
 	process_settle_waiting(t, p);
+	walk_reuse_free(&p->reuse); /* no walk will join them */
+	p->stats.walk_memo_bytes = 0;
 	/* Nothing will be decoded any more: the code map can go, and of the
 	 * methods only those the tree names stay (a JVM reports thousands of
 	 * methods; a retained profile names a few hundred). */

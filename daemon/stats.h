@@ -45,6 +45,7 @@ struct decode_stats {
 	 * the frames they took from it instead of walking. */
 	uint64_t walks_joined;
 	uint64_t frames_joined;
+	uint64_t walk_memo_bytes; /* the memos held now (set at each sample) */
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

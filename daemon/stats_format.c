@@ -96,6 +96,7 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"fills_used", s->fills_used},
 		{"walks_joined", s->walks_joined},
 		{"frames_joined", s->frames_joined},
+		{"walk_memo_bytes", s->walk_memo_bytes},
 		{"stack_images_refused", s->stack_images_refused},
 		{"stack_image_bytes", s->stack_image_bytes},
 		{"held", s->held_total},
