@@ -64,6 +64,7 @@ static void remove_blob(struct codemap *m, struct code_blob *b)
 		}
 	}
 	m->indexed = false;
+	m->hits_void = true;
 	m->bytes -= blob_bytes(b);
 	blob_free(b);
 }
@@ -253,10 +254,38 @@ static uint64_t virtual_max(const struct codemap *m, size_t i, unsigned lvl)
 	return m->max_end[i];
 }
 
+/* A cached hit says only one blob holds its pc: that stays true through a
+ * new index unless a blob added since holds the pc too, or a blob went
+ * (its pointer with it). A JIT compiling all the time then keeps its
+ * cache; a batch of many new blobs starts it over. */
+#define HITS_KEPT_UP_TO 32
+
+static void carry_hits(struct codemap *m, const uint64_t (*added)[2], size_t nadded, uint32_t old)
+{
+	for (size_t s = 0; s < CODEMAP_CACHE_SLOTS; s++) {
+		struct codemap_hit *h = &m->hits[s];
+		bool held = false;
+
+		if (h->generation != old)
+			continue;
+		for (size_t i = 0; i < nadded && !held; i++)
+			held = h->pc >= added[i][0] && h->pc < added[i][1];
+		if (!held)
+			h->generation = m->generation;
+	}
+}
+
 static int build_index(struct codemap *m)
 {
-	size_t n = m->blobs.n;
+	size_t n = m->blobs.n, nadded = n - m->sorted;
+	uint64_t added[HITS_KEPT_UP_TO][2];
+	uint32_t old = m->generation;
+	bool carry = m->hits && !m->hits_void && old && nadded <= HITS_KEPT_UP_TO;
 
+	for (size_t i = 0; carry && i < nadded; i++) {
+		added[i][0] = m->blobs.v[m->sorted + i]->start;
+		added[i][1] = blob_end(m->blobs.v[m->sorted + i]);
+	}
 	merge_new(m);
 	if (n > m->max_end_cap) {
 		size_t cap = m->max_end_cap ? m->max_end_cap : 256;
@@ -264,8 +293,10 @@ static int build_index(struct codemap *m)
 		while (cap < n)
 			cap *= 2;
 		p = realloc(m->max_end, cap * sizeof(*p));
-		if (!p)
+		if (!p) {
+			m->hits_void = true; /* the blobs merged in are not checked against it */
 			return -1;
+		}
 		m->max_end = p;
 		m->max_end_cap = cap;
 	}
@@ -284,6 +315,9 @@ static int build_index(struct codemap *m)
 	if (!m->hits)
 		m->hits = calloc(CODEMAP_CACHE_SLOTS, sizeof(*m->hits)); /* without it, every lookup searches */
 	m->generation++;
+	if (carry)
+		carry_hits(m, (const uint64_t (*)[2])added, nadded, old);
+	m->hits_void = false;
 	m->indexed = true;
 	return 0;
 }
@@ -474,6 +508,7 @@ size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 	m->sorted = sorted;
 	if (removed) {
 		m->indexed = false;
+		m->hits_void = true;
 		m->changes++;
 	}
 	return removed;

@@ -85,6 +85,7 @@ struct codemap {
 	VEC(struct code_blob *) blobs; /* the first 'sorted' are in start order */
 	struct codemap_hit *hits;      /* CODEMAP_CACHE_SLOTS, allocated with the index */
 	uint32_t generation;           /* of the index; 0: none built yet */
+	bool hits_void;                /* a blob was freed: no cached hit survives the next index */
 	size_t sorted;
 	bool indexed;         /* blobs all sorted and max_end current */
 	uint64_t *max_end;    /* per index of blobs, see above */

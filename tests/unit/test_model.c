@@ -53,6 +53,52 @@ static void test_find_nested_and_timed(void)
 	jvm_model_free(&m);
 }
 
+/* Cached lookups across new indexes (codemap.c keeps a hit through a
+ * rebuild unless a blob added since holds its pc too, or a blob went): a
+ * blob added over a cached pc wins where it should, one added elsewhere
+ * leaves the cached answer, and a replaced or pruned blob is never
+ * answered from the cache. */
+static void test_cached_hits_across_indexes(void)
+{
+	struct jvm_model m;
+	const struct code_blob *b;
+	const struct test_code a = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x1000,
+				    .frame_size = 4, .frame_complete = 8, .method_id = 1, .load_ns = 10};
+	const struct test_code inside = {.id = 2, .kind = JS_CODE_STUB, .start = 0x1400, .size = 0x40,
+					 .frame_size = 0, .frame_complete = -1, .name = "stub", .load_ns = 20};
+	const struct test_code elsewhere = {.id = 3, .kind = JS_CODE_NMETHOD, .start = 0x9000, .size = 0x100,
+					    .frame_size = 4, .frame_complete = 8, .method_id = 3, .load_ns = 20};
+	struct test_code again = a;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &a) == 0);
+	b = codemap_find(&m.code, 0x1410, 50);
+	CHECK(b && b->id == 1);
+	CHECK(codemap_find(&m.code, 0x1800, 50) && codemap_find(&m.code, 0x1800, 50)->id == 1);
+	CHECK(tb_apply_code(&m, &elsewhere) == 0);
+	b = codemap_find(&m.code, 0x1800, 50);
+	CHECK(b && b->id == 1);
+	CHECK(tb_apply_code(&m, &inside) == 0);
+	b = codemap_find(&m.code, 0x1410, 50); /* cached as blob 1's before */
+	CHECK(b && b->id == 2);
+	b = codemap_find(&m.code, 0x1800, 50);
+	CHECK(b && b->id == 1);
+	b = codemap_find(&m.code, 0x9010, 50);
+	CHECK(b && b->id == 3);
+	/* The same id again replaces (and frees) blob 1. */
+	again.method_id = 9;
+	CHECK(tb_apply_code(&m, &again) == 0);
+	b = codemap_find(&m.code, 0x1800, 50);
+	CHECK(b && b->id == 1 && b->method_id == 9);
+	CHECK(tb_apply_unload(&m, 3, 30) == 0);
+	CHECK(codemap_find(&m.code, 0x9010, 50) == NULL); /* unloaded by then */
+	CHECK_EQ(codemap_prune(&m.code, 40), 1);
+	CHECK(codemap_find(&m.code, 0x9010, 25) == NULL); /* pruned */
+	b = codemap_find(&m.code, 0x1800, 50);
+	CHECK(b && b->method_id == 9);
+	jvm_model_free(&m);
+}
+
 /* Lookups stay cheap whatever the agent reports: 20,000 blobs plus one
  * huge blob over all of them (a lying agent's), blobs loaded in any order
  * and after lookups (the index is rebuilt), and a reference lookup by
@@ -427,6 +473,7 @@ static void test_call_targets(void)
 int main(void)
 {
 	RUN(test_find_nested_and_timed);
+	RUN(test_cached_hits_across_indexes);
 	RUN(test_lookup_cost);
 	RUN(test_scopes_and_states);
 	RUN(test_lying_code_records);
