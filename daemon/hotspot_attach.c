@@ -177,6 +177,28 @@ static enum attach_result read_reply(int fd)
 	return r;
 }
 
+/* HotSpot renames its new socket over <tmp>/.java_pid<pid> and accepts only
+ * an .attach_pid<pid> trigger of its own user. In a sticky /tmp the JVM
+ * cannot replace a name another user owns (left by an earlier process with
+ * this pid, maybe root's, or planted), so its listener would never start.
+ * Removed here, while the attaching child still has jsampled's privileges:
+ * no process of the JVM's user can have made them for this JVM. */
+static void clear_foreign_names(const struct attach_target *t, pid_t nspid, uid_t euid)
+{
+	const char *const names[] = {".java_pid%d", ".attach_pid%d"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char name[32];
+		struct stat st;
+
+		snprintf(name, sizeof(name), names[i], (int)nspid);
+		if (fstatat(t->tmpfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != euid &&
+		    unlinkat(t->tmpfd, name, 0) == 0)
+			fprintf(stderr, "jsampled attach: removed %s of uid %u from the JVM's /tmp (the JVM runs as uid %u)\n",
+				name, (unsigned)st.st_uid, (unsigned)euid);
+	}
+}
+
 enum attach_result hotspot_attach_run(const struct attach_target *t, const char *agent_path, const char *options)
 {
 	struct proc_status st;
@@ -189,6 +211,7 @@ enum attach_result hotspot_attach_run(const struct attach_target *t, const char 
 		return ATTACH_GONE;
 	if (!(st.sig_caught & (1ull << (SIGQUIT - 1))))
 		return ATTACH_NOT_READY;
+	clear_foreign_names(t, st.nspid, st.euid);
 	/* Become the JVM's effective user (it trusts only that, or root), with
 	 * no capability left: the rest is plain file and socket work. */
 	if (st.egid != getegid() || st.euid != geteuid()) {

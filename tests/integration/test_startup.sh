@@ -16,6 +16,7 @@
 #     program profiled with the agent loaded at its start, in the same run.
 #  3. A JVM whose pid still has another user's stale /tmp/.java_pid socket
 #     (left by a killed JVM) is attached all the same.
+#  4. So is a user's JVM behind root's stale socket (which it cannot replace).
 . "$(dirname "$0")/lib.sh"
 require_environment
 public_files
@@ -106,5 +107,25 @@ resolved=$(stats_field "$STALE" resolved)
 [ "$after" -gt 0 ] && [ "$resolved" -gt 0 ] ||
 	fail "the JVM behind another user's stale /tmp/.java_pid was not attached: $(grep "pid $STALE" "$TMP/daemon.log" | tail -3)"
 note "3. a stale .java_pid socket of another user under the JVM's pid: attached ${after} ms after its exec, $resolved samples resolved"
+
+# --- 4. the other way round: root's stale socket under a user's JVM --------
+# The JVM cannot rename its socket over a name root owns in the sticky /tmp;
+# jsampled removes it (hotspot_attach.c clear_foreign_names). Before that,
+# the attach waited 10 s and failed with listener_not_the_jvm, again and
+# again (seen in CI when a root JVM of an earlier test had the same pid).
+sh -c '"$2" -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "/tmp/.java_pid$$" &&
+	[ "$(stat -c %u "/tmp/.java_pid$$")" = 0 ] || exit 99
+	exec setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups "$3" -cp "$4" PhasedWorkload 2 - 1' \
+	sh "$TEST_USER" "$PY" "$JAVA" "$TMP/java" >"$TMP/rootstale.out" 2>&1 &
+ROOTSTALE=$!
+JVM_PIDS+=("$ROOTSTALE")
+wait "$ROOTSTALE" || fail "the user JVM behind root's stale socket failed (99: the socket was not planted): $(tail -3 "$TMP/rootstale.out")"
+rm -f "/tmp/.java_pid$ROOTSTALE"
+wait_exited_profile "$ROOTSTALE"
+after=$(stats_field "$ROOTSTALE" agent_after_exec_ms)
+resolved=$(stats_field "$ROOTSTALE" resolved)
+[ "$after" -gt 0 ] && [ "$resolved" -gt 0 ] ||
+	fail "the $TEST_USER JVM behind root's stale /tmp/.java_pid was not attached: $(grep "pid $ROOTSTALE" "$TMP/daemon.log" | tail -3)"
+note "4. root's stale .java_pid socket under a $TEST_USER JVM: attached ${after} ms after its exec, $resolved samples resolved"
 stop_daemon
 note "passed"
