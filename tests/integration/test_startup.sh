@@ -87,45 +87,38 @@ base=$(tvd "$AT_START" atstart)
 	fail "zero-config lands $zero total variation distance from the measured phases (limit 0.005, or the agent-at-start run's $base + 0.002)"
 note "2. a 10-s phased program: total variation distance $zero profiled zero-config, $base with -agentpath (limit 0.005, or that + 0.002)"
 
-# --- 3. a stale attach socket of another user under the JVM's pid --------
+# --- 3 and 4. a stale attach socket of another user under the JVM's pid ---
 # A JVM killed without cleanup leaves /tmp/.java_pid<pid>; a later JVM with
-# that pid must still be attached (HotSpot renames its socket over the name).
-# The shell plants the name for its own pid as the test user, then execs java.
-ensure_test_user
-sh -c 'setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups "$2" -c \
-	"import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "/tmp/.java_pid$$" &&
+# that pid must still be attached. stale_socket_case N OWNER RUNNER WHAT: a
+# shell plants the name for its own pid as OWNER, then execs java as RUNNER
+# (the pid stays).
+stale_socket_case() {
+	local n=$1 owner=$2 runner=$3 what=$4 pid after resolved
+	sh -c 'as() { u=$1; shift; if [ "$u" = root ]; then "$@"; else
+		setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"; fi; }
+	as "$1" "$3" -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "/tmp/.java_pid$$" &&
 	[ "$(stat -c %U "/tmp/.java_pid$$")" = "$1" ] || exit 99
-	exec "$3" -cp "$4" PhasedWorkload 2 - 1' sh "$TEST_USER" "$PY" "$JAVA" "$TMP/java" \
-	>"$TMP/stale.out" 2>&1 &
-STALE=$!
-JVM_PIDS+=("$STALE")
-wait "$STALE" || fail "the JVM behind a stale socket failed (99: the socket was not planted): $(tail -3 "$TMP/stale.out")"
-rm -f "/tmp/.java_pid$STALE"
-wait_exited_profile "$STALE"
-after=$(stats_field "$STALE" agent_after_exec_ms)
-resolved=$(stats_field "$STALE" resolved)
-[ "$after" -gt 0 ] && [ "$resolved" -gt 0 ] ||
-	fail "the JVM behind another user's stale /tmp/.java_pid was not attached: $(grep "pid $STALE" "$TMP/daemon.log" | tail -3)"
-note "3. a stale .java_pid socket of another user under the JVM's pid: attached ${after} ms after its exec, $resolved samples resolved"
-
-# --- 4. the other way round: root's stale socket under a user's JVM --------
-# The JVM cannot rename its socket over a name root owns in the sticky /tmp;
-# jsampled removes it (hotspot_attach.c clear_foreign_names). Before that,
-# the attach waited 10 s and failed with listener_not_the_jvm, again and
-# again (seen in CI when a root JVM of an earlier test had the same pid).
-sh -c '"$2" -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "/tmp/.java_pid$$" &&
-	[ "$(stat -c %u "/tmp/.java_pid$$")" = 0 ] || exit 99
-	exec setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups "$3" -cp "$4" PhasedWorkload 2 - 1' \
-	sh "$TEST_USER" "$PY" "$JAVA" "$TMP/java" >"$TMP/rootstale.out" 2>&1 &
-ROOTSTALE=$!
-JVM_PIDS+=("$ROOTSTALE")
-wait "$ROOTSTALE" || fail "the user JVM behind root's stale socket failed (99: the socket was not planted): $(tail -3 "$TMP/rootstale.out")"
-rm -f "/tmp/.java_pid$ROOTSTALE"
-wait_exited_profile "$ROOTSTALE"
-after=$(stats_field "$ROOTSTALE" agent_after_exec_ms)
-resolved=$(stats_field "$ROOTSTALE" resolved)
-[ "$after" -gt 0 ] && [ "$resolved" -gt 0 ] ||
-	fail "the $TEST_USER JVM behind root's stale /tmp/.java_pid was not attached: $(grep "pid $ROOTSTALE" "$TMP/daemon.log" | tail -3)"
-note "4. root's stale .java_pid socket under a $TEST_USER JVM: attached ${after} ms after its exec, $resolved samples resolved"
+	[ "$2" = root ] && exec "$4" -cp "$5" PhasedWorkload 2 - 1
+	exec setpriv --reuid="$2" --regid="$(id -g "$2")" --clear-groups "$4" -cp "$5" PhasedWorkload 2 - 1' \
+		sh "$owner" "$runner" "$PY" "$JAVA" "$TMP/java" >"$TMP/stale$n.out" 2>&1 &
+	pid=$!
+	JVM_PIDS+=("$pid")
+	wait "$pid" || fail "$n. the JVM failed (99: the socket was not planted): $(tail -3 "$TMP/stale$n.out")"
+	rm -f "/tmp/.java_pid$pid"
+	wait_exited_profile "$pid"
+	after=$(stats_field "$pid" agent_after_exec_ms)
+	resolved=$(stats_field "$pid" resolved)
+	[ "$after" -gt 0 ] && [ "$resolved" -gt 0 ] ||
+		fail "$n. $what: not attached: $(grep "pid $pid" "$TMP/daemon.log" | tail -3)"
+	note "$n. $what: attached ${after} ms after its exec, $resolved samples resolved"
+}
+ensure_test_user
+# HotSpot renames its new socket over the name: root may, in the sticky /tmp.
+stale_socket_case 3 "$TEST_USER" root "$TEST_USER's stale .java_pid socket under a root JVM"
+# The user's JVM may not replace root's name; jsampled removes it
+# (hotspot_attach.c clear_foreign_names). Before that the attach waited 10 s
+# and failed with listener_not_the_jvm, again and again (seen in CI when a
+# root JVM of an earlier test had had the same pid).
+stale_socket_case 4 root "$TEST_USER" "root's stale .java_pid socket under a $TEST_USER JVM"
 stop_daemon
 note "passed"
