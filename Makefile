@@ -236,7 +236,7 @@ check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
 
 .PHONY: check-integration
 check-integration: all $(B)/asan/jsampled java
-	tests/integration/run-all.sh
+	JSAMPLED_BUILD=$(abspath $(B)) tests/integration/run-all.sh
 
 # --- Fuzzing: libFuzzer targets (tests/fuzz/fuzz_*.c) built by clang with
 # ASan/UBSan, linked with the libraries they exercise. ---
