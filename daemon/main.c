@@ -37,7 +37,6 @@
 #include "query_conns.h"
 #include "recording.h"
 #include "reload.h"
-#include "huge_pages.h"
 #include "jvm_startup.h"
 #include "native_processes.h"
 #include "sampler_bpf.h"
@@ -275,9 +274,6 @@ int main(int argc, char **argv)
 	int r, rc = 1;
 	int agent_fd = -1, query_fd = -1, sig_fd = -1, drain_fd = -1, maint_fd = -1;
 
-	bool huge_pages;
-
-	huge_pages_for_malloc(argv, &huge_pages);
 	d->argc = argc;
 	d->argv = argv;
 	d->loop.epfd = -1;
@@ -287,8 +283,6 @@ int main(int argc, char **argv)
 	journal_log_init();
 	log_set_level(d->opt.verbose ? LOG_DEBUG : LOG_INFO);
 	d->started_ns = monotonic_ns();
-	if (huge_pages)
-		log_debug("malloc asks for transparent huge pages (glibc.malloc.hugetlb=1)");
 	/* Draining and decoding must keep up with the JVMs however busy they
 	 * are: a starved consumer means held samples pile up and are dropped. */
 	if (setpriority(PRIO_PROCESS, 0, d->opt.nice) != 0)

@@ -11,7 +11,6 @@
 #include "../../daemon/cct.h"
 #include "../../daemon/cct_format.h"
 #include "../../daemon/hotspot_attach.h"
-#include "../../daemon/huge_pages.h"
 #include "../../daemon/java_launcher.h"
 #include "../../daemon/options.h"
 #include "../../daemon/process_rules.h"
@@ -368,75 +367,16 @@ static void test_launcher_and_cpu(void)
 	CHECK_EQ(procfs_cpu_ns(getpid(), start + 1), 0);    /* another instance of the pid */
 }
 
-/* The re-executed side of test_huge_pages: what the daemon's main sees. */
-static int huge_pages_child(char **argv)
-{
-	const char *t, *b;
-	bool on;
-
-	huge_pages_for_malloc(argv, &on);
-	t = getenv("GLIBC_TUNABLES");
-	b = getenv("JSAMPLED_GLIBC_TUNABLES_BEFORE");
-	printf("on=%d tunables=%s before=%s\n", on, t ? t : "(unset)", b ? b : "(unset)");
-	return 0;
-}
-
-/* Runs this program as the daemon would start, with GLIBC_TUNABLES set to
- * tunables (NULL: unset); its report is read into out. */
-static void run_huge_pages_child(const char *self, const char *tunables, char *out, size_t len)
-{
-	char cmd[512];
-	FILE *f;
-
-	if (tunables)
-		snprintf(cmd, sizeof(cmd), "env GLIBC_TUNABLES=%s %s --huge-pages-child", tunables, self);
-	else
-		snprintf(cmd, sizeof(cmd), "env -u GLIBC_TUNABLES %s --huge-pages-child", self);
-	out[0] = 0;
-	f = popen(cmd, "r");
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	if (!fgets(out, (int)len, f))
-		out[0] = 0;
-	CHECK(pclose(f) == 0);
-	out[strcspn(out, "\n")] = 0;
-}
-
-static void test_huge_pages(const char *self)
-{
-	char out[256], want[256], mode[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	/* Where the kernel gives huge pages only on request, malloc asks. */
-	int asks = f && fgets(mode, sizeof(mode), f) && strstr(mode, "[madvise]");
-
-	if (f)
-		fclose(f);
-	/* The children see the environment as it was. */
-	run_huge_pages_child(self, NULL, out, sizeof(out));
-	snprintf(want, sizeof(want), "on=%d tunables=(unset) before=(unset)", asks);
-	CHECK_STR(out, want);
-	run_huge_pages_child(self, "glibc.malloc.check=0", out, sizeof(out));
-	snprintf(want, sizeof(want), "on=%d tunables=glibc.malloc.check=0 before=(unset)", asks);
-	CHECK_STR(out, want);
-	/* The operator's choice stands. */
-	run_huge_pages_child(self, "glibc.malloc.hugetlb=0", out, sizeof(out));
-	CHECK_STR(out, "on=0 tunables=glibc.malloc.hugetlb=0 before=(unset)");
-}
-
-int main(int argc, char **argv)
+int main(void)
 {
 	char cmd[64];
 
-	if (argc > 1 && strcmp(argv[1], "--huge-pages-child") == 0)
-		return huge_pages_child(argv);
 	if (!mkdtemp(tmpdir))
 		return 2;
 	test_config_file();
 	test_state_round_trip();
 	test_state_files();
 	test_cct_byte_cap();
-	test_huge_pages(argv[0]);
 	test_rules_and_procfs();
 	test_launcher_and_cpu();
 	test_attach_outcomes();
