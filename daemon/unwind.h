@@ -108,20 +108,6 @@ static inline const struct pc_scope *walk_scope(const struct walk *w, const stru
 	return exact ? codemap_exact_scope(w->ctx->code, b, pc) : code_blob_scope(b, pc, false);
 }
 
-/* Reads a stack word of the sample, noting the address as read. */
-static inline enum frag_read walk_peek(const struct walk *w, uint64_t addr, uint64_t *out)
-{
-	struct walk_touch *t = w->touch;
-
-	if (addr < t->lo)
-		t->lo = addr;
-	if (addr > UINT64_MAX - 8)
-		t->hi = UINT64_MAX;
-	else if (addr + 8 > t->hi)
-		t->hi = addr + 8;
-	return frag_read_u64(w->s, addr, out);
-}
-
 /* Notes the words [lo, hi) as read (a walk that reads them in bulk). */
 static inline void walk_touch_range(const struct walk *w, uint64_t lo, uint64_t hi)
 {
@@ -129,6 +115,13 @@ static inline void walk_touch_range(const struct walk *w, uint64_t lo, uint64_t 
 		w->touch->lo = lo;
 	if (hi > w->touch->hi)
 		w->touch->hi = hi;
+}
+
+/* Reads a stack word of the sample, noting the address as read. */
+static inline enum frag_read walk_peek(const struct walk *w, uint64_t addr, uint64_t *out)
+{
+	walk_touch_range(w, addr, addr > UINT64_MAX - 8 ? UINT64_MAX : addr + 8);
+	return frag_read_u64(w->s, addr, out);
 }
 
 /* Reads a stack word, mapping fragment outcomes to walk steps: returns
