@@ -52,6 +52,13 @@ uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t t
 	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type, .bci = bci};
 	uint64_t key;
 
+	/* The nodes made for one new path are consecutive, so a child is
+	 * most often the node right after its parent, on the line the parent's
+	 * check has just read or the next: no miss, where the hint and the map
+	 * below cost one or two each (measured: the next node is the child in
+	 * 70-90 % of lookups, and in 20-30 % of those the hint misses). */
+	if (parent + 1 < c->nodes.n && is_node(&c->nodes.v[parent + 1], parent, method_id, type, bci))
+		return parent + 1;
 	if (parent < c->last_child.n) {
 		uint32_t hint = c->last_child.v[parent];
 		if (hint && hint < c->nodes.n && is_node(&c->nodes.v[hint], parent, method_id, type, bci))

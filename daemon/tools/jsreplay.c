@@ -8,13 +8,14 @@
  *
  *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
  *                 [--failures] [--explain N] [--hold-ms N] [--native on|off] [--cost]
- *                 [--view java|mixed] [--no-walk-reuse]
+ *                 [--view java|mixed] [--no-walk-reuse] [--cold N]
  * Without options it prints the stats of every process in the recording.
  * Recordings of jsampled --native-stacks on hold each process's mappings
  * (REC_MAPS): native frames are unwound again from the recorded copies with
  * this machine's files (--native off: not). --cost prints the replay's CPU
  * time per sample on stderr, and how much of it is reading (decompressing)
- * the file, measured by a first pass that only reads it.
+ * the file, measured by a first pass that only reads it. --cold N evicts
+ * the CPU caches every N samples, as the JVM does between live drains.
  * --no-walk-reuse walks every sample to the bottom of its stack instead of
  * joining its thread's previous walk (walk_reuse.h): the result must be
  * the same (tests/corpus/run.sh compares).
@@ -41,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 
 #include "../kernel_symbols.h"
@@ -60,7 +62,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
 		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N]\n"
 		   "                     [--truncate-fragment N] [--native on|off] [--cost]\n"
-		   "                     [--view java|mixed] [--no-walk-reuse]\n"
+		   "                     [--view java|mixed] [--no-walk-reuse] [--cold N]\n"
 		   "       jsreplay FILE --outcomes | --traces\n"
 		   "       jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]\n"
 		   "                                   [--minimal]\n");
@@ -198,6 +200,35 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 /* Replays the whole recording into table; 0, or -1 if it ends early. */
 static uint64_t replayed_samples;
 
+/* --cold N: live, jsampled drains every 10 ms, and in between the JVM runs
+ * on the same CPUs and evicts jsampled's lines from L1 and L2: each drain
+ * starts cold. A replay runs alone and keeps them, so it hides the cost of
+ * what a change touches. Sweeping a buffer larger than L2 every N samples
+ * (a drain's worth) brings that back; the sweep's own CPU is not counted. */
+#define COLD_SWEEP_BYTES (16u << 20)
+static uint32_t cold_every;
+static double cold_cpu;
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void cold_sweep(void)
+{
+	static volatile uint8_t *sweep;
+	double t0 = thread_cpu();
+
+	if (!sweep && !(sweep = malloc(COLD_SWEEP_BYTES)))
+		return;
+	for (size_t i = 0; i < COLD_SWEEP_BYTES; i += 64)
+		sweep[i]++;
+	cold_cpu += thread_cpu() - t0;
+}
+
 static int replay_file(const char *path, struct process_table *table, uint64_t max_model_bytes)
 {
 	struct recording *rec = recording_open(path);
@@ -227,6 +258,8 @@ static int replay_file(const char *path, struct process_table *table, uint64_t m
 		    ((const struct js_sample *)payload)->time_ns > now)
 			now = ((const struct js_sample *)payload)->time_ns;
 		replayed_samples += type == REC_SAMPLE;
+		if (cold_every && type == REC_SAMPLE && replayed_samples % cold_every == 0)
+			cold_sweep();
 		if (replay_event(table, type, pid, now, payload, len, max_model_bytes) != 0)
 			bad++;
 	}
@@ -327,6 +360,7 @@ int main(int argc, char **argv)
 		{"cost", no_argument, 0, 'C'},
 		{"view", required_argument, 0, 'V'},
 		{"no-walk-reuse", no_argument, 0, 'W'},
+		{"cold", required_argument, 0, 'K'},
 		{"help", no_argument, 0, 'h'},      {0, 0, 0, 0},
 	};
 	static char *no_args[] = {"jsreplay", NULL};
@@ -421,6 +455,9 @@ int main(int argc, char **argv)
 		case 'W':
 			no_reuse = true;
 			break;
+		case 'K':
+			cold_every = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
 		case 'V':
 			if (strcmp(optarg, "java") != 0 && strcmp(optarg, "mixed") != 0) {
 				fprintf(stderr, "jsreplay: --view wants java or mixed\n");
@@ -468,7 +505,7 @@ int main(int argc, char **argv)
 	if (replay_file(argv[optind], &table, defaults.max_model_bytes) != 0)
 		rc = 1;
 	if (cost)
-		print_cost(cpu_seconds() - cpu0, read_cpu, native);
+		print_cost(cpu_seconds() - cpu0 - cold_cpu, read_cpu, native);
 	if (extract_to) {
 		rc = extract_write(&plan, argv[optind], extract_to);
 		goto cleanup;

@@ -1,5 +1,6 @@
 /* The calling-context tree and its three renderings. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../daemon/cct.h"
 #include "../../daemon/cct_format.h"
@@ -111,10 +112,59 @@ static void test_names_are_safe_for_collapsed(void)
 	jvm_model_free(&m);
 }
 
+
+/* Whichever way a lookup finds a child (the node after its parent, the
+ * parent's last child, the children map), the tree is the same: random
+ * traces over few methods and bcis, from several threads, land each in the
+ * node of exactly its own path, and every distinct prefix is one node. */
+#define RT_N 3000
+#define RT_DEPTH 7
+static void test_random_traces_find_their_nodes(void)
+{
+	static struct trace_frame tr[RT_N][RT_DEPTH];
+	static uint32_t len[RT_N];
+	struct cct c;
+	uint32_t prefixes = 0;
+	unsigned seed = 12345;
+
+	CHECK(cct_init(&c, 1u << 20) == 0);
+	for (int i = 0; i < RT_N; i++) {
+		len[i] = 1 + (uint32_t)(rand_r(&seed) % RT_DEPTH);
+		for (uint32_t d = 0; d < len[i]; d++)
+			tr[i][d] = (struct trace_frame){.method_id = 1 + (uint32_t)(rand_r(&seed) % 4),
+							.type = FRAME_INTERPRETED, .bci = rand_r(&seed) % 3};
+		CHECK(cct_add_sample(&c, tr[i], len[i], 0, (uint32_t)(rand_r(&seed) % 5)) == 0);
+	}
+	for (int i = 0; i < RT_N; i++) {
+		uint32_t node = 0, same = 0;
+
+		for (uint32_t d = 0; d < len[i]; d++) {
+			uint32_t next = cct_child(&c, node, tr[i][d].method_id, tr[i][d].type, tr[i][d].bci, 0);
+			CHECK(next != 0);
+			CHECK_EQ(c.nodes.v[next].parent, node);
+			node = next;
+		}
+		for (int j = 0; j < RT_N; j++)
+			same += len[j] == len[i] && memcmp(tr[j], tr[i], len[i] * sizeof(tr[i][0])) == 0;
+		CHECK_EQ(c.nodes.v[node].self, same);
+		/* prefix d+1 of trace i is new if no earlier trace has it */
+		for (uint32_t d = 0; d < len[i]; d++) {
+			bool seen = false;
+			for (int j = 0; j < i && !seen; j++)
+				seen = len[j] > d && memcmp(tr[j], tr[i], (d + 1) * sizeof(tr[i][0])) == 0;
+			prefixes += !seen;
+		}
+	}
+	CHECK_EQ(c.nodes.n, prefixes + 1);
+	CHECK_EQ(c.samples, RT_N);
+	cct_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_merge_and_render);
 	RUN(test_node_cap);
 	RUN(test_names_are_safe_for_collapsed);
+	RUN(test_random_traces_find_their_nodes);
 	return CHECK_DONE();
 }
