@@ -16,7 +16,7 @@ void method_table_init(struct method_table *t)
 	string_pool_init(&t->pool);
 }
 
-#define MEMO_SLOTS 1024 /* a power of two */
+#define MEMO_SLOTS 16384 /* a power of two: 256 KiB, the call edges of a large program */
 
 struct call_memo {
 	uint64_t key;        /* caller id << 40 | bci << 24 | callee id; 0: empty */
@@ -151,7 +151,6 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	size_t nn, sn;
 	const char *name, *sig;
 
-	t->generation++;
 	t->changes++;
 	m.id = id;
 	m.class_id = rbuf_u32(r);
@@ -213,6 +212,12 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 		return -1;
 	}
 	m.named = true;
+	/* The call memo keeps definite answers only, and those name methods
+	 * whose records had come: a method's first record changes none of
+	 * them (new ones come every few samples while a program warms up),
+	 * a record sent again may. */
+	if (slot->named)
+		t->generation++;
 	/* Re-sent after class redefinition: the old Method* may still be on
 	 * stacks, so it keeps mapping to this id. */
 	t->line_bytes -= extra_bytes(slot);
@@ -442,7 +447,7 @@ int method_table_bad_call(const struct method_table *t, uint32_t caller, int32_t
 	if (!t->memo)
 		((struct method_table *)t)->memo = calloc(MEMO_SLOTS, sizeof(*t->memo));
 	if (t->memo && caller < (1u << 24) && callee < (1u << 24) && bci >= 0 && bci < 0x10000) {
-		slot = &t->memo[(key * 0x9e3779b97f4a7c15ull) >> 54 & (MEMO_SLOTS - 1)];
+		slot = &t->memo[(key * 0x9e3779b97f4a7c15ull) >> 40 & (MEMO_SLOTS - 1)];
 		if (slot->key == key && slot->generation == t->generation)
 			return slot->bad;
 	}
@@ -459,5 +464,6 @@ size_t method_table_bytes(const struct method_table *t)
 {
 	return t->methods.cap * sizeof(struct method_info) + t->classes.cap * sizeof(struct class_info) +
 	       u64_map_bytes(&t->method_index) + u64_map_bytes(&t->class_index) +
-	       u64_map_bytes(&t->by_method_ptr) + t->pool.bytes + t->line_bytes;
+	       u64_map_bytes(&t->by_method_ptr) + t->pool.bytes + t->line_bytes +
+	       (t->memo ? MEMO_SLOTS * sizeof(*t->memo) : 0);
 }

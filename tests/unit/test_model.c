@@ -464,6 +464,18 @@ static void test_call_targets(void)
 	f[0].bci = 5; /* not a call site at all */
 	CHECK(trace_bad_caller(&m.methods, f, 2, true) == 0);
 
+	/* The answers are memoized: a new method's first record keeps them,
+	 * a record sent again (class redefinition) voids them. */
+	f[0].bci = 3;
+	f[1].method_id = 2;
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == -1);
+	CHECK(put_method_calls(&m, 6, 0x6666, 0, NULL, 0, NULL) == 0);
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == -1);
+	CHECK(put_method_calls(&m, 2, 0x7777, 0, NULL, 0, NULL) == 0); /* the callee, renamed */
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == 0);
+	CHECK(put_method_calls(&m, 2, 0x1111, 0, NULL, 0, NULL) == 0);
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == -1);
+
 	/* Targets that do not match the call sites: refused. */
 	CHECK(put_method_calls(&m, 5, 0x3333, 2, calls, 1, targets) == -1);
 	CHECK(put_method_calls(&m, 5, 0x3333, -1, NULL, 2, targets) == -1);
