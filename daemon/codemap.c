@@ -346,9 +346,11 @@ static bool better(const struct code_blob *a, const struct code_blob *b, uint64_
 }
 
 /* The blob live at t among those holding pc, searched in the index; *held
- * is how many hold pc (at any time), *visited the index nodes visited. */
+ * is how many hold pc (at any time), *live how many of those are live now,
+ * *settled the latest load or unload among them, *visited the index nodes
+ * visited. */
 static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint64_t t, uint32_t *held,
-				      uint32_t *visited)
+				      uint32_t *live, uint64_t *settled, uint32_t *visited)
 {
 	struct {
 		size_t i;
@@ -358,7 +360,8 @@ static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint
 	size_t n = m->blobs.n;
 	unsigned top = 0, root_lvl = 0;
 
-	*held = *visited = 0;
+	*held = *live = *visited = 0;
+	*settled = 0;
 	while (((size_t)2 << root_lvl) <= n)
 		root_lvl++;
 	stack[top].i = ((size_t)1 << root_lvl) - 1;
@@ -374,7 +377,12 @@ static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint
 		if (i < n) {
 			const struct code_blob *b = m->blobs.v[i];
 			if (b->start <= pc && pc < blob_end(b)) {
+				uint64_t last = b->unload_ns == CODE_LIVE ? b->load_ns : b->unload_ns;
+
 				(*held)++;
+				*live += b->unload_ns == CODE_LIVE;
+				if (last > *settled)
+					*settled = last;
 				if (!best || better(b, best, t))
 					best = b;
 			}
@@ -401,20 +409,27 @@ const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uin
 {
 	const struct code_blob *best;
 	struct codemap_hit *h;
-	uint32_t held, visited;
+	uint32_t held, live, visited;
+	uint64_t settled;
 
 	if (m->blobs.n == 0 || (!m->indexed && build_index(m) != 0))
 		return NULL;
 	h = hit_slot(m, pc);
-	if (h && h->generation == m->generation && h->pc == pc) {
+	if (h && h->generation == m->generation && h->pc == pc && t >= h->from) {
 		/* With at most one blob holding pc, the search's answer at any
-		 * time is that blob while it is live. */
+		 * time is that blob while it is live; with one live among
+		 * unloaded ones, it is from the last of their loads and unloads
+		 * on. (Unloading it later leaves none live, which the check
+		 * below returns as the search would.) */
 		best = h->blob;
 		visited = h->visited;
 	} else {
-		best = search(m, pc, t, &held, &visited);
+		best = search(m, pc, t, &held, &live, &settled, &visited);
 		if (h && held <= 1)
 			*h = (struct codemap_hit){.pc = pc, .blob = best, .generation = m->generation, .visited = visited};
+		else if (h && live == 1 && best && best->unload_ns == CODE_LIVE && t >= settled)
+			*h = (struct codemap_hit){.pc = pc, .blob = best, .from = settled, .generation = m->generation,
+						  .visited = visited};
 	}
 	if (work)
 		*work += visited;

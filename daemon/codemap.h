@@ -66,14 +66,18 @@ struct code_blob {
  * lookup costs O(log n + k) for the k blobs that hold the pc, however large
  * or nested the blobs are. The index is rebuilt lazily: new blobs are sorted
  * and merged in (O(n + new log new)), then max_end is recomputed (O(n)). */
-/* The last search for a pc whose answer does not depend on the time: the
- * only blob holding it (or none). Entries of an older index generation are
- * stale. visited is what the search cost, counted again on a hit so the
- * decoder's work bound sees the same figures. */
+/* The last search for a pc whose answer does not depend on the time from
+ * 'from' on: the only blob holding it (or none), or the only one still
+ * live among blobs that all were loaded, and the others unloaded, by
+ * 'from' (code the JIT freed and reused: a long-running program's pcs are
+ * mostly such). Entries of an older index generation are stale. visited
+ * is what the search cost, counted again on a hit so the decoder's work
+ * bound sees the same figures. */
 #define CODEMAP_CACHE_SLOTS 4096
 struct codemap_hit {
 	uint64_t pc;
 	const struct code_blob *blob; /* NULL: no blob holds pc */
+	uint64_t from;                /* the answer stands for times at or after this */
 	uint32_t generation;
 	uint32_t visited;
 	/* The blob's scope at exactly pc (a return address), once asked. */

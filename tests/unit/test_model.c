@@ -99,6 +99,41 @@ static void test_cached_hits_across_indexes(void)
 	jvm_model_free(&m);
 }
 
+/* Code the JIT freed and reused: a pc held by an unloaded blob and a live
+ * one is cached for times after both (the live one), and an older sample's
+ * lookup still finds the blob live at its time. */
+static void test_cached_hits_of_reused_code(void)
+{
+	struct jvm_model m;
+	const struct code_blob *b;
+	const struct test_code old = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x100,
+				      .frame_size = 4, .frame_complete = 8, .method_id = 1, .load_ns = 10};
+	struct test_code reused = old;
+
+	reused.id = 2;
+	reused.method_id = 2;
+	reused.load_ns = 30;
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &old) == 0);
+	CHECK(tb_apply_unload(&m, 1, 20) == 0);
+	CHECK(tb_apply_code(&m, &reused) == 0);
+	for (int pass = 0; pass < 2; pass++) { /* the second pass meets the cache */
+		b = codemap_find(&m.code, 0x1010, 40);
+		CHECK(b && b->id == 2);
+		b = codemap_find(&m.code, 0x1010, 15);
+		CHECK(b && b->id == 1);
+		b = codemap_find(&m.code, 0x1010, 40);
+		CHECK(b && b->id == 2);
+	}
+	CHECK(tb_apply_unload(&m, 2, 50) == 0);
+	b = codemap_find(&m.code, 0x1010, 45);
+	CHECK(b && b->id == 2);
+	CHECK(codemap_find(&m.code, 0x1010, 60) == NULL);
+	b = codemap_find(&m.code, 0x1010, 15);
+	CHECK(b && b->id == 1);
+	jvm_model_free(&m);
+}
+
 /* Lookups stay cheap whatever the agent reports: 20,000 blobs plus one
  * huge blob over all of them (a lying agent's), blobs loaded in any order
  * and after lookups (the index is rebuilt), and a reference lookup by
@@ -486,6 +521,7 @@ int main(void)
 {
 	RUN(test_find_nested_and_timed);
 	RUN(test_cached_hits_across_indexes);
+	RUN(test_cached_hits_of_reused_code);
 	RUN(test_lookup_cost);
 	RUN(test_scopes_and_states);
 	RUN(test_lying_code_records);
