@@ -38,6 +38,12 @@ for rec in "${recs[@]}"; do
 		diff <(printf '%s\n' "$plain") <(printf '%s\n' "$actual") | head -6
 		fail=1
 	fi
+	# --cold (a benchmark's cache evictions) must not change what decodes.
+	cold=$("$REPLAY" "$rec" --outcomes --cold 7) || { echo "FAIL $name: jsreplay --cold failed"; fail=1; continue; }
+	if [ "$cold" != "$actual" ]; then
+		echo "FAIL $name: jsreplay --cold changed outcomes"
+		fail=1
+	fi
 	joined=$(( joined + $("$REPLAY" "$rec" --stats | awk '$1 == "walks_joined" { s += $2 } END { print s + 0 }') ))
 	if [ $update = 1 ]; then
 		printf '%s\n' "$actual" >"$expected"
