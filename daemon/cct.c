@@ -55,8 +55,8 @@ uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t t
 	/* The nodes made for one new path are consecutive, so a child is
 	 * most often the node right after its parent, on the line the parent's
 	 * check has just read or the next: no miss, where the hint and the map
-	 * below cost one or two each (measured: the next node is the child in
-	 * 70-90 % of lookups, and in 20-30 % of those the hint misses). */
+	 * below cost one or two each (measured in replays of fop, xalan and
+	 * Jython: the next node is the child in 67-89 % of lookups). */
 	if (parent + 1 < c->nodes.n && is_node(&c->nodes.v[parent + 1], parent, method_id, type, bci))
 		return parent + 1;
 	if (parent < c->last_child.n) {

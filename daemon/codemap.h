@@ -69,8 +69,7 @@ struct code_blob {
 /* The last search for a pc whose answer does not depend on the time from
  * 'from' on: the only blob holding it (or none), or the only one still
  * live among blobs that all were loaded, and the others unloaded, by
- * 'from' (code the JIT freed and reused: a long-running program's pcs are
- * mostly such). Entries of an older index generation are stale. visited
+ * 'from' (code the JIT freed and reused). Entries of an older index generation are stale. visited
  * is what the search cost, counted again on a hit so the decoder's work
  * bound sees the same figures. */
 #define CODEMAP_CACHE_SLOTS 4096

@@ -18,7 +18,7 @@
  * the CPU caches every N samples, as the JVM does between live drains.
  * --no-walk-reuse walks every sample to the bottom of its stack instead of
  * joining its thread's previous walk (walk_reuse.h): the result must be
- * the same (tests/corpus/run.sh compares).
+ * the same (tests/corpus/check-corpus.sh compares).
  * --explain N describes the walk of the first N failed samples (and of
  * decoded ones the call-site check rejects) on stderr; --explain-all of
  * every sample.
@@ -455,9 +455,17 @@ int main(int argc, char **argv)
 		case 'W':
 			no_reuse = true;
 			break;
-		case 'K':
-			cold_every = (uint32_t)strtoul(optarg, NULL, 10);
+		case 'K': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end != '\0' || n == 0 || n > UINT32_MAX) {
+				fprintf(stderr, "jsreplay: --cold wants a number of samples (1 or more)\n");
+				return 2;
+			}
+			cold_every = (uint32_t)n;
 			break;
+		}
 		case 'V':
 			if (strcmp(optarg, "java") != 0 && strcmp(optarg, "mixed") != 0) {
 				fprintf(stderr, "jsreplay: --view wants java or mixed\n");
