@@ -54,8 +54,11 @@ UPCALL_HELD=$(stats_field "$UPCALL" held_samples)
 	"$TMP/gc.java" "$TMP/upcall.mixed" "$TMP/upcall.java" | tee "$TMP/check.log"
 grep -q '^all native stack checks passed' "$TMP/check.log" || fail "native stack checks failed (see above)"
 ctl stats | grep -E '^native_' || true
-kill -9 "$JNI" "$GC" "$UPCALL"
+# The recording ends while the JVMs are still stopped: killed first, their
+# threads would run again in the kernel to exit, and a sample taken then
+# would be in the replay but not in the live profile read above.
 stop_daemon
+kill -9 "$JNI" "$GC" "$UPCALL"
 for p in "$JNI" "$UPCALL"; do
 	"$B/jsreplay" "$TMP/run.jsrec" --cct "$p" --format collapsed --view mixed >"$TMP/replay.$p" ||
 		fail "jsreplay --view mixed failed"
