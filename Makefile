@@ -190,6 +190,12 @@ $(addprefix $(B)/tests/,$(UNIT_SERVICE)): $(B)/tests/%: $(call obj,tests/unit/%.
 $(addprefix $(B)/tests/,$(UNIT_AGENT)): $(B)/tests/%: $(call obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ -lpthread
+# test_native_unwind dlopens a library nothing else maps, found beside it.
+$(B)/tests/test_native_unwind: | $(B)/tests/libjsdlopen_probe.so
+$(B)/asan/tests/test_native_unwind: | $(B)/asan/tests/libjsdlopen_probe.so
+$(B)/tests/libjsdlopen_probe.so $(B)/asan/tests/libjsdlopen_probe.so: tests/unit/dlopen_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) $(OPT) -fPIC -shared $< -o $@
 
 $(addprefix $(B)/tests/,$(UNIT_CTL)): $(B)/tests/%: $(call obj,tests/unit/%.c $(EXPORT_TESTABLE))
 	@mkdir -p $(dir $@)

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -346,45 +347,38 @@ static void test_libc_symbols(void)
 }
 
 /* A library loaded after the unwinder read the maps: found after the
- * (rate-limited) re-report that a pc in no module triggers. */
+ * (rate-limited) re-report that a pc in no module triggers. The library is
+ * the tests' own (tests/unit/dlopen_probe.c, built next to this program),
+ * so nothing has mapped it before. */
 static void test_dlopen_rereport(void)
 {
-	static const char *const libs[][2] = {
-		{"libcap.so.2", "cap_init"},        {"libuuid.so.1", "uuid_generate"},
-		{"libexpat.so.1", "XML_ParserCreate"}, {"libffi.so.8", "ffi_call"},
-		{"libcrypt.so.1", "crypt"},         {"libacl.so.1", "acl_init"},
-		{"libgmp.so.10", "__gmpz_init"},    {"libz.so.1", "inflate"},
-	};
+	static const char want[] = "jsampled_dlopen_probe";
 	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
+	char exe[512], path[600], buf[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
 	void *h = NULL, *fn = NULL;
-	const char *want = NULL;
-	char buf[256];
 
 	CHECK(u != NULL);
-	if (!u)
-		return;
-	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]) && !fn; i++) {
-		void *loaded = dlopen(libs[i][0], RTLD_LAZY | RTLD_NOLOAD);
-
-		if (loaded) { /* mapped already: proves nothing */
-			dlclose(loaded);
-			continue;
-		}
-		h = dlopen(libs[i][0], RTLD_NOW | RTLD_LOCAL);
-		fn = h ? dlsym(h, libs[i][1]) : NULL;
-		want = libs[i][1];
-		if (!fn && h) {
-			dlclose(h);
-			h = NULL;
-		}
-	}
-	if (!fn) {
-		printf("  (no unloaded library to dlopen, skipped)\n");
-		native_unwinder_free(u);
-		return;
-	}
+	CHECK(n > 0);
+	if (!u || n <= 0)
+		goto cleanup;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/libjsdlopen_probe.so", exe);
+	CHECK(dlopen(path, RTLD_LAZY | RTLD_NOLOAD) == NULL); /* not mapped yet */
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		printf("  dlopen %s: %s\n", path, dlerror());
+	CHECK(h != NULL);
+	fn = h ? dlsym(h, want) : NULL;
+	CHECK(fn != NULL);
+	if (!fn)
+		goto cleanup;
 	CHECK_EQ(native_unwind_stats(u)->reports, 1);
-	usleep(1100 * 1000);
+	usleep(1100 * 1000); /* past the re-report interval (1 s) */
 	native_symbolize(u, (uint64_t)(uintptr_t)fn, buf, sizeof(buf));
 	printf("  after dlopen: %s\n", buf);
 	CHECK_STR(buf, want);
@@ -392,8 +386,10 @@ static void test_dlopen_rereport(void)
 	/* Rate limited: another unknown pc right away reads nothing. */
 	CHECK_STR(native_symbolize(u, 0x10, buf, sizeof(buf)), "[unknown]");
 	CHECK_EQ(native_unwind_stats(u)->reports, 2);
+cleanup:
 	native_unwinder_free(u);
-	dlclose(h);
+	if (h)
+		dlclose(h);
 }
 
 /* /tmp/perf-PID.map lines: hex start and size, a name with spaces; bad
