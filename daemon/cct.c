@@ -50,35 +50,46 @@ static uint32_t remember_child(struct cct *c, uint32_t parent, uint32_t child)
 uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create)
 {
 	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type, .bci = bci};
-	uint64_t key;
+	uint64_t key = 0;
 
-	/* The nodes made for one new path are consecutive, so a child is
-	 * most often the node right after its parent, on the line the parent's
-	 * check has just read or the next: no miss, where the hint and the map
-	 * below cost one or two each (measured in replays of fop, xalan and
-	 * Jython: the next node is the child in 67-89 % of lookups). */
-	if (parent + 1 < c->nodes.n && is_node(&c->nodes.v[parent + 1], parent, method_id, type, bci))
-		return parent + 1;
-	if (parent < c->last_child.n) {
-		uint32_t hint = c->last_child.v[parent];
-		if (hint && hint < c->nodes.n && is_node(&c->nodes.v[hint], parent, method_id, type, bci))
-			return hint;
-	}
-	for (uint32_t attempt = 0;; attempt++) {
-		uint64_t *hit;
+	if (parent >= c->nodes.n)
+		return 0;
+	/* A node's children all come after it, so the newest node has none:
+	 * below it (most of a new path) there is nothing to look up. */
+	if (parent + 1 < c->nodes.n) {
+		/* The nodes made for one new path are consecutive, so a child
+		 * is most often the node right after its parent, on the line the
+		 * parent's check has just read or the next: no miss, where the
+		 * hint and the map below cost one or two each (measured in
+		 * replays of fop, xalan and Jython: the next node is the child in
+		 * 67-89 % of lookups). */
+		if (is_node(&c->nodes.v[parent + 1], parent, method_id, type, bci))
+			return parent + 1;
+		if (parent < c->last_child.n) {
+			uint32_t hint = c->last_child.v[parent];
+			if (hint && hint < c->nodes.n && is_node(&c->nodes.v[hint], parent, method_id, type, bci))
+				return hint;
+		}
+		for (uint32_t attempt = 0;; attempt++) {
+			uint64_t *hit;
 
-		key = child_key(parent, method_id, type, bci, attempt);
-		hit = u64_map_get(&c->children, key);
-		if (!hit)
-			break;
-		if (is_node(&c->nodes.v[*hit], parent, method_id, type, bci))
-			return remember_child(c, parent, (uint32_t)*hit);
+			key = child_key(parent, method_id, type, bci, attempt);
+			hit = u64_map_get(&c->children, key);
+			if (!hit)
+				break;
+			if (is_node(&c->nodes.v[*hit], parent, method_id, type, bci))
+				return remember_child(c, parent, (uint32_t)*hit);
+		}
 	}
 	if (!create || c->nodes.n >= UINT32_MAX - 1)
 		return 0;
 	if (vec_push(&c->nodes, n) != 0)
 		return 0;
-	if (u64_map_put(&c->children, key, c->nodes.n - 1) != 0) {
+	/* A child made right after its parent is always found by the check
+	 * of the next node, so only the others go into the children map (a
+	 * new path's nodes after its first: one map write each saved, and
+	 * the map's size). key is set whenever the child is not the next. */
+	if (key && u64_map_put(&c->children, key, c->nodes.n - 1) != 0) {
 		c->nodes.n--;
 		return 0;
 	}
@@ -216,7 +227,8 @@ size_t cct_bytes(const struct cct *c)
 uint32_t cct_nodes_for_bytes(size_t bytes)
 {
 	/* A node's slot in the vector (doubling: up to twice its size) and its
-	 * entry in the children map (16 bytes, at most half full: 32). */
+	 * entry in the children map, if it has one (16 bytes, at most half
+	 * full: 32). */
 	size_t per = 2 * sizeof(struct cct_node) + 32;
 	size_t n = bytes / per;
 	return n > UINT32_MAX - 2 ? UINT32_MAX - 2 : (uint32_t)n;

@@ -165,6 +165,13 @@ static void test_random_traces_find_their_nodes(void)
 	}
 	CHECK_EQ(c.nodes.n, prefixes + 1);
 	CHECK_EQ(c.samples, RT_N);
+	/* Only children not made right after their parent are in the map
+	 * (the others are found as the next node). */
+	uint32_t apart = 0;
+	for (uint32_t i = 1; i < c.nodes.n; i++)
+		apart += c.nodes.v[i].parent + 1 != i;
+	CHECK(apart > 0 && apart < c.nodes.n - 1);
+	CHECK_EQ(c.children.count, apart);
 	cct_free(&c);
 }
 
