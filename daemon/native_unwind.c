@@ -457,6 +457,22 @@ static int report_modules(struct native_unwinder *u)
 	return 0;
 }
 
+/* The module pc lies in, or NULL. dwfl_addrmodule can answer for a pc just
+ * past a module's reported end (test_native_unwind: a library dlopened
+ * into the gap after libelf's mapping was taken for libelf in about one
+ * run in five), which would name the wrong library and never trigger the
+ * re-report that finds the new one: its answer is checked against the
+ * module's reported range. */
+static Dwfl_Module *module_at(struct native_unwinder *u, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, pc);
+	Dwarf_Addr lo = 0, hi = 0;
+
+	if (mod && (!dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) || pc < lo || pc >= hi))
+		return NULL;
+	return mod;
+}
+
 static void maybe_rereport(struct native_unwinder *u)
 {
 	if (!u->replay && now_ns() - u->last_report_ns >= REREPORT_INTERVAL_NS)
@@ -693,7 +709,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 	if (u->depth > 0 && dwfl_frame_pc(frame, &pc, &activation) && activation)
 		p = pc; /* interrupted by a signal: pc itself */
 	u->depth++;
-	if (!dwfl_addrmodule(u->dwfl, p))
+	if (!module_at(u, p))
 		u->unknown_pc = true;
 	u->pcs[u->n++] = p;
 	if (u->n >= u->max) {
@@ -741,7 +757,7 @@ static int unwind_walk(struct native_unwinder *u, const struct js_sample *s, boo
 		u->stats.errors++;
 		return 0;
 	}
-	if (!dwfl_addrmodule(u->dwfl, first))
+	if (!module_at(u, first))
 		maybe_rereport(u);
 
 	u->cur = s;
@@ -956,7 +972,7 @@ static const char *jit_name(struct native_unwinder *u, uint64_t pc)
 
 static void describe_pc(struct native_unwinder *u, uint64_t pc, char *out, size_t outlen)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, pc);
+	Dwfl_Module *mod = module_at(u, pc);
 	const char *sym, *mname, *base;
 	Dwarf_Addr start = 0;
 
@@ -1007,7 +1023,7 @@ const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, 
 		copy_name(buf, len, s, strlen(s));
 		return buf;
 	}
-	if (!dwfl_addrmodule(u->dwfl, pc))
+	if (!module_at(u, pc))
 		maybe_rereport(u); /* dlopen since the last report? */
 	describe_pc(u, pc, name, sizeof(name));
 	copy_name(buf, len, name, strlen(name));
