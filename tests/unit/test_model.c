@@ -117,6 +117,14 @@ static void test_cached_hits_of_reused_code(void)
 	CHECK(tb_apply_code(&m, &old) == 0);
 	CHECK(tb_apply_unload(&m, 1, 20) == 0);
 	CHECK(tb_apply_code(&m, &reused) == 0);
+	{
+		/* The lookup cache, made with the first index, is the model's
+		 * memory too (--max-model-mb). */
+		size_t before = jvm_model_bytes(&m);
+
+		CHECK(codemap_find(&m.code, 0x1010, 40) != NULL);
+		CHECK(jvm_model_bytes(&m) >= before + CODEMAP_CACHE_SLOTS * sizeof(struct codemap_hit));
+	}
 	for (int pass = 0; pass < 2; pass++) { /* the second pass meets the cache */
 		b = codemap_find(&m.code, 0x1010, 40);
 		CHECK(b && b->id == 2);
