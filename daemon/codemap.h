@@ -69,9 +69,10 @@ struct code_blob {
 /* The last search for a pc whose answer does not depend on the time from
  * 'from' on: the only blob holding it (or none), or the only one still
  * live among blobs that all were loaded, and the others unloaded, by
- * 'from' (code the JIT freed and reused). Entries of an older index generation are stale. visited
- * is what the search cost, counted again on a hit so the decoder's work
- * bound sees the same figures. */
+ * 'from' (code the JIT freed and reused). Entries of an older index
+ * generation are stale. visited is what the search cost, counted again on
+ * a hit so the decoder's work bound sees the same figures. The slots count
+ * in the model's bytes (jvm_model_bytes). */
 #define CODEMAP_CACHE_SLOTS 4096
 struct codemap_hit {
 	uint64_t pc;
