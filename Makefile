@@ -63,7 +63,7 @@ WEB_PAGE := userspace/common/web/flamegraph.html
 DECODE_SRC := $(addprefix daemon/,decoder.c unwind_scan.c unwind_interp_entry.c unwind_entry.c \
 	unwind_anchor.c unwind_compiled.c unwind_interpreted.c codemap.c method_table.c string_pool.c \
 	jvm_model.c vm_layout.c thread_roles.c truncated_context.c stack_bottoms.c walk_reuse.c sample_queue.c process.c \
-	recording.c gzip.c kernel_symbols.c kernel_stacks.c cct.c cct_slices.c cct_view.c cct_format.c named_tree.c cct_page.c cct_pprof.c cct_svg.c \
+	recording.c recording_stacks.c gzip.c kernel_symbols.c kernel_stacks.c cct.c cct_slices.c cct_view.c cct_format.c named_tree.c cct_page.c cct_pprof.c cct_svg.c \
 	stats.c stats_format.c json.c safe_text.c log.c) $(COMMON_SRC) $(GEN_SRC)
 # The service around it (libjsdaemon.a): BPF, sockets, discovery, attach,
 # admission, queries, state, privileges. main.c is the event loop.
@@ -82,7 +82,7 @@ REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c $(NATIVE_SRC)
 JAVA_SRC := $(wildcard tests/java/*.java)
 
 # Unit tests, by what they link: the decoding core, core and service, the agent.
-UNIT_CORE := test_cct test_common test_decoder test_kernel_symbols test_model test_process test_profiles
+UNIT_CORE := test_cct test_common test_decoder test_kernel_symbols test_model test_process test_profiles test_recording
 UNIT_SERVICE := test_links test_native_unwind test_service
 UNIT_AGENT := test_agent
 # The exporter's parts that need neither network nor daemon.

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include "clock.h"
+#include "recording_stacks.h"
 
 /* Recordings are written with zstd: at 10 kHz a JVM's samples are tens of
  * MB/s of stack copies, and zlib's inflate and CRC were most of a replay's
@@ -35,6 +36,11 @@ struct recording {
 	/* The current entry's payload (aligned: payloads are structs). */
 	uint8_t *buf;
 	uint32_t cap;
+	/* The threads' last stacks (REC_SAMPLE_SHARED), and a sample rebuilt
+	 * from one. */
+	struct recording_stacks stacks;
+	uint8_t *sample;
+	uint32_t sample_cap;
 };
 
 /* Compresses what is buffered (ending the frame at the close) and writes it. */
@@ -118,21 +124,40 @@ void recording_close(struct recording *r)
 	free(r->in);
 	free(r->out);
 	free(r->buf);
+	free(r->sample);
+	recording_stacks_free(&r->stacks);
 	free(r);
+}
+
+static bool whole_sample(const void *payload, size_t len)
+{
+	const struct js_sample *s = payload;
+
+	return len >= sizeof(*s) && len - sizeof(*s) == s->stack_len;
 }
 
 void recording_write_at(struct recording *r, uint8_t type, pid_t pid, uint64_t t, const void *payload, size_t len)
 {
 	uint8_t hdr[17];
-	uint32_t p = (uint32_t)pid, l = (uint32_t)len;
+	uint32_t p = (uint32_t)pid, l = (uint32_t)len, shared = 0;
+	const struct js_sample *s = payload;
 
 	if (!r || r->error || len > RECORDING_MAX_ENTRY)
 		return;
+	/* A sample whose stack bottom repeats its thread's last one: its
+	 * header, the repeated length and the rest of its stack. */
+	if (type == REC_SAMPLE && whole_sample(payload, len) && (shared = recording_stacks_put(&r->stacks, s))) {
+		type = REC_SAMPLE_SHARED;
+		l = (uint32_t)(sizeof(*s) + 4 + s->stack_len - shared);
+	}
 	hdr[0] = type;
 	memcpy(hdr + 1, &p, 4);
 	memcpy(hdr + 5, &t, 8);
 	memcpy(hdr + 13, &l, 4);
-	if (write_bytes(r, hdr, sizeof(hdr)) != 0 || write_bytes(r, payload, len) != 0) {
+	if (write_bytes(r, hdr, sizeof(hdr)) != 0 ||
+	    (shared ? write_bytes(r, s, sizeof(*s)) != 0 || write_bytes(r, &shared, 4) != 0 ||
+			      write_bytes(r, s->stack, s->stack_len - shared) != 0
+		    : write_bytes(r, payload, len) != 0)) {
 		r->error = EIO;
 		return;
 	}
@@ -152,6 +177,11 @@ int recording_error(const struct recording *r)
 uint64_t recording_events(const struct recording *r)
 {
 	return r ? r->events : 0;
+}
+
+uint64_t recording_shared_bytes(const struct recording *r)
+{
+	return r ? r->stacks.shared_bytes : 0;
 }
 
 /* Decompresses more into out (after moving what is left to its start);
@@ -256,12 +286,44 @@ struct recording *recording_open(const char *path)
 		r->gz = gzopen(path, "rb");
 		ok = r->gz != NULL;
 	}
-	if (!ok || read_bytes(r, magic, 8) != 8 || memcmp(magic, RECORDING_MAGIC, 8) != 0) {
+	if (!ok || read_bytes(r, magic, 8) != 8 ||
+	    (memcmp(magic, RECORDING_MAGIC, 8) != 0 && memcmp(magic, RECORDING_MAGIC_V1, 8) != 0)) {
 		recording_close(r);
 		errno = EINVAL;
 		return NULL;
 	}
 	return r;
+}
+
+/* The whole sample of a REC_SAMPLE_SHARED entry (in r->buf, len bytes),
+ * returned as a REC_SAMPLE; -1 if it is malformed or names a stack the
+ * file has not shown. */
+static int rebuild_sample(struct recording *r, uint8_t *type, const uint8_t **payload, uint32_t *len)
+{
+	struct js_sample h;
+	uint32_t shared, whole;
+
+	if (*len < sizeof(h) + 4)
+		return -1;
+	memcpy(&h, r->buf, sizeof(h));
+	memcpy(&shared, r->buf + sizeof(h), 4);
+	if (shared > h.stack_len || h.stack_len > JS_MAX_FRAGMENT_BYTES ||
+	    *len != sizeof(h) + 4 + (h.stack_len - shared))
+		return -1;
+	whole = (uint32_t)sizeof(h) + h.stack_len;
+	if (whole > r->sample_cap) {
+		uint8_t *b = realloc(r->sample, whole);
+		if (!b)
+			return -1;
+		r->sample = b;
+		r->sample_cap = whole;
+	}
+	if (!recording_stacks_rebuild(&r->stacks, &h, shared, r->buf + sizeof(h) + 4, r->sample))
+		return -1;
+	*type = REC_SAMPLE;
+	*payload = r->sample;
+	*len = whole;
+	return 1;
 }
 
 int recording_next(struct recording *r, uint8_t *type, pid_t *pid, uint64_t *time_ns,
@@ -293,5 +355,9 @@ int recording_next(struct recording *r, uint8_t *type, pid_t *pid, uint64_t *tim
 	*pid = (pid_t)p;
 	*payload = r->buf;
 	*len = l;
+	if (*type == REC_SAMPLE && whole_sample(r->buf, l))
+		recording_stacks_saw(&r->stacks, (const struct js_sample *)r->buf);
+	else if (*type == REC_SAMPLE_SHARED)
+		return rebuild_sample(r, type, payload, len);
 	return 1;
 }

@@ -5,9 +5,11 @@
  * Replaying it through the same functions reproduces the daemon's decoding
  * exactly, so a recorded run becomes a regression test (tests/corpus/).
  *
- * File: "JSREC001", then entries {u8 type, u32 pid, u64 time_ns, u32 len,
- * payload}, compressed as a whole with zstd (recordings made before are
- * gzip, and are read as well).
+ * File: "JSREC002", then entries {u8 type, u32 pid, u64 time_ns, u32 len,
+ * payload}, compressed as a whole with zstd. A sample's stack may be
+ * written as what changed since its thread's previous sample
+ * (recording_stacks.h); reading gives it back whole. Files made before
+ * ("JSREC001": no such entries; older ones gzip) are read as well.
  */
 #ifndef JSAMPLED_RECORDING_H
 #define JSAMPLED_RECORDING_H
@@ -16,7 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RECORDING_MAGIC "JSREC001"
+#define RECORDING_MAGIC "JSREC002"
+#define RECORDING_MAGIC_V1 "JSREC001"
 #define RECORDING_MAX_ENTRY (64u << 20)
 
 enum recording_event {
@@ -27,6 +30,11 @@ enum recording_event {
 	REC_EXIT = 5,    /* payload: u8 agent_lost (1: process still running) */
 	REC_MAPS = 6,    /* payload: the process's /proc/PID/maps text, as the native unwinder read it */
 	REC_AGENT = 7,   /* the agent of a process sampled since its exec (vm "early") said HELLO; no payload */
+	/* payload: a struct js_sample (its stack_len the whole stack's), u32
+	 * shared, then the stack's first stack_len - shared bytes: its last
+	 * shared bytes are its thread's previous sample's. Read back as a
+	 * REC_SAMPLE; never returned by recording_next. */
+	REC_SAMPLE_SHARED = 8,
 };
 
 struct recording;
@@ -43,6 +51,9 @@ void recording_write_at(struct recording *r, uint8_t type, pid_t pid, uint64_t t
 			size_t len);
 int recording_error(const struct recording *r);
 uint64_t recording_events(const struct recording *r);
+/* Stack bytes of samples that were written (or read) as their thread's
+ * previous sample's: what REC_SAMPLE_SHARED entries spared. */
+uint64_t recording_shared_bytes(const struct recording *r);
 
 /* Reading back: *payload points into an internal buffer valid until the
  * next call. Returns 1 for an event, 0 at the end, -1 if the file is
