@@ -419,8 +419,9 @@ cleanup:
 		if (recording_error(d->processes.recording))
 			log_err("the recording %s is incomplete (write error)", d->opt.record_path);
 		else
-			log_info("recorded %llu events to %s",
-				 (unsigned long long)recording_events(d->processes.recording), d->opt.record_path);
+			log_info("recorded %llu events to %s (%llu stack bytes written as their thread's last ones)",
+				 (unsigned long long)recording_events(d->processes.recording), d->opt.record_path,
+				 (unsigned long long)recording_shared_bytes(d->processes.recording));
 		recording_close(d->processes.recording);
 	}
 	process_table_free(&d->processes);
