@@ -295,6 +295,20 @@ struct recording *recording_open(const char *path)
 	return r;
 }
 
+/* Room for n bytes in *buf (of *cap). */
+static bool reserve(uint8_t **buf, uint32_t *cap, uint32_t n)
+{
+	uint8_t *grown;
+
+	if (n <= *cap)
+		return true;
+	if (!(grown = realloc(*buf, n)))
+		return false;
+	*buf = grown;
+	*cap = n;
+	return true;
+}
+
 /* The whole sample of a REC_SAMPLE_SHARED entry (in r->buf, len bytes),
  * returned as a REC_SAMPLE; -1 if it is malformed or names a stack the
  * file has not shown. */
@@ -311,14 +325,8 @@ static int rebuild_sample(struct recording *r, uint8_t *type, const uint8_t **pa
 	    *len != sizeof(h) + 4 + (h.stack_len - shared))
 		return -1;
 	whole = (uint32_t)sizeof(h) + h.stack_len;
-	if (whole > r->sample_cap) {
-		uint8_t *b = realloc(r->sample, whole);
-		if (!b)
-			return -1;
-		r->sample = b;
-		r->sample_cap = whole;
-	}
-	if (!recording_stacks_rebuild(&r->stacks, &h, shared, r->buf + sizeof(h) + 4, r->sample))
+	if (!reserve(&r->sample, &r->sample_cap, whole) ||
+	    !recording_stacks_rebuild(&r->stacks, &h, shared, r->buf + sizeof(h) + 4, r->sample))
 		return -1;
 	*type = REC_SAMPLE;
 	*payload = r->sample;
@@ -343,14 +351,7 @@ int recording_next(struct recording *r, uint8_t *type, pid_t *pid, uint64_t *tim
 	memcpy(&l, hdr + 13, 4);
 	if (l > RECORDING_MAX_ENTRY)
 		return -1;
-	if (l > r->cap) {
-		uint8_t *b = realloc(r->buf, l);
-		if (!b)
-			return -1;
-		r->buf = b;
-		r->cap = l;
-	}
-	if (l && read_bytes(r, r->buf, l) != (long)l)
+	if (!reserve(&r->buf, &r->cap, l) || (l && read_bytes(r, r->buf, l) != (long)l))
 		return -1;
 	*pid = (pid_t)p;
 	*payload = r->buf;
