@@ -59,7 +59,8 @@ static void keep(struct recording_stack_slot *sl, const struct js_sample *s, uin
 		sl->bytes = grown;
 		sl->cap = cap;
 	}
-	memcpy(sl->bytes + sl->cap - len, stack, len - same);
+	if (len > same) /* (an empty stack may have no buffer yet) */
+		memcpy(sl->bytes + sl->cap - len, stack, len - same);
 	sl->used = true;
 	sl->pid = s->pid;
 	sl->tid = s->tid;
@@ -75,7 +76,7 @@ uint32_t recording_stacks_put(struct recording_stacks *t, const struct js_sample
 
 	if (!end_of(s, &end))
 		return 0;
-	if (holds(sl, s, end)) {
+	if (holds(sl, s, end) && sl->len && s->stack_len) {
 		uint32_t most = sl->len < s->stack_len ? sl->len : s->stack_len;
 		const uint8_t *a = s->stack + s->stack_len, *b = sl->bytes + sl->cap;
 
@@ -111,7 +112,8 @@ bool recording_stacks_rebuild(struct recording_stacks *t, const struct js_sample
 		return false;
 	memcpy(out, h, sizeof(*h));
 	memcpy(stack, top, h->stack_len - shared);
-	memcpy(stack + h->stack_len - shared, sl->bytes + sl->cap - shared, shared);
+	if (shared)
+		memcpy(stack + h->stack_len - shared, sl->bytes + sl->cap - shared, shared);
 	keep(sl, h, end, stack, shared);
 	t->shared_bytes += shared;
 	return true;

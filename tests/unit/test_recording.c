@@ -50,6 +50,8 @@ static struct js_sample *make_sample(struct thread_stack *th, uint32_t k, uint32
 		th->bytes[sizeof(th->bytes) - 1 - rnd(len)] ^= 0xff;
 	if (rnd(200) == 0)
 		len = JS_MAX_FRAGMENT_BYTES + 8; /* longer than the table keeps */
+	else if (rnd(100) == 0)
+		len = 0; /* a thread with no stack to copy (a JVM-internal one) */
 	s = calloc(1, sizeof(*s) + len);
 	s->pid = 1000 + k % 3;
 	s->tid = 5000 + k;
