@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../userspace/common/agent_protocol.h"
+#include "stray_scopes.h"
 
 /* Caps on one record, so a lying agent cannot make us allocate wildly. */
 #define MAX_PCS_PER_BLOB (1u << 20)
@@ -143,6 +144,7 @@ int codemap_load(struct codemap *m, struct rbuf *r)
 		/* Sorted by pc with the frame ranges kept: each scope carries
 		 * its own 'first', so sorting the headers alone is enough. */
 		qsort(b->pcs, b->npcs, sizeof(*b->pcs), cmp_scope);
+		stray_scopes_mark(b);
 	}
 	b->nstates = rbuf_u32(r);
 	if (r->err || b->nstates > JS_MAX_FRAME_STATES || b->nstates > rbuf_left(r) / 9)
@@ -477,7 +479,7 @@ const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, b
 		return lo < b->npcs && b->pcs[lo].pc_offset == off ? &b->pcs[lo] : NULL;
 	/* An interrupted instruction belongs to the next descriptor strictly
 	 * after it (the pc of a descriptor is the end of its instruction). */
-	while (lo < b->npcs && b->pcs[lo].pc_offset == off)
+	while (lo < b->npcs && (b->pcs[lo].pc_offset == off || b->pcs[lo].stray))
 		lo++;
 	return lo < b->npcs ? &b->pcs[lo] : NULL;
 }

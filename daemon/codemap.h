@@ -27,6 +27,10 @@ struct pc_scope {
 	uint32_t pc_offset; /* from the blob's start */
 	uint32_t first;     /* index into frames */
 	uint8_t depth;
+	/* A descriptor of another inlined call amid one call's code (see
+	 * stray_scopes.h): an interrupted pc before it takes the scope
+	 * after it. Return addresses (exact lookups) ignore this. */
+	bool stray;
 };
 
 /* Where the frame is not in place (agent_protocol.h, enum js_frame_state). */
@@ -122,7 +126,8 @@ const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uin
  * strictly after it. A descriptor's pc is the end of the instruction it
  * describes (C2 records it after emitting the instruction), so the
  * instruction at pc belongs to the next one. (HotSpot's pc_desc_near takes
- * >=, which names the instruction before pc.) NULL if none. */
+ * >=, which names the instruction before pc.) For an interrupted pc, stray
+ * descriptors are passed over. NULL if none. */
 const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact);
 
 /* code_blob_scope(b, pc, true) for b the blob codemap_find gave for pc,

@@ -87,9 +87,9 @@ static void explain(struct replay *rp, struct process *p, const struct js_sample
 				 .scratch = &rp->scratch, .final = true, .explain = stderr};
 	int r;
 
-	fprintf(stderr, "sample tid %u [%.16s] flags %#x state %u anchor sp %#llx fp %#llx pc %#llx, stack %#llx..%#llx "
+	fprintf(stderr, "sample tid %u time %llu [%.16s] flags %#x state %u anchor sp %#llx fp %#llx pc %#llx, stack %#llx..%#llx "
 			"(end %#llx): %s\n",
-		s->tid, s->comm, s->flags, s->thread_state, (unsigned long long)s->anchor_sp,
+		s->tid, (unsigned long long)s->time_ns, s->comm, s->flags, s->thread_state, (unsigned long long)s->anchor_sp,
 		(unsigned long long)s->anchor_fp, (unsigned long long)s->anchor_pc, (unsigned long long)s->stack_addr,
 		(unsigned long long)(s->stack_addr + s->stack_len), (unsigned long long)s->stack_end,
 		reason ? decode_failure_name(reason) : "decoded");

@@ -11,9 +11,9 @@
 #  2. A 10 s phased program (two threads, work from its first instruction,
 #     sampled at 5 kHz so that sampling noise stays well below the bound):
 #     the profiled phase shares within 0.005 total variation distance of
-#     the CPU time the program measured for each phase - or, where this
-#     machine's sampling is further off than that, within 0.002 of the same
-#     program profiled with the agent loaded at its start, in the same run.
+#     the CPU time the program measured for each phase. The same program
+#     with the agent loaded at its start runs next, for comparison in the
+#     log (when both fail, the fault is not in the start-up).
 #  3. A JVM whose pid still has another user's stale /tmp/.java_pid socket
 #     (left by a killed JVM) is attached all the same.
 #  4. So is a user's JVM behind root's stale socket (which it cannot replace).
@@ -75,17 +75,17 @@ start_plain_jvm phased PhasedWorkload 10 - 2
 PHASED=$JVM_PID
 wait "$PHASED" || fail "the phased JVM failed: $(cat "$TMP/phased.err")"
 zero=$(tvd "$PHASED" phased)
-# The same program with the agent loaded at its start, in the same run: the
-# machine's own sampling noise and bias (a VM's timer, steal time), which
-# zero-config must not add to.
+# The same program with the agent loaded at its start, in the same run:
+# what the machine's sampling and the decoder give without a start-up to
+# make up for. (Both were 0.006-0.008 off until stray_scopes.h: phaseSort's
+# loop inlined in runPhase was partly charged to phaseHash.)
 start_jvm atstart PhasedWorkload 10 - 2
 AT_START=$JVM_PID
 wait "$AT_START" || fail "the phased JVM with -agentpath failed: $(cat "$TMP/atstart.err")"
 base=$(tvd "$AT_START" atstart)
-"$PY" -c "import sys; z, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if z <= max(0.005, b + 0.002) else 1)" \
-	"$zero" "$base" ||
-	fail "zero-config lands $zero total variation distance from the measured phases (limit 0.005, or the agent-at-start run's $base + 0.002)"
-note "2. a 10-s phased program: total variation distance $zero profiled zero-config, $base with -agentpath (limit 0.005, or that + 0.002)"
+"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 0.005 else 1)" "$zero" ||
+	fail "zero-config lands $zero total variation distance from the measured phases (limit 0.005; with -agentpath: $base)"
+note "2. a 10-s phased program: total variation distance $zero profiled zero-config (limit 0.005), $base with -agentpath"
 
 # --- 3 and 4. a stale attach socket of another user under the JVM's pid ---
 # A JVM killed without cleanup leaves /tmp/.java_pid<pid>; a later JVM with

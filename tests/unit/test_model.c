@@ -221,6 +221,74 @@ static void test_scopes_and_states(void)
 	jvm_model_free(&m);
 }
 
+
+/* A node GVN shared across a method's inlined calls keeps its first call's
+ * scope: its descriptors stand alone in the code of other calls (as
+ * phaseHash@54 in runPhase's phaseSort and fib code, seen in a real
+ * runPhase nmethod). An interrupted pc before one takes the scope after
+ * it; return addresses keep the exact scope; two calls unrolled together
+ * in one loop interleave without either being taken for a shared node. */
+static void test_stray_scopes(void)
+{
+	enum { RUNPHASE = 1, HASH = 2, SORT = 3, RECURSE = 4, FIB = 5, VALUEOF = 6, A = 7, B = 8 };
+	static const struct test_scope scopes[] = {
+		{0x10, 1, {RUNPHASE}, {-1}},
+		{0x20, 2, {SORT, RUNPHASE}, {3, 43}},
+		{0x28, 2, {HASH, RUNPHASE}, {54, 36}}, /* shared node in phaseSort's code */
+		{0x40, 2, {SORT, RUNPHASE}, {29, 43}},
+		{0x90, 2, {HASH, RUNPHASE}, {54, 36}}, /* and in its loop */
+		{0x98, 2, {SORT, RUNPHASE}, {47, 43}},
+		{0xa0, 2, {HASH, RUNPHASE}, {54, 36}},
+		{0xb0, 2, {SORT, RUNPHASE}, {47, 43}},
+		{0xc0, 3, {FIB, RECURSE, RUNPHASE}, {13, 12, 50}},
+		{0xc8, 2, {HASH, RUNPHASE}, {54, 36}}, /* in phaseRecurse's code */
+		{0xd0, 3, {FIB, RECURSE, RUNPHASE}, {19, 12, 50}},
+		{0xe0, 2, {HASH, RUNPHASE}, {60, 36}},
+		{0xe8, 2, {HASH, RUNPHASE}, {54, 36}}, /* phaseHash's own code */
+		{0xf0, 3, {VALUEOF, HASH, RUNPHASE}, {23, 54, 36}},
+	};
+	const struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x100,
+				    .frame_size = 4, .frame_complete = 8, .method_id = RUNPHASE,
+				    .scopes = scopes, .nscopes = sizeof(scopes) / sizeof(scopes[0])};
+	static const struct test_scope unrolled[] = {
+		{0x10, 2, {A, RUNPHASE}, {1, 10}}, {0x18, 2, {B, RUNPHASE}, {1, 12}}, {0x20, 2, {A, RUNPHASE}, {1, 10}},
+		{0x28, 2, {B, RUNPHASE}, {1, 12}}, {0x30, 2, {A, RUNPHASE}, {1, 10}}, {0x38, 2, {B, RUNPHASE}, {1, 12}},
+		{0x40, 2, {A, RUNPHASE}, {1, 10}}, {0x48, 2, {B, RUNPHASE}, {1, 12}}, {0x50, 2, {A, RUNPHASE}, {1, 10}},
+	};
+	const struct test_code u = {.id = 2, .kind = JS_CODE_NMETHOD, .start = 0x2000, .size = 0x100,
+				    .frame_size = 4, .frame_complete = 8, .method_id = RUNPHASE,
+				    .scopes = unrolled, .nscopes = sizeof(unrolled) / sizeof(unrolled[0])};
+	const struct code_blob *b;
+	const struct pc_scope *sc;
+	struct jvm_model m;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &c) == 0);
+	CHECK(tb_apply_code(&m, &u) == 0);
+	b = codemap_find(&m.code, 0x1000, 0);
+	CHECK(b != NULL);
+	if (b) {
+		/* In phaseSort's loop: the next descriptor is the shared node's. */
+		sc = code_blob_scope(b, 0x1080, false);
+		CHECK(sc && sc->pc_offset == 0x98 && b->frames[sc->first].method_id == SORT);
+		sc = code_blob_scope(b, 0x1024, false);
+		CHECK(sc && sc->pc_offset == 0x40);
+		sc = code_blob_scope(b, 0x10c4, false);
+		CHECK(sc && sc->pc_offset == 0xd0 && b->frames[sc->first].method_id == FIB);
+		/* In phaseHash's own code the same scope is phaseHash's. */
+		sc = code_blob_scope(b, 0x10e4, false);
+		CHECK(sc && sc->pc_offset == 0xe8 && b->frames[sc->first].method_id == HASH);
+		/* A return address there is exactly what the JIT said. */
+		sc = code_blob_scope(b, 0x1090, true);
+		CHECK(sc && sc->pc_offset == 0x90 && b->frames[sc->first].method_id == HASH);
+	}
+	b = codemap_find(&m.code, 0x2000, 0);
+	CHECK(b != NULL);
+	for (uint32_t i = 0; b && i < b->npcs; i++)
+		CHECK(!b->pcs[i].stray);
+	jvm_model_free(&m);
+}
+
 static void test_lying_code_records(void)
 {
 	struct jvm_model m;
@@ -532,6 +600,7 @@ int main(void)
 	RUN(test_cached_hits_of_reused_code);
 	RUN(test_lookup_cost);
 	RUN(test_scopes_and_states);
+	RUN(test_stray_scopes);
 	RUN(test_lying_code_records);
 	RUN(test_methods);
 	RUN(test_batches);

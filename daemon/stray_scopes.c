@@ -1,0 +1,155 @@
+#include "stray_scopes.h"
+
+#include <stdlib.h>
+
+/* Rounds of marking (each marks the scope with the most isolated
+ * descriptors); a blob has few shared nodes worth the name. */
+#define STRAY_ROUNDS 8
+/* A scope must stand alone this often to be taken for a shared node. */
+#define STRAY_MIN_ISOLATED 3
+#define NONE UINT32_MAX
+
+/* Whether scope in runs inside scope outer's call: from the outermost
+ * frame, the same method at every level of outer, and the same call-site
+ * bci at every level but outer's innermost (whose bci is only where in
+ * that call the code was). */
+static bool runs_inside(const struct code_blob *b, const struct pc_scope *in, const struct pc_scope *outer)
+{
+	const struct scope_frame *fi, *fo;
+
+	if (in->depth < outer->depth)
+		return false;
+	fi = &b->frames[in->first + (in->depth - outer->depth)];
+	fo = &b->frames[outer->first];
+	for (uint8_t l = 0; l < outer->depth; l++) {
+		if (fi[l].method_id != fo[l].method_id || (l > 0 && fi[l].bci != fo[l].bci))
+			return false;
+	}
+	return true;
+}
+
+/* Neither scope's call contains the other's: two different inlined calls. */
+static bool unrelated(const struct code_blob *b, const struct pc_scope *x, const struct pc_scope *y)
+{
+	return !runs_inside(b, x, y) && !runs_inside(b, y, x);
+}
+
+/* The same inline chain, bcis and all. */
+static bool same_scope(const struct code_blob *b, const struct pc_scope *x, const struct pc_scope *y)
+{
+	if (x->depth != y->depth)
+		return false;
+	for (uint8_t l = 0; l < x->depth; l++) {
+		const struct scope_frame *fx = &b->frames[x->first + l], *fy = &b->frames[y->first + l];
+		if (fx->method_id != fy->method_id || fx->bci != fy->bci)
+			return false;
+	}
+	return true;
+}
+
+static uint64_t scope_hash(const struct code_blob *b, const struct pc_scope *s)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ s->depth;
+
+	for (uint8_t l = 0; l < s->depth; l++) {
+		const struct scope_frame *f = &b->frames[s->first + l];
+		h = (h ^ f->method_id) * 0x100000001b3ull;
+		h = (h ^ (uint32_t)f->bci) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+struct candidate {
+	uint64_t hash;
+	uint32_t index; /* into b->pcs */
+	uint32_t before; /* the kept descriptor before it */
+};
+
+static int cmp_candidate(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* One round: the isolated descriptors (a call unrelated to the kept ones
+ * on both sides, which are one call or inside one another: it sits in the
+ * middle of another call's code), grouped by scope; the largest group
+ * whose descriptors sit in code of at least two different calls (a node
+ * shared across the method; two inlined calls unrolled in one loop only
+ * interleave with each other) is marked. false when none qualifies. */
+static bool mark_round(struct code_blob *b, struct candidate *c, uint32_t *prev, uint32_t *next)
+{
+	uint32_t last = NONE, n = 0, best_from = 0, best_n = 0;
+
+	for (uint32_t i = 0; i < b->npcs; i++) {
+		prev[i] = last;
+		if (!b->pcs[i].stray)
+			last = i;
+	}
+	last = NONE;
+	for (uint32_t i = b->npcs; i-- > 0;) {
+		next[i] = last;
+		if (!b->pcs[i].stray)
+			last = i;
+	}
+	for (uint32_t i = 0; i < b->npcs; i++) {
+		const struct pc_scope *s = &b->pcs[i], *p, *q;
+
+		if (s->stray || prev[i] == NONE || next[i] == NONE)
+			continue;
+		p = &b->pcs[prev[i]];
+		q = &b->pcs[next[i]];
+		if (unrelated(b, s, p) && unrelated(b, s, q) && !unrelated(b, p, q))
+			c[n++] = (struct candidate){.hash = scope_hash(b, s), .index = i, .before = prev[i]};
+	}
+	qsort(c, n, sizeof(*c), cmp_candidate);
+	for (uint32_t from = 0, to; from < n; from = to) {
+		const struct pc_scope *first = &b->pcs[c[from].index];
+		uint32_t count = 0;
+		bool wide = false;
+
+		for (to = from; to < n && c[to].hash == c[from].hash; to++) {
+			if (!same_scope(b, &b->pcs[c[to].index], first)) {
+				c[to].index = NONE; /* a hash collision: left alone */
+				continue;
+			}
+			count++;
+			wide = wide || unrelated(b, &b->pcs[c[to].before], &b->pcs[c[from].before]);
+		}
+		if (wide && count >= STRAY_MIN_ISOLATED && count > best_n) {
+			best_n = count;
+			best_from = from;
+		}
+	}
+	if (!best_n)
+		return false;
+	for (uint32_t k = best_from; k < n && c[k].hash == c[best_from].hash; k++)
+		if (c[k].index != NONE)
+			b->pcs[c[k].index].stray = true;
+	return true;
+}
+
+void stray_scopes_mark(struct code_blob *b)
+{
+	struct candidate *c = NULL;
+	uint32_t *prev = NULL, *next = NULL;
+
+	for (uint32_t i = 0; i < b->npcs; i++)
+		b->pcs[i].stray = false;
+	if (b->npcs < 2 * STRAY_MIN_ISOLATED + 1)
+		return;
+	c = malloc(b->npcs * sizeof(*c));
+	prev = malloc(b->npcs * sizeof(*prev));
+	next = malloc(b->npcs * sizeof(*next));
+	if (!c || !prev || !next)
+		goto cleanup; /* only the attribution is coarser */
+	for (int round = 0; round < STRAY_ROUNDS && mark_round(b, c, prev, next); round++)
+		;
+cleanup:
+	free(c);
+	free(prev);
+	free(next);
+}
