@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "../userspace/common/u64_map.h"
+
 /* Rounds of marking (each marks the scope with the most isolated
  * descriptors); a blob has few shared nodes worth the name. */
 #define STRAY_ROUNDS 8
@@ -37,24 +39,16 @@ static bool unrelated(const struct code_blob *b, const struct pc_scope *x, const
 /* The same inline chain, bcis and all. */
 static bool same_scope(const struct code_blob *b, const struct pc_scope *x, const struct pc_scope *y)
 {
-	if (x->depth != y->depth)
-		return false;
-	for (uint8_t l = 0; l < x->depth; l++) {
-		const struct scope_frame *fx = &b->frames[x->first + l], *fy = &b->frames[y->first + l];
-		if (fx->method_id != fy->method_id || fx->bci != fy->bci)
-			return false;
-	}
-	return true;
+	return x->depth == y->depth && runs_inside(b, x, y) && b->frames[x->first].bci == b->frames[y->first].bci;
 }
 
 static uint64_t scope_hash(const struct code_blob *b, const struct pc_scope *s)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ s->depth;
+	uint64_t h = s->depth;
 
 	for (uint8_t l = 0; l < s->depth; l++) {
 		const struct scope_frame *f = &b->frames[s->first + l];
-		h = (h ^ f->method_id) * 0x100000001b3ull;
-		h = (h ^ (uint32_t)f->bci) * 0x100000001b3ull;
+		h = u64_hash(h ^ ((uint64_t)f->method_id << 32 | (uint32_t)f->bci));
 	}
 	return h;
 }
@@ -62,7 +56,6 @@ static uint64_t scope_hash(const struct code_blob *b, const struct pc_scope *s)
 struct candidate {
 	uint64_t hash;
 	uint32_t index; /* into b->pcs */
-	uint32_t before; /* the kept descriptor before it */
 };
 
 static int cmp_candidate(const void *a, const void *b)
@@ -103,7 +96,7 @@ static bool mark_round(struct code_blob *b, struct candidate *c, uint32_t *prev,
 		p = &b->pcs[prev[i]];
 		q = &b->pcs[next[i]];
 		if (unrelated(b, s, p) && unrelated(b, s, q) && !unrelated(b, p, q))
-			c[n++] = (struct candidate){.hash = scope_hash(b, s), .index = i, .before = prev[i]};
+			c[n++] = (struct candidate){.hash = scope_hash(b, s), .index = i};
 	}
 	qsort(c, n, sizeof(*c), cmp_candidate);
 	for (uint32_t from = 0, to; from < n; from = to) {
@@ -117,7 +110,7 @@ static bool mark_round(struct code_blob *b, struct candidate *c, uint32_t *prev,
 				continue;
 			}
 			count++;
-			wide = wide || unrelated(b, &b->pcs[c[to].before], &b->pcs[c[from].before]);
+			wide = wide || unrelated(b, &b->pcs[prev[c[to].index]], &b->pcs[prev[c[from].index]]);
 		}
 		if (wide && count >= STRAY_MIN_ISOLATED && count > best_n) {
 			best_n = count;
