@@ -504,6 +504,21 @@ int code_blob_frame_state(const struct code_blob *b, uint64_t pc)
 	return -1;
 }
 
+int codemap_each_method(const struct codemap *m, int (*each)(void *ctx, uint32_t id), void *ctx)
+{
+	for (size_t i = 0; i < m->blobs.n; i++) {
+		const struct code_blob *b = m->blobs.v[i];
+		int r;
+
+		if (b->method_id && (r = each(ctx, b->method_id)) != 0)
+			return r;
+		for (uint32_t k = 0; k < b->nframes; k++)
+			if ((r = each(ctx, b->frames[k].method_id)) != 0)
+				return r;
+	}
+	return 0;
+}
+
 size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 {
 	size_t out = 0, removed = 0, sorted = 0;

@@ -137,6 +137,10 @@ const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_
 /* The frame state at pc, or -1 if the frame is fully built there. */
 int code_blob_frame_state(const struct code_blob *b, uint64_t pc);
 
+/* Calls each() with every method id the blobs name (compiled root and
+ * inlined methods); stops at, and returns, the first nonzero result. */
+int codemap_each_method(const struct codemap *m, int (*each)(void *ctx, uint32_t id), void *ctx);
+
 /* Forgets blobs unloaded before t (no sample that old is left). */
 size_t codemap_prune(struct codemap *m, uint64_t before_ns);
 

@@ -105,6 +105,9 @@ int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *paylo
 	case JS_REC_METHOD_REF:
 		e = method_table_put_ref(&m->methods, &r);
 		break;
+	case JS_REC_CLASS_UNLOAD:
+		e = method_table_unload_classes(&m->methods, &r);
+		break;
 	case JS_REC_THREAD:
 		e = apply_thread(m, &r);
 		break;

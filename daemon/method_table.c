@@ -147,7 +147,7 @@ static size_t extra_bytes(const struct method_info *m)
 int method_table_put_method(struct method_table *t, struct rbuf *r)
 {
 	struct method_info m = {0}, *slot;
-	uint32_t id = rbuf_u32(r);
+	uint32_t id = rbuf_u32(r), code_size;
 	size_t nn, sn;
 	const char *name, *sig;
 
@@ -156,14 +156,15 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	m.class_id = rbuf_u32(r);
 	m.method_ptr = rbuf_u64(r);
 	m.const_method = rbuf_u64(r);
-	m.code_size = rbuf_u32(r);
+	code_size = rbuf_u32(r);
 	m.modifiers = rbuf_u32(r);
 	name = rbuf_str(r, &nn);
 	sig = rbuf_str(r, &sn);
 	m.nlines = rbuf_u32(r);
 	if (r->err || id == 0 || id >= JS_MAX_METHOD_ID || m.class_id >= JS_MAX_CLASS_ID ||
-	    m.nlines > JS_MAX_LINES || m.nlines > rbuf_left(r) / 8 || m.code_size > 65535)
+	    m.nlines > JS_MAX_LINES || m.nlines > rbuf_left(r) / 8 || code_size > 65535)
 		return -1;
+	m.code_size = (uint16_t)code_size;
 	if (m.nlines) {
 		m.lines = malloc(m.nlines * sizeof(*m.lines));
 		if (!m.lines)
@@ -249,7 +250,7 @@ int method_table_put_ref(struct method_table *t, struct rbuf *r)
 	m->class_id = class_id;
 	m->method_ptr = method;
 	m->const_method = const_method;
-	m->code_size = code_size;
+	m->code_size = (uint16_t)code_size;
 	return u64_map_put(&t->by_method_ptr, method, id);
 }
 
@@ -385,39 +386,72 @@ bool method_is_native(const struct method_info *m)
 	return (m->modifiers & JVM_ACC_NATIVE) != 0;
 }
 
-/* Copies one method (names, signature, lines; no call sites: only
- * decoding checks those) and its class into dst. Strings are interned as
- * they are: they were escaped when they came in. */
-static int copy_method(struct method_table *dst, const struct method_table *src, const struct method_info *m)
+/* Strings are interned as they are: they were escaped when they came in. */
+static const char *intern_again(struct method_table *dst, const char *s, bool *failed)
+{
+	const char *r = s ? string_pool_intern(&dst->pool, s, strlen(s)) : NULL;
+
+	if (s && !r)
+		*failed = true;
+	return r;
+}
+
+static void *copy_array(const void *from, size_t bytes, bool *failed)
+{
+	void *to = bytes ? malloc(bytes) : NULL;
+
+	if (bytes && !to)
+		*failed = true;
+	else if (bytes)
+		memcpy(to, from, bytes);
+	return to;
+}
+
+static int copy_class(struct method_table *dst, const struct class_info *c)
+{
+	struct class_info *nc;
+	bool failed = false;
+
+	if (class_slot(dst, c->id))
+		return 0;
+	if (!(nc = class_entry(dst, c->id)))
+		return -1;
+	nc->name = intern_again(dst, c->name, &failed);
+	nc->source = intern_again(dst, c->source, &failed);
+	nc->unloaded_ns = c->unloaded_ns;
+	return failed ? -1 : 0;
+}
+
+/* Copies one method and its class into dst: whole, or only what names it
+ * (names, signature, lines; no Method* or call sites: only decoding needs
+ * those). */
+static int copy_method(struct method_table *dst, const struct method_table *src, const struct method_info *m,
+		       bool whole)
 {
 	const struct class_info *c = class_slot(src, m->class_id);
+	size_t calls = m->ncalls > 0 ? (size_t)m->ncalls : 0;
 	struct method_info *to;
+	bool failed = false;
 
-	if (c && !class_slot(dst, c->id)) {
-		struct class_info *nc = class_entry(dst, c->id);
-		if (!nc)
-			return -1;
-		nc->name = c->name ? string_pool_intern(&dst->pool, c->name, strlen(c->name)) : NULL;
-		nc->source = c->source ? string_pool_intern(&dst->pool, c->source, strlen(c->source)) : NULL;
-		if ((c->name && !nc->name) || (c->source && !nc->source))
-			return -1;
-	}
+	if (c && copy_class(dst, c) != 0)
+		return -1;
 	if (!(to = method_entry(dst, m->id)))
 		return -1;
 	*to = (struct method_info){.id = m->id, .named = m->named, .class_id = m->class_id, .modifiers = m->modifiers,
 				   .code_size = m->code_size, .ncalls = -1, .name_hash = m->name_hash};
-	to->name = m->name ? string_pool_intern(&dst->pool, m->name, strlen(m->name)) : NULL;
-	to->signature = m->signature ? string_pool_intern(&dst->pool, m->signature, strlen(m->signature)) : NULL;
-	if ((m->name && !to->name) || (m->signature && !to->signature))
-		return -1;
-	if (m->nlines) {
-		if (!(to->lines = malloc(m->nlines * sizeof(*to->lines))))
-			return -1;
-		memcpy(to->lines, m->lines, m->nlines * sizeof(*to->lines));
-		to->nlines = m->nlines;
-		dst->line_bytes += m->nlines * sizeof(*to->lines);
+	to->name = intern_again(dst, m->name, &failed);
+	to->signature = intern_again(dst, m->signature, &failed);
+	to->lines = copy_array(m->lines, m->nlines * sizeof(*m->lines), &failed);
+	to->nlines = to->lines ? m->nlines : 0;
+	if (whole) {
+		to->method_ptr = m->method_ptr;
+		to->const_method = m->const_method;
+		to->ncalls = m->ncalls;
+		to->calls = copy_array(m->calls, calls * sizeof(*m->calls), &failed);
+		to->targets = m->targets ? copy_array(m->targets, calls * sizeof(*m->targets), &failed) : NULL;
 	}
-	return 0;
+	dst->line_bytes += extra_bytes(to);
+	return failed ? -1 : 0;
 }
 
 int method_table_keep(struct method_table *t, bool (*used)(void *ctx, uint32_t id), void *ctx)
@@ -426,14 +460,87 @@ int method_table_keep(struct method_table *t, bool (*used)(void *ctx, uint32_t i
 
 	method_table_init(&kept);
 	for (size_t i = 0; i < t->methods.n; i++)
-		if (used(ctx, t->methods.v[i].id) && copy_method(&kept, t, &t->methods.v[i]) != 0) {
+		if (used(ctx, t->methods.v[i].id) && copy_method(&kept, t, &t->methods.v[i], false) != 0) {
 			method_table_free(&kept);
 			return -1;
 		}
 	kept.changes = t->changes + 1;
+	kept.dropped_classes = t->dropped_classes;
+	kept.dropped_methods = t->dropped_methods;
 	method_table_free(t);
 	*t = kept;
 	return 0;
+}
+
+int method_table_unload_classes(struct method_table *t, struct rbuf *r)
+{
+	uint64_t when = rbuf_u64(r);
+	uint32_t n = rbuf_u32(r);
+
+	if (r->err || n > JS_MAX_UNLOADS_PER_RECORD || n > rbuf_left(r) / 4)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		struct class_info *c = class_slot(t, rbuf_u32(r));
+
+		if (c && !c->unloaded_ns) {
+			c->unloaded_ns = when ? when : 1;
+			t->unloaded_classes++;
+		}
+	}
+	return 0;
+}
+
+int method_table_drop_unloaded(struct method_table *t, uint64_t before_ns, bool (*used)(void *ctx, uint32_t id),
+			       void *ctx)
+{
+	struct method_table kept;
+	uint64_t dropped_classes = 0, dropped_methods = 0;
+
+	method_table_init(&kept);
+	for (size_t i = 0; i < t->classes.n; i++) {
+		const struct class_info *c = &t->classes.v[i];
+
+		if (c->unloaded_ns && c->unloaded_ns < before_ns)
+			dropped_classes++; /* back below if a kept method names it */
+		else if (copy_class(&kept, c) != 0)
+			goto oom;
+		else if (c->unloaded_ns)
+			kept.unloaded_classes++; /* not yet */
+	}
+	for (size_t i = 0; i < t->methods.n; i++) {
+		const struct method_info *m = &t->methods.v[i];
+		const struct class_info *c = class_slot(t, m->class_id);
+		bool gone = c && c->unloaded_ns && c->unloaded_ns < before_ns;
+
+		if (gone && !used(ctx, m->id)) {
+			dropped_methods++;
+			continue;
+		}
+		if (gone && !class_slot(&kept, c->id))
+			dropped_classes--;
+		if (copy_method(&kept, t, m, !gone) != 0)
+			goto oom;
+	}
+	/* Every Method* of a method kept whole (a redefined method has had
+	 * more than one). */
+	for (size_t i = 0; i < t->by_method_ptr.cap; i++) {
+		const struct method_info *m;
+
+		if (!t->by_method_ptr.keys[i])
+			continue;
+		m = method_slot(&kept, (uint32_t)t->by_method_ptr.vals[i]);
+		if (m && m->method_ptr && u64_map_put(&kept.by_method_ptr, t->by_method_ptr.keys[i], m->id) != 0)
+			goto oom;
+	}
+	kept.changes = t->changes + 1;
+	kept.dropped_classes = t->dropped_classes + dropped_classes;
+	kept.dropped_methods = t->dropped_methods + dropped_methods;
+	method_table_free(t);
+	*t = kept;
+	return 0;
+oom:
+	method_table_free(&kept);
+	return -1;
 }
 
 int method_table_bad_call(const struct method_table *t, uint32_t caller, int32_t bci, uint32_t callee)

@@ -31,26 +31,29 @@ struct line_entry {
 
 struct method_info {
 	uint32_t id;
-	bool named;       /* names, signature and lines too (METHOD); else only the Method* (METHOD_REF) */
 	uint32_t class_id;
 	uint64_t method_ptr;   /* Method* */
 	uint64_t const_method; /* ConstMethod* */
-	uint32_t code_size;    /* bytecode bytes */
-	uint32_t modifiers;
 	const char *name;
 	const char *signature;
-	uint32_t nlines;
 	struct line_entry *lines; /* sorted by start_bci */
-	int32_t ncalls;           /* invoke instructions; -1 unknown */
-	uint16_t *calls;          /* their bcis, ascending */
+	uint16_t *calls;          /* bcis of its invoke instructions, ascending */
 	uint32_t *targets;        /* per call: the name hash of the method it names (0 unknown); NULL: none */
+	uint32_t nlines;
+	int32_t ncalls;           /* invoke instructions; -1 unknown */
 	uint32_t name_hash;       /* of its own name and descriptor; 0 unknown */
+	uint32_t modifiers;
+	uint16_t code_size;       /* bytecode bytes */
+	bool named;               /* names, signature and lines too (METHOD); else only the Method* (METHOD_REF) */
 };
+/* A JVM reports hundreds of thousands of methods: keep this small. */
+_Static_assert(sizeof(struct method_info) <= 88, "method_info grew");
 
 struct class_info {
 	uint32_t id;
 	const char *name;   /* "java.lang.String" */
 	const char *source; /* "String.java" or "" */
+	uint64_t unloaded_ns; /* when the agent reported it unloaded; 0 while loaded */
 };
 
 struct method_table {
@@ -69,6 +72,9 @@ struct method_table {
 	/* Counts every change a walk could see (walk_reuse.h); kept across
 	 * method_table_keep. */
 	uint64_t changes;
+	/* Classes reported unloaded whose records are still here. */
+	size_t unloaded_classes;
+	uint64_t dropped_classes, dropped_methods; /* by method_table_drop_unloaded, in all */
 };
 
 void method_table_init(struct method_table *t);
@@ -78,6 +84,10 @@ void method_table_free(struct method_table *t);
 int method_table_put_class(struct method_table *t, struct rbuf *r);
 int method_table_put_method(struct method_table *t, struct rbuf *r);
 int method_table_put_ref(struct method_table *t, struct rbuf *r);
+
+/* CLASS_UNLOAD: marks the classes unloaded (method_table_drop_unloaded
+ * drops them later); ids not known are ignored. -1 if malformed. */
+int method_table_unload_classes(struct method_table *t, struct rbuf *r);
 
 /* A method known only by name, from a saved profile (state_file.c). */
 int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t class_id, const char *class_name,
@@ -112,5 +122,11 @@ size_t method_table_bytes(const struct method_table *t);
  * lines; Method* and call sites are dropped): what an exited process's
  * profile still names. -1 (t unchanged) if out of memory. */
 int method_table_keep(struct method_table *t, bool (*used)(void *ctx, uint32_t id), void *ctx);
+/* Drops the classes unloaded before before_ns with their methods, except
+ * the methods used() says yes to, which keep their names and lines (not
+ * their Method*: its memory may hold another method now). Everything else
+ * stays whole. -1 (t unchanged) if out of memory. */
+int method_table_drop_unloaded(struct method_table *t, uint64_t before_ns, bool (*used)(void *ctx, uint32_t id),
+			       void *ctx);
 
 #endif

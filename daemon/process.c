@@ -686,6 +686,49 @@ static void retry_held(struct process_table *t, struct process *p, bool final, u
 	p->wants_fetch = sample_queue_len(&p->held) > 0;
 }
 
+static bool named_by_tree(void *ctx, uint32_t id);
+
+static int mark_used(void *ctx, uint32_t id)
+{
+	return id && u64_map_put(ctx, id, 1) != 0 ? -1 : 0;
+}
+
+/* Unloaded classes whose records may go: reported at least this long ago,
+ * so that every sample taken while they were loaded has been decoded (the
+ * agent reports an unload after the GC that did it; samples reach the
+ * decoder within milliseconds unless held, and none is held then). */
+#define UNLOADED_GRACE_NS (250ull * 1000000)
+#define UNLOADED_MIN 512 /* classes: below this, dropping is not worth a pass */
+
+/* Drops the records of classes the JVM unloaded, keeping the names of the
+ * methods the tree, the code map or a thread's context still name. Runs
+ * when they are many (an eighth of the classes: the pass is linear), or
+ * when the model nears its limit. Decided from the recorded batches and
+ * their times alone, so a replay drops the same. */
+static void drop_unloaded_classes(struct process *p, size_t max_model_bytes, size_t batch_len, uint64_t now)
+{
+	const struct method_table *mt = &p->jvm.methods;
+	bool near_limit = max_model_bytes && jvm_model_bytes(&p->jvm) + 4 * batch_len > max_model_bytes;
+	struct u64_map used;
+
+	if (!mt->unloaded_classes || sample_queue_len(&p->held) || now < UNLOADED_GRACE_NS ||
+	    now < p->unloads_dropped_ns + UNLOADED_GRACE_NS ||
+	    (!near_limit && (mt->unloaded_classes < UNLOADED_MIN || mt->unloaded_classes * 8 < mt->classes.n)))
+		return;
+	p->unloads_dropped_ns = now;
+	u64_map_init(&used);
+	for (size_t i = 1; i < p->cct.nodes.n; i++) {
+		const struct cct_node *n = &p->cct.nodes.v[i];
+		if (n->type <= FRAME_NATIVE && mark_used(&used, n->method_id) != 0)
+			goto out; /* out of memory: keep everything */
+	}
+	if (codemap_each_method(&p->jvm.code, mark_used, &used) == 0 &&
+	    context_each_method(&p->contexts, mark_used, &used) == 0)
+		method_table_drop_unloaded(&p->jvm.methods, now - UNLOADED_GRACE_NS, named_by_tree, &used);
+out:
+	u64_map_free(&used);
+}
+
 int process_apply_batch(struct process_table *t, struct process *p, const void *payload, size_t len,
 			struct batch_info *info, size_t max_model_bytes, uint64_t now)
 {
@@ -693,6 +736,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 
 	if (t->recording)
 		recording_write_at(t->recording, REC_BATCH, p->pid, now, payload, len);
+	drop_unloaded_classes(p, max_model_bytes, len, now);
 	r = jvm_model_apply_batch(&p->jvm, payload, len, info, max_model_bytes);
 	if (r == BATCH_OK && !info->more && info->cut_ns > p->agent_cut_ns)
 		p->agent_cut_ns = info->cut_ns;
@@ -719,6 +763,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 	if (r != BATCH_OK)
 		return r;
 	retry_held(t, p, false, now);
+	drop_unloaded_classes(p, max_model_bytes, 0, now);
 	return BATCH_OK;
 }
 

@@ -89,6 +89,7 @@ struct process {
 	bool early_target;
 	uint64_t early_since_ns; /* when sampling began (CLOCK_MONOTONIC) */
 	uint64_t agent_since_ns; /* when its agent said HELLO; 0 before */
+	uint64_t unloads_dropped_ns; /* when unloaded classes were last dropped */
 	/* The kernel's count of its CPU time (utime + stime), as last read,
 	 * and the CPU time its profile's samples stand for. */
 	uint64_t cpu_ns;

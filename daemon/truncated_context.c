@@ -32,6 +32,19 @@ void context_forget(struct context_table *c, uint32_t tid)
 	}
 }
 
+int context_each_method(const struct context_table *c, int (*each)(void *ctx, uint32_t id), void *ctx)
+{
+	for (size_t i = 0; i < c->by_tid.cap; i++) {
+		const struct thread_context *t = (const void *)(uintptr_t)c->by_tid.vals[i];
+		int r;
+
+		for (uint32_t k = 0; c->by_tid.keys[i] && k < t->n; k++)
+			if (t->frames[k].type <= FRAME_NATIVE && (r = each(ctx, t->frames[k].method_id)) != 0)
+				return r;
+	}
+	return 0;
+}
+
 static bool same_frame(const struct trace_frame *a, const struct trace_frame *b)
 {
 	return a->method_id == b->method_id && a->type == b->type;

@@ -35,5 +35,8 @@ void context_remember(struct context_table *c, uint32_t tid, const struct trace 
 uint32_t context_graft(struct context_table *c, uint32_t tid, const struct trace *incomplete,
 		       struct trace_frame *prefix, uint32_t max);
 void context_forget(struct context_table *c, uint32_t tid);
+/* Calls each() with the method id of every remembered Java frame; stops
+ * at, and returns, the first nonzero result. */
+int context_each_method(const struct context_table *c, int (*each)(void *ctx, uint32_t id), void *ctx);
 
 #endif

@@ -140,6 +140,21 @@ static inline int tb_apply_method(struct jvm_model *m, uint32_t id, uint32_t cla
 	return r;
 }
 
+static inline int tb_apply_class_unload(struct jvm_model *m, uint64_t when, const uint32_t *ids, uint32_t n)
+{
+	struct wbuf w;
+	int r;
+
+	wbuf_init(&w);
+	wbuf_u64(&w, when);
+	wbuf_u32(&w, n);
+	for (uint32_t i = 0; i < n; i++)
+		wbuf_u32(&w, ids[i]);
+	r = jvm_model_apply_record(m, JS_REC_CLASS_UNLOAD, w.data, w.len);
+	wbuf_free(&w);
+	return r;
+}
+
 /* The JDK 17 x86-64 layout the agent reports (frame_x86.hpp). */
 static inline int tb_apply_layout(struct jvm_model *m, uint64_t call_stub_return, uint64_t code_low,
 				  uint64_t code_high)

@@ -101,6 +101,58 @@ static void test_store_compaction(void)
 	store_destroy(&s);
 }
 
+/* An unloaded class's records leave the log once jsampled has the unload;
+ * its method handles are forgotten at once, other classes' stay. */
+static void test_store_class_unload(void)
+{
+	struct agent_store s;
+	uint64_t upto, v_unload;
+	int more, is_new;
+	uint8_t payload[16] = {0};
+	const uint32_t gone[] = {1, 77 /* never registered */};
+	struct pending_method *p;
+	size_t n, left;
+
+	CHECK(store_init(&s) == 0);
+	store_lock(&s);
+	CHECK_EQ(store_new_class_id_locked(&s), 1);
+	CHECK_EQ(store_new_class_id_locked(&s), 2);
+	store_append_locked(&s, JS_REC_CLASS, 1, 0, payload, sizeof(payload));
+	CHECK_EQ(store_method_id_locked(&s, 0x1000, 1, &is_new), 1);
+	store_append_locked(&s, JS_REC_METHOD_REF, 1, 0, payload, sizeof(payload));
+	store_append_locked(&s, JS_REC_CLASS, 2, 0, payload, sizeof(payload));
+	CHECK_EQ(store_method_id_locked(&s, 0x2000, 2, &is_new), 2);
+	store_append_locked(&s, JS_REC_METHOD_REF, 2, 0, payload, sizeof(payload));
+	/* First seen without its class (an inlining record), then with it. */
+	CHECK_EQ(store_method_id_locked(&s, 0x3000, 0, &is_new), 3);
+	CHECK_EQ(store_method_id_locked(&s, 0x3000, 1, &is_new), 3);
+	CHECK(!is_new);
+	store_append_locked(&s, JS_REC_METHOD, 1, 0, payload, sizeof(payload));
+	CHECK_EQ(store_classes_unloaded_locked(&s, NULL, 0, 5), 0);
+	v_unload = store_classes_unloaded_locked(&s, gone, 2, 1234);
+	CHECK_EQ(v_unload, 6);
+	CHECK(!store_has_method_locked(&s, 0x1000));
+	CHECK(!store_has_method_locked(&s, 0x3000));
+	CHECK(store_has_method_locked(&s, 0x2000));
+	store_unlock(&s);
+	store_take_pending(&s, 10, &p, &n, &left);
+	CHECK_EQ(n, 1); /* class 2's method alone is still to resolve */
+	CHECK_EQ(n ? p[0].method_id : 0, 2);
+	free(p);
+	CHECK_EQ(s.classes_unloaded, 2);
+
+	/* Not yet acknowledged: everything is still there. */
+	CHECK_EQ(store_compact(&s, v_unload - 1), 0);
+	CHECK_EQ(batch(&s, 0, 1 << 20, &upto, &more), 6);
+	/* Acknowledged: class 1's three records and the unload record go. */
+	CHECK_EQ(store_compact(&s, v_unload), 4);
+	CHECK_EQ(s.log.n, 2);
+	CHECK_EQ(s.log.v[0].key, 2);
+	CHECK_EQ(s.log.v[1].key, 2);
+	CHECK_EQ(s.dead, 0);
+	store_destroy(&s);
+}
+
 static size_t states(const uint8_t *code, uint32_t size, int32_t frame, int32_t ve, int32_t complete,
 		     struct frame_state_range *out)
 {
@@ -311,6 +363,7 @@ int main(void)
 {
 	RUN(test_store_versions_and_batches);
 	RUN(test_store_compaction);
+	RUN(test_store_class_unload);
 	RUN(test_c1_prologue_and_epilogue);
 	RUN(test_c2_prologue_and_epilogue);
 	RUN(test_c2_rethrow_tail_jump);

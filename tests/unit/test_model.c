@@ -364,6 +364,86 @@ static void test_methods(void)
 	jvm_model_free(&m);
 }
 
+static bool in_id_list(void *ctx, uint32_t id)
+{
+	for (const uint32_t *p = ctx; *p; p++)
+		if (*p == id)
+			return true;
+	return false;
+}
+
+/* Unloaded classes leave the table once old enough, with the methods no
+ * one names; a named one keeps its name but not its Method*. */
+static void test_class_unload(void)
+{
+	struct jvm_model m;
+	char name[128];
+	const uint32_t first[] = {2, 99 /* never reported */}, again[] = {2, 3}, used[] = {21, 0};
+	size_t bytes_before;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_class(&m, 1, "LLive;", "Live.java") == 0);
+	CHECK(tb_apply_class(&m, 2, "LGone$$Lambda/0x1;", "") == 0);
+	CHECK(tb_apply_class(&m, 3, "LRecent;", "") == 0);
+	CHECK(tb_apply_method(&m, 10, 1, 0x1000, 0x1100, 30, "stays") == 0);
+	CHECK(tb_apply_method(&m, 20, 2, 0x2000, 0x2100, 30, "unnamed") == 0);
+	CHECK(tb_apply_method(&m, 21, 2, 0x2200, 0x2300, 30, "named") == 0);
+	CHECK(tb_apply_method(&m, 30, 3, 0x3000, 0x3100, 30, "recent") == 0);
+	CHECK(tb_apply_class_unload(&m, 100, first, 2) == 0);
+	CHECK(tb_apply_class_unload(&m, 500, again, 2) == 0); /* class 2 keeps its first time */
+	CHECK_EQ(m.methods.unloaded_classes, 2);
+	/* Marking changes nothing else. */
+	CHECK_EQ(method_table_by_ptr(&m.methods, 0x2000), 20);
+	bytes_before = method_table_bytes(&m.methods);
+
+	CHECK(method_table_drop_unloaded(&m.methods, 200, in_id_list, (void *)used) == 0);
+	CHECK_EQ(m.methods.dropped_classes, 0); /* class 2 stays for method 21's name */
+	CHECK_EQ(m.methods.dropped_methods, 1);
+	CHECK_EQ(m.methods.unloaded_classes, 1); /* class 3: not old enough */
+	CHECK(method_table_get(&m.methods, 20) == NULL);
+	CHECK_EQ(method_table_by_ptr(&m.methods, 0x2000), 0);
+	method_table_name(&m.methods, 21, name, sizeof(name));
+	CHECK_STR(name, "Gone$$Lambda.0x1.named");
+	CHECK_EQ(method_table_by_ptr(&m.methods, 0x2200), 0);
+	CHECK_EQ(method_table_line(&m.methods, 21, 7), 11);
+	/* The loaded and the recently unloaded stay whole. */
+	CHECK_EQ(method_table_by_ptr(&m.methods, 0x1000), 10);
+	CHECK_EQ(method_table_by_ptr(&m.methods, 0x3000), 30);
+	CHECK_EQ(method_table_line(&m.methods, 10, 7), 11);
+	method_table_name(&m.methods, 30, name, sizeof(name));
+	CHECK_STR(name, "Recent.recent");
+	CHECK(method_table_bytes(&m.methods) <= bytes_before);
+
+	/* Later, with no one naming method 21: both unloaded classes go. */
+	CHECK(method_table_drop_unloaded(&m.methods, 1000, in_id_list, (void *)(const uint32_t[]){0}) == 0);
+	CHECK_EQ(m.methods.dropped_classes, 2);
+	CHECK_EQ(m.methods.dropped_methods, 3);
+	CHECK_EQ(m.methods.unloaded_classes, 0);
+	CHECK_EQ(m.methods.classes.n, 1);
+	CHECK(method_table_class_name(&m.methods, 2) == NULL);
+	method_table_name(&m.methods, 10, name, sizeof(name));
+	CHECK_STR(name, "Live.stays");
+
+	/* Malformed: more ids than the record holds, or than allowed. */
+	CHECK(tb_apply_class_unload(&m, 5, first, 0) == 0);
+	struct wbuf w;
+	wbuf_init(&w);
+	wbuf_u64(&w, 5);
+	wbuf_u32(&w, 3);
+	wbuf_u32(&w, 1);
+	CHECK(jvm_model_apply_record(&m, JS_REC_CLASS_UNLOAD, w.data, w.len) == -1);
+	wbuf_reset(&w);
+	wbuf_u64(&w, 5);
+	wbuf_u32(&w, JS_MAX_UNLOADS_PER_RECORD + 1);
+	for (uint32_t i = 0; i <= JS_MAX_UNLOADS_PER_RECORD; i++)
+		wbuf_u32(&w, 1);
+	CHECK(jvm_model_apply_record(&m, JS_REC_CLASS_UNLOAD, w.data, w.len) == -1);
+	wbuf_free(&w);
+	CHECK(method_table_class_name(&m.methods, 1) != NULL);
+	CHECK_EQ(m.methods.unloaded_classes, 0);
+	jvm_model_free(&m);
+}
+
 static void test_batches(void)
 {
 	struct jvm_model m;
@@ -601,6 +681,7 @@ int main(void)
 	RUN(test_lookup_cost);
 	RUN(test_scopes_and_states);
 	RUN(test_stray_scopes);
+	RUN(test_class_unload);
 	RUN(test_lying_code_records);
 	RUN(test_methods);
 	RUN(test_batches);

@@ -302,6 +302,121 @@ static void test_kernel_stack_follows_a_held_sample(void)
 	kernel_symbols_free();
 }
 
+/* A BATCH payload: the header, then each record of w (kind + length
+ * framed already), count of them. */
+static int apply_records(struct process_table *t, struct process *p, const struct wbuf *recs, uint32_t count,
+			 uint64_t now)
+{
+	struct batch_info info;
+	struct wbuf w;
+	int r;
+
+	wbuf_init(&w);
+	wbuf_u64(&w, 0);
+	wbuf_u64(&w, 1);
+	wbuf_u64(&w, 0); /* the agent's clock stays: held samples wait */
+	wbuf_u8(&w, 0);
+	wbuf_u32(&w, count);
+	wbuf_put(&w, recs->data, recs->len);
+	r = process_apply_batch(t, p, w.data, w.len, &info, 0, now);
+	wbuf_free(&w);
+	return r;
+}
+
+static void record_class(struct wbuf *w, uint32_t id)
+{
+	char sig[32];
+	struct wbuf body;
+
+	snprintf(sig, sizeof(sig), "LHidden/0x%x;", id);
+	wbuf_init(&body);
+	wbuf_u32(&body, id);
+	wbuf_str(&body, sig);
+	wbuf_str(&body, "");
+	wbuf_u16(w, JS_REC_CLASS);
+	wbuf_u32(w, (uint32_t)body.len);
+	wbuf_put(w, body.data, body.len);
+	wbuf_free(&body);
+}
+
+static void record_method_ref(struct wbuf *w, uint32_t id, uint32_t class_id)
+{
+	wbuf_u16(w, JS_REC_METHOD_REF);
+	wbuf_u32(w, 28);
+	wbuf_u32(w, id);
+	wbuf_u32(w, class_id);
+	wbuf_u64(w, 0x7f0000000000ull + id * 64);
+	wbuf_u64(w, 0x7f1000000000ull + id * 64);
+	wbuf_u32(w, 10);
+}
+
+/* Classes the JVM unloaded leave the model once no held sample can need
+ * them, except the methods the tree names. */
+static void test_unloaded_classes_are_dropped(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	const uint64_t ms = 1000000, t0 = 1000 * ms;
+	enum { N = 1000 };
+	struct process_table t;
+	struct process *p;
+	struct js_sample *s;
+	struct wbuf w;
+
+	process_table_init(&t, &lim);
+	p = process_create(&t, 77, 0, "");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
+	add_code(p); /* its nmethod runs method 1 */
+	wbuf_init(&w);
+	for (uint32_t c = 1; c <= N; c++) {
+		record_class(&w, c);
+		record_method_ref(&w, c, c);
+	}
+	CHECK_EQ(apply_records(&t, p, &w, 2 * N, t0), BATCH_OK);
+	s = leaf_sample(t0 + ms);
+	process_take_sample(&t, p, s, s->time_ns);
+	CHECK_EQ(p->stats.resolved, 1);
+
+	/* All unloaded; the code of method 1 too (it stays in the code map
+	 * for a while, and its method with it). */
+	wbuf_reset(&w);
+	wbuf_u16(&w, JS_REC_CLASS_UNLOAD);
+	wbuf_u32(&w, 12 + 4 * N);
+	wbuf_u64(&w, t0 + 2 * ms);
+	wbuf_u32(&w, N);
+	for (uint32_t c = 1; c <= N; c++)
+		wbuf_u32(&w, c);
+	CHECK_EQ(apply_records(&t, p, &w, 1, t0 + 3 * ms), BATCH_OK);
+	CHECK_EQ(p->jvm.methods.unloaded_classes, N);
+	CHECK_EQ(p->jvm.methods.methods.n, N); /* too recent to go */
+
+	/* A held sample keeps them all. */
+	s->regs[JS_REG_IP] = 0x10090000; /* code not reported yet */
+	s->time_ns = t0 + 400 * ms;
+	process_take_sample(&t, p, s, s->time_ns);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	wbuf_reset(&w);
+	CHECK_EQ(apply_records(&t, p, &w, 0, t0 + 500 * ms), BATCH_OK);
+	CHECK_EQ(p->jvm.methods.methods.n, N);
+
+	/* Settled: the unnamed ones go; method 1 keeps its name. */
+	p->agent_cut_ns = t0 + 600 * ms;
+	process_retry_held(&t, p, t0 + 600 * ms);
+	CHECK_EQ(sample_queue_len(&p->held), 0);
+	CHECK_EQ(apply_records(&t, p, &w, 0, t0 + 900 * ms), BATCH_OK);
+	CHECK_EQ(p->jvm.methods.methods.n, 1);
+	CHECK_EQ(p->jvm.methods.dropped_methods, N - 1);
+	CHECK_EQ(p->jvm.methods.dropped_classes, N - 1);
+	CHECK_EQ(p->jvm.methods.unloaded_classes, 0);
+	CHECK_STR(method_table_class_name(&p->jvm.methods, 1), "Hidden.0x1");
+	CHECK_EQ(method_table_by_ptr(&p->jvm.methods, 0x7f0000000000ull + 64), 0);
+	free(s);
+	wbuf_free(&w);
+	process_table_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_hold_and_release);
@@ -310,5 +425,6 @@ int main(void)
 	RUN(test_forget_one);
 	RUN(test_held_queue_overflow_is_counted);
 	RUN(test_kernel_stack_follows_a_held_sample);
+	RUN(test_unloaded_classes_are_dropped);
 	return CHECK_DONE();
 }

@@ -69,6 +69,8 @@ void agent_disable(const char *why)
 		for (size_t i = 0; i < sizeof(code_events) / sizeof(code_events[0]); i++)
 			(*g_agent.jvmti)->SetEventNotificationMode(g_agent.jvmti, JVMTI_DISABLE,
 								   code_events[i], NULL);
+	if (g_agent.jvmti && g_agent.tracks_unloading)
+		(*g_agent.jvmti)->SetEventNotificationMode(g_agent.jvmti, JVMTI_DISABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
 	if (g_agent.wake_fd >= 0)
 		eventfd_write(g_agent.wake_fd, 1);
 }
@@ -241,6 +243,14 @@ static int setup(JavaVM *vm, char *options, int late)
 	memset(&caps, 0, sizeof(caps));
 	caps.can_get_constant_pool = 1;
 	g_agent.has_constant_pool = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
+	/* Optional: without it, an unloaded class's records stay, in the
+	 * agent and in jsampled, until the JVM exits. */
+	memset(&caps, 0, sizeof(caps));
+	caps.can_tag_objects = 1;
+	caps.can_generate_object_free_events = 1;
+	g_agent.tracks_unloading = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
+	if (!g_agent.tracks_unloading)
+		agent_log(0, "no object tags: unloaded classes will not be reported");
 	cb.VMInit = on_vm_init;
 	cb.VMDeath = on_vm_death;
 	cb.CompiledMethodLoad = on_compiled_method_load;
@@ -249,6 +259,7 @@ static int setup(JavaVM *vm, char *options, int late)
 	cb.ClassPrepare = on_class_prepare;
 	cb.ThreadStart = on_thread_start;
 	cb.ThreadEnd = on_thread_end;
+	cb.ObjectFree = on_object_free;
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)) != JVMTI_ERROR_NONE) {
 		agent_disable("cannot set JVMTI callbacks");
 		return -1;
@@ -261,6 +272,9 @@ static int setup(JavaVM *vm, char *options, int late)
 			agent_disable("cannot enable JVMTI events");
 			return -1;
 		}
+	if (g_agent.tracks_unloading &&
+	    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL) != JVMTI_ERROR_NONE)
+		g_agent.tracks_unloading = 0;
 	agent_log(1, "loaded (%s), jsampled socket %s", late ? "late attach" : "at start",
 		  g_agent.socket_path);
 	return 0;

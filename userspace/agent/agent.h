@@ -25,6 +25,7 @@ struct agent {
 	char vm_version[64];
 	int wake_fd; /* eventfd: wakes the agent thread for shutdown */
 	int has_constant_pool; /* can_get_constant_pool: call targets are reported */
+	int tracks_unloading;  /* class mirrors tagged, ObjectFree on: unloads are reported */
 	atomic_int disabled;      /* fail-closed switch: callbacks return at once */
 	atomic_int shutting_down; /* VMDeath seen */
 	atomic_int thread_started;
@@ -52,6 +53,11 @@ void record_interpreter_entries(void);
 /* class_events.c */
 void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
 void register_loaded_classes(jvmtiEnv *jvmti);
+/* ObjectFree: a tagged class mirror was freed, so its class was unloaded. */
+void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag);
+/* Turns the classes unloaded since the last call into CLASS_UNLOAD records
+ * (agent thread). */
+void report_unloaded_classes(void);
 /* Resolves names, signatures and line tables of newly seen methods, at
  * most max of them (agent thread only: calls into JVMTI without holding the
  * store lock). Returns how many are still pending. */

@@ -42,12 +42,15 @@ uint32_t store_method_id_locked(struct agent_store *s, uint64_t handle, uint32_t
 
 	if (is_new)
 		*is_new = 0;
-	if (id)
+	if (id) {
+		if (class_id && !(*id >> 32))
+			*id |= (uint64_t)class_id << 32;
 		return (uint32_t)*id;
+	}
 	p.method_id = s->next_method_id;
 	p.class_id = class_id;
 	p.handle = handle;
-	if (u64_map_put(&s->method_ids, handle, p.method_id) != 0)
+	if (u64_map_put(&s->method_ids, handle, (uint64_t)class_id << 32 | p.method_id) != 0)
 		return 0;
 	if (vec_push(&s->pending, p) != 0) {
 		u64_map_del(&s->method_ids, handle);
@@ -114,6 +117,68 @@ uint64_t store_append_locked(struct agent_store *s, uint16_t kind, uint64_t key,
 oom:
 	s->dropped_oom++;
 	return 0;
+}
+
+static int is_class_record(uint16_t kind)
+{
+	return kind == JS_REC_CLASS || kind == JS_REC_METHOD || kind == JS_REC_METHOD_REF;
+}
+
+uint64_t store_classes_unloaded_locked(struct agent_store *s, const uint32_t *class_ids, size_t n,
+				       uint64_t time_ns)
+{
+	struct u64_map gone; /* class id -> version of the record naming it */
+	uint64_t last = 0;
+	size_t kept;
+	struct wbuf w;
+
+	if (n == 0)
+		return 0;
+	u64_map_init(&gone);
+	wbuf_init(&w);
+	for (size_t at = 0; at < n; at += JS_MAX_UNLOADS_PER_RECORD) {
+		size_t k = n - at < JS_MAX_UNLOADS_PER_RECORD ? n - at : JS_MAX_UNLOADS_PER_RECORD;
+		uint64_t v;
+
+		wbuf_reset(&w);
+		wbuf_u64(&w, time_ns);
+		wbuf_u32(&w, (uint32_t)k);
+		for (size_t i = 0; i < k; i++)
+			wbuf_u32(&w, class_ids[at + i]);
+		if (w.oom || !(v = store_append_locked(s, JS_REC_CLASS_UNLOAD, 0, 1, w.data, w.len)))
+			break;
+		last = v;
+		s->dead++;
+		for (size_t i = 0; i < k; i++)
+			if (class_ids[at + i] && u64_map_put(&gone, class_ids[at + i], v) != 0)
+				s->dropped_oom++;
+	}
+	wbuf_free(&w);
+	s->classes_unloaded += gone.count;
+	/* The class's own records end with the record that names it. */
+	for (size_t i = 0; gone.count && i < s->log.n; i++) {
+		struct store_entry *e = &s->log.v[i];
+		uint64_t *v = is_class_record(e->kind) && e->key && !e->end_version ? u64_map_get(&gone, e->key) : NULL;
+
+		if (v) {
+			e->end_version = *v;
+			s->dead++;
+		}
+	}
+	/* Their handles can never come back (HotSpot leaks the jmethodIDs of
+	 * an unloaded class loader): forget them, and the unresolved ones. */
+	for (size_t i = 0; gone.count && i < s->method_ids.cap; i++)
+		if (s->method_ids.keys[i] && u64_map_get(&gone, s->method_ids.vals[i] >> 32) &&
+		    u64_map_del(&s->method_ids, s->method_ids.keys[i]))
+			i--; /* backward-shift deletion moved a later entry here */
+	kept = 0;
+	for (size_t i = 0; gone.count && i < s->pending.n; i++)
+		if (u64_map_get(&s->method_ids, s->pending.v[i].handle))
+			s->pending.v[kept++] = s->pending.v[i];
+	if (gone.count)
+		s->pending.n = kept;
+	u64_map_free(&gone);
+	return last;
 }
 
 int store_code_loaded_locked(struct agent_store *s, uint64_t start, uint64_t code_id)

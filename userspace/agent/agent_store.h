@@ -24,7 +24,7 @@
 
 struct store_entry {
 	uint64_t version;
-	uint64_t key;      /* code id for code records, tid for threads, else 0 */
+	uint64_t key;      /* code id for code records, tid for threads, class id for a class's records */
 	uint16_t kind;     /* enum js_record_kind */
 	uint8_t ends_life; /* unload / thread end: pairs with an earlier record */
 	uint64_t end_version; /* for a start record: the version of its end, 0 while open */
@@ -42,7 +42,7 @@ struct agent_store {
 	pthread_mutex_t lock;
 	uint64_t version; /* last version handed out */
 	VEC(struct store_entry) log; /* ascending versions */
-	struct u64_map method_ids;   /* handle -> method id */
+	struct u64_map method_ids;   /* handle -> class id << 32 | method id */
 	struct u64_map live_code;    /* code start address -> code id */
 	struct u64_map open_version; /* (key, kind group) -> version of the open start record */
 	VEC(struct pending_method) pending;
@@ -51,6 +51,7 @@ struct agent_store {
 	uint64_t next_code_id;
 	size_t bytes;    /* payload bytes held */
 	size_t dead;     /* entries compaction may remove */
+	uint64_t classes_unloaded;
 	uint64_t dropped_oom;
 	uint64_t oversized; /* records too large for any BATCH, skipped */
 };
@@ -64,7 +65,8 @@ static inline void store_lock(struct agent_store *s) { pthread_mutex_lock(&s->lo
 static inline void store_unlock(struct agent_store *s) { pthread_mutex_unlock(&s->lock); }
 
 /* The id of a method handle, registering it (and queueing its METHOD record
- * for resolution) if new. class_id 0 means "not known yet". 0 on OOM. */
+ * for resolution) if new. class_id 0 means "not known yet"; a known class
+ * is remembered for a handle first seen without one. 0 on OOM. */
 uint32_t store_method_id_locked(struct agent_store *s, uint64_t handle, uint32_t class_id,
 				int *is_new);
 /* 1 if the handle already has an id. */
@@ -78,6 +80,15 @@ uint64_t store_new_code_id_locked(struct agent_store *s);
  * compaction drop both once jsampled has them. */
 uint64_t store_append_locked(struct agent_store *s, uint16_t kind, uint64_t key, int ends_life,
 			     const void *payload, size_t len);
+/* The JVM unloaded these classes: appends CLASS_UNLOAD records (stamped
+ * time_ns) and ends the life of each class's CLASS, METHOD and METHOD_REF
+ * records (appended with the class id as key), so compaction drops them all
+ * once jsampled has the unload; the methods' handles and pending
+ * resolutions go at once. Returns the last version appended, 0 if none (no
+ * ids, or out of memory: counted in dropped_oom). */
+uint64_t store_classes_unloaded_locked(struct agent_store *s, const uint32_t *class_ids, size_t n,
+				       uint64_t time_ns);
+
 /* Code bookkeeping: a load registers start -> id; an unload looks it up. */
 int store_code_loaded_locked(struct agent_store *s, uint64_t start, uint64_t code_id);
 /* Returns the code id live at start (and forgets it), or 0. */
@@ -95,7 +106,8 @@ uint32_t store_write_batch(struct agent_store *s, uint64_t since, size_t max_byt
 			   uint64_t *upto, int *more);
 
 /* Drops start/end record pairs whose end jsampled has acknowledged
- * (version <= acked). Returns the number of entries removed. */
+ * (version <= acked), and the records of unloaded classes with them.
+ * Returns the number of entries removed. */
 size_t store_compact(struct agent_store *s, uint64_t acked);
 
 #endif

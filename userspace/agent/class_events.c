@@ -5,6 +5,7 @@
  * HotSpot allocate them, so interpreted frames of any method can be named)
  * and its signature and source file. Names, signatures, line tables and the
  * Method* of each method are resolved later on the agent's own thread. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +48,55 @@ static int method_facts(jmethodID m, uint64_t *method, uint64_t *const_method, u
 	return 0;
 }
 
-/* Registers a class and its methods unless its first method is known
- * already (the class was seen before). Returns its class id or 0. */
+/* Class ids whose mirrors JVMTI freed (the classes were unloaded), waiting
+ * for the agent thread to report them. ObjectFree may come on any thread,
+ * also one inside SetTag: this lock is never held around anything else. */
+static pthread_mutex_t unloaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static VEC(uint32_t) unloaded;
+static atomic_int warned_unloading;
+
+/* Once: a class whose unloading goes unreported keeps its records. */
+static void warn_unloading(const char *why)
+{
+	if (!atomic_exchange(&warned_unloading, 1))
+		agent_log(0, "%s: some unloaded classes stay known to jsampled", why);
+}
+
+void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+	(void)jvmti;
+	if (tag <= 0 || tag > UINT32_MAX || atomic_load(&g_agent.disabled))
+		return;
+	pthread_mutex_lock(&unloaded_lock);
+	int lost = vec_push(&unloaded, (uint32_t)tag) != 0;
+	pthread_mutex_unlock(&unloaded_lock);
+	if (lost)
+		warn_unloading("out of memory");
+}
+
+void report_unloaded_classes(void)
+{
+	uint32_t *ids;
+	size_t n;
+
+	pthread_mutex_lock(&unloaded_lock);
+	ids = unloaded.v;
+	n = unloaded.n;
+	unloaded.v = NULL;
+	unloaded.n = unloaded.cap = 0;
+	pthread_mutex_unlock(&unloaded_lock);
+	if (n) {
+		store_lock(&g_agent.store);
+		store_classes_unloaded_locked(&g_agent.store, ids, n, agent_now_ns());
+		store_unlock(&g_agent.store);
+	}
+	free(ids);
+}
+
+/* Registers a class and its methods unless it was seen before (its mirror
+ * is tagged; without tags, its first method is known). force: register a
+ * class without methods too, and return a known class's id. Returns its
+ * class id or 0. */
 static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
 {
 	jint n = 0;
@@ -57,6 +105,12 @@ static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
 	uint32_t class_id = 0;
 	struct wbuf w;
 
+	if (g_agent.tracks_unloading) {
+		jlong tag = 0;
+		/* Tagged: registered before, under the tag's id. */
+		if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE && tag > 0)
+			return force ? (uint32_t)tag : 0;
+	}
 	if ((*jvmti)->GetClassMethods(jvmti, klass, &n, &methods) != JVMTI_ERROR_NONE)
 		return 0; /* not prepared yet: ClassPrepare will come */
 	if (n == 0 && !force) {
@@ -83,7 +137,7 @@ static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
 	wbuf_u32(&w, class_id);
 	wbuf_str(&w, sig ? sig : "L?;");
 	wbuf_str(&w, src);
-	if (!w.oom && store_append_locked(&g_agent.store, JS_REC_CLASS, 0, 0, w.data, w.len)) {
+	if (!w.oom && store_append_locked(&g_agent.store, JS_REC_CLASS, class_id, 0, w.data, w.len)) {
 		for (jint i = 0; i < n; i++) {
 			uint64_t method, const_method;
 			uint32_t code_size, id;
@@ -102,12 +156,17 @@ static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
 			wbuf_u64(&w, const_method);
 			wbuf_u32(&w, code_size);
 			if (!w.oom)
-				store_append_locked(&g_agent.store, JS_REC_METHOD_REF, 0, 0, w.data, w.len);
+				store_append_locked(&g_agent.store, JS_REC_METHOD_REF, class_id, 0, w.data, w.len);
 		}
 	} else {
 		class_id = 0;
 	}
 	store_unlock(&g_agent.store);
+	/* The mirror's tag is its class id: when the class is unloaded, the
+	 * mirror is freed and ObjectFree hands the id back. Set outside the
+	 * store lock (JVMTI may post ObjectFree on this thread). */
+	if (class_id && g_agent.tracks_unloading && (*jvmti)->SetTag(jvmti, klass, (jlong)class_id) != JVMTI_ERROR_NONE)
+		warn_unloading("cannot tag a class");
 	wbuf_free(&w);
 	deallocate(jvmti, methods);
 	deallocate(jvmti, sig);
@@ -259,7 +318,7 @@ static void resolve_one(jvmtiEnv *jvmti, struct cp_cache *cpc, const struct pend
 		wbuf_u32(w, constant_pool_call_target(cp, calls[i].cp_index, calls[i].opcode));
 	if (!w->oom) {
 		store_lock(&g_agent.store);
-		store_append_locked(&g_agent.store, JS_REC_METHOD, 0, 0, w->data, w->len);
+		store_append_locked(&g_agent.store, JS_REC_METHOD, class_id, 0, w->data, w->len);
 		store_unlock(&g_agent.store);
 	}
 	deallocate(jvmti, name);

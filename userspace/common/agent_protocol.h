@@ -60,6 +60,7 @@ enum js_record_kind {
 	JS_REC_METHOD = 5,
 	JS_REC_THREAD = 6,      /* a Java thread started or ended */
 	JS_REC_METHOD_REF = 7,  /* a method's Method* before its names are resolved */
+	JS_REC_CLASS_UNLOAD = 8, /* classes the JVM unloaded (their mirrors were freed) */
 };
 
 /*
@@ -146,6 +147,10 @@ enum js_code_flags {
  * METHOD_REF: u32 method_id, u32 class_id, u64 Method*, u64 ConstMethod*,
  *   u32 bytecode size. Sent as soon as a class is prepared, so interpreted
  *   frames decode at once; the METHOD record with the names follows.
+ * CLASS_UNLOAD: u64 time_ns (when the agent learnt of it: the unloading
+ *   was earlier), u32 count (at most JS_MAX_UNLOADS_PER_RECORD), count x
+ *   u32 class_id. The classes, their methods' Method*s and their code are
+ *   gone; older jsampled ignore the record.
  * THREAD: u32 tid (agent's namespace), u8 alive, u64 JavaThread*,
  *   u64 stack_base (highest address), u64 stack_size, u64 time_ns, str name.
  */
@@ -156,6 +161,7 @@ enum js_code_flags {
 #define JVM_ACC_ABSTRACT 0x0400
 
 #define JS_MAX_INLINE_DEPTH 255
+#define JS_MAX_UNLOADS_PER_RECORD 8192
 #define JS_MAX_FRAME_STATES 1024
 
 enum js_frame_state {
