@@ -694,9 +694,10 @@ static int mark_used(void *ctx, uint32_t id)
 }
 
 /* Unloaded classes whose records may go: reported at least this long ago,
- * so that every sample taken while they were loaded has been decoded (the
- * agent reports an unload after the GC that did it; samples reach the
- * decoder within milliseconds unless held, and none is held then). */
+ * and before the oldest held sample was taken, so that every sample taken
+ * while they were loaded has been decoded (the agent reports an unload
+ * after the GC that did it; samples reach the decoder within milliseconds
+ * unless held). */
 #define UNLOADED_GRACE_NS (250ull * 1000000)
 #define UNLOADED_MIN 512 /* classes: below this, dropping is not worth a pass */
 
@@ -709,12 +710,15 @@ static void drop_unloaded_classes(struct process *p, size_t max_model_bytes, siz
 {
 	const struct method_table *mt = &p->jvm.methods;
 	bool near_limit = max_model_bytes && jvm_model_bytes(&p->jvm) + 4 * batch_len > max_model_bytes;
+	uint64_t before = now - UNLOADED_GRACE_NS;
 	struct u64_map used;
 
-	if (!mt->unloaded_classes || sample_queue_len(&p->held) || now < UNLOADED_GRACE_NS ||
-	    now < p->unloads_dropped_ns + UNLOADED_GRACE_NS ||
+	if (!mt->unloaded_classes || now < UNLOADED_GRACE_NS || now < p->unloads_dropped_ns + UNLOADED_GRACE_NS ||
 	    (!near_limit && (mt->unloaded_classes < UNLOADED_MIN || mt->unloaded_classes * 8 < mt->classes.n)))
 		return;
+	for (size_t i = p->held.head; i < p->held.items.n; i++)
+		if (p->held.items.v[i].s->time_ns < before)
+			before = p->held.items.v[i].s->time_ns;
 	p->unloads_dropped_ns = now;
 	u64_map_init(&used);
 	for (size_t i = 1; i < p->cct.nodes.n; i++) {
@@ -724,7 +728,7 @@ static void drop_unloaded_classes(struct process *p, size_t max_model_bytes, siz
 	}
 	if (codemap_each_method(&p->jvm.code, mark_used, &used) == 0 &&
 	    context_each_method(&p->contexts, mark_used, &used) == 0)
-		method_table_drop_unloaded(&p->jvm.methods, now - UNLOADED_GRACE_NS, named_by_tree, &used);
+		method_table_drop_unloaded(&p->jvm.methods, before, named_by_tree, &used);
 out:
 	u64_map_free(&used);
 }

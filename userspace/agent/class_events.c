@@ -117,7 +117,7 @@ static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
 		deallocate(jvmti, methods);
 		return 0;
 	}
-	if (n > 0 && !force) {
+	if (n > 0 && !force && !g_agent.tracks_unloading) {
 		store_lock(&g_agent.store);
 		int known = store_has_method_locked(&g_agent.store, (uint64_t)(uintptr_t)methods[0]);
 		store_unlock(&g_agent.store);

@@ -29,7 +29,9 @@
 
 static inline int vec_realloc_(void **v, size_t *cap, size_t elem)
 {
-	size_t ncap = *cap ? *cap * 2 : 8;
+	/* Large arrays (a JVM's methods: hundreds of thousands) grow by half,
+	 * so at most a third of one stands unused. */
+	size_t ncap = !*cap ? 8 : *cap < 4096 ? *cap * 2 : *cap + *cap / 2;
 	void *p = realloc(*v, ncap * elem);
 
 	if (!p)
