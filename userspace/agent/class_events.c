@@ -74,12 +74,24 @@ void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
 		warn_unloading("out of memory");
 }
 
+/* Reporting scans the agent's log and method map, so unloads that trickle
+ * in are gathered for this long (bursts after a GC go at once). */
+#define UNLOAD_REPORT_NS (100u * 1000000u)
+#define UNLOAD_REPORT_BURST 4096
+
 void report_unloaded_classes(void)
 {
+	static uint64_t last_ns; /* agent thread only */
+	uint64_t now = agent_now_ns();
 	uint32_t *ids;
 	size_t n;
 
 	pthread_mutex_lock(&unloaded_lock);
+	if (!unloaded.n || (unloaded.n < UNLOAD_REPORT_BURST && now < last_ns + UNLOAD_REPORT_NS)) {
+		pthread_mutex_unlock(&unloaded_lock);
+		return;
+	}
+	last_ns = now;
 	ids = unloaded.v;
 	n = unloaded.n;
 	unloaded.v = NULL;
@@ -87,7 +99,7 @@ void report_unloaded_classes(void)
 	pthread_mutex_unlock(&unloaded_lock);
 	if (n) {
 		store_lock(&g_agent.store);
-		store_classes_unloaded_locked(&g_agent.store, ids, n, agent_now_ns());
+		store_classes_unloaded_locked(&g_agent.store, ids, n, now);
 		store_unlock(&g_agent.store);
 	}
 	free(ids);
