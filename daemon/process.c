@@ -686,11 +686,26 @@ static void retry_held(struct process_table *t, struct process *p, bool final, u
 	p->wants_fetch = sample_queue_len(&p->held) > 0;
 }
 
-static bool named_by_tree(void *ctx, uint32_t id);
-
 static int mark_used(void *ctx, uint32_t id)
 {
 	return id && u64_map_put(ctx, id, 1) != 0 ? -1 : 0;
+}
+
+static bool named_by_tree(void *ctx, uint32_t id)
+{
+	return u64_map_get(ctx, id) != NULL;
+}
+
+/* Puts the method of every Java frame of the tree into used; -1 if out of
+ * memory. */
+static int mark_tree_methods(const struct process *p, struct u64_map *used)
+{
+	for (size_t i = 1; i < p->cct.nodes.n; i++) {
+		const struct cct_node *n = &p->cct.nodes.v[i];
+		if (n->type <= FRAME_NATIVE && mark_used(used, n->method_id) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Unloaded classes whose records may go: reported at least this long ago,
@@ -710,26 +725,20 @@ static void drop_unloaded_classes(struct process *p, size_t max_model_bytes, siz
 {
 	const struct method_table *mt = &p->jvm.methods;
 	bool near_limit = max_model_bytes && jvm_model_bytes(&p->jvm) + 4 * batch_len > max_model_bytes;
-	uint64_t before = now - UNLOADED_GRACE_NS;
+	uint64_t before = now - UNLOADED_GRACE_NS, oldest_held = sample_queue_oldest_ns(&p->held);
 	struct u64_map used;
 
 	if (!mt->unloaded_classes || now < UNLOADED_GRACE_NS || now < p->unloads_dropped_ns + UNLOADED_GRACE_NS ||
 	    (!near_limit && (mt->unloaded_classes < UNLOADED_MIN || mt->unloaded_classes * 8 < mt->classes.n)))
 		return;
-	for (size_t i = p->held.head; i < p->held.items.n; i++)
-		if (p->held.items.v[i].s->time_ns < before)
-			before = p->held.items.v[i].s->time_ns;
+	if (oldest_held < before)
+		before = oldest_held;
 	p->unloads_dropped_ns = now;
 	u64_map_init(&used);
-	for (size_t i = 1; i < p->cct.nodes.n; i++) {
-		const struct cct_node *n = &p->cct.nodes.v[i];
-		if (n->type <= FRAME_NATIVE && mark_used(&used, n->method_id) != 0)
-			goto out; /* out of memory: keep everything */
-	}
-	if (codemap_each_method(&p->jvm.code, mark_used, &used) == 0 &&
+	/* Out of memory: keep everything. */
+	if (mark_tree_methods(p, &used) == 0 && codemap_each_method(&p->jvm.code, mark_used, &used) == 0 &&
 	    context_each_method(&p->contexts, mark_used, &used) == 0)
 		method_table_drop_unloaded(&p->jvm.methods, before, named_by_tree, &used);
-out:
 	u64_map_free(&used);
 }
 
@@ -787,24 +796,14 @@ void process_retry_held(struct process_table *t, struct process *p, uint64_t now
 	retry_held(t, p, false, now);
 }
 
-static bool named_by_tree(void *ctx, uint32_t id)
-{
-	return u64_map_get(ctx, id) != NULL;
-}
-
 /* The method table shrinks to the methods of the tree's Java frames. */
 static void keep_tree_methods(struct process *p)
 {
 	struct u64_map used;
 
 	u64_map_init(&used);
-	for (size_t i = 1; i < p->cct.nodes.n; i++) {
-		const struct cct_node *n = &p->cct.nodes.v[i];
-		if (n->type <= FRAME_NATIVE && u64_map_put(&used, n->method_id, 1) != 0)
-			goto out; /* out of memory: keep everything */
-	}
-	method_table_keep(&p->jvm.methods, named_by_tree, &used);
-out:
+	if (mark_tree_methods(p, &used) == 0) /* out of memory: keep everything */
+		method_table_keep(&p->jvm.methods, named_by_tree, &used);
 	u64_map_free(&used);
 }
 

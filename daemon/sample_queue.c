@@ -108,3 +108,14 @@ int sample_queue_requeue(struct sample_queue *q, const struct held_sample *h)
 	q->bytes += sample_bytes(h->s);
 	return 0;
 }
+
+uint64_t sample_queue_oldest_ns(const struct sample_queue *q)
+{
+	uint64_t oldest = UINT64_MAX;
+
+	/* Requeued samples go to the back: the front is not always the oldest. */
+	for (size_t i = q->head; i < q->items.n; i++)
+		if (q->items.v[i].s->time_ns < oldest)
+			oldest = q->items.v[i].s->time_ns;
+	return oldest;
+}

@@ -48,5 +48,7 @@ int sample_queue_requeue(struct sample_queue *q, const struct held_sample *h);
 /* Oldest entry; false if empty. The caller frees h->s. */
 bool sample_queue_pop(struct sample_queue *q, struct held_sample *h);
 static inline size_t sample_bytes(const struct js_sample *s) { return sizeof(*s) + s->stack_len; }
+/* The earliest time a held sample was taken; UINT64_MAX if none is held. */
+uint64_t sample_queue_oldest_ns(const struct sample_queue *q);
 
 #endif
