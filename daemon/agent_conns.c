@@ -185,7 +185,7 @@ void agents_on_exec(struct daemon *d, pid_t pid)
 	}
 }
 
-void agents_schedule_fetches(struct daemon *d, uint64_t now)
+void agents_schedule_fetches(struct daemon *d, uint64_t now, uint64_t fresh_ns)
 {
 	for (struct watch *w = d->loop.connections; w; w = w->next) {
 		struct agent_link *l;
@@ -199,6 +199,8 @@ void agents_schedule_fetches(struct daemon *d, uint64_t now)
 		if (!p || l->fetch_in_flight)
 			continue;
 		wait = p->wants_fetch ? HELD_FETCH_NS : REFRESH_FETCH_NS;
+		if (fresh_ns && fresh_ns < wait)
+			wait = fresh_ns;
 		if (now - w->last_fetch_ns < wait)
 			continue;
 		w->last_fetch_ns = now;

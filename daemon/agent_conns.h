@@ -20,8 +20,9 @@ void agents_on_exit(struct daemon *d, struct watch *pidfd_watch);
 /* pid exec'd a new program (exec event). */
 void agents_on_exec(struct daemon *d, pid_t pid);
 /* After each drain: pull agents whose processes have samples waiting,
- * refresh the others' code maps now and then. */
-void agents_schedule_fetches(struct daemon *d, uint64_t now);
+ * refresh the others' code maps now and then. fresh_ns (0: none): also
+ * every agent not asked within it (just before a drain). */
+void agents_schedule_fetches(struct daemon *d, uint64_t now, uint64_t fresh_ns);
 /* Periodic: HELLO and FETCH timeouts, identity checks, per-user limits. */
 void agents_maintain(struct daemon *d, uint64_t now);
 /* After a reload: agents of processes the new rules exclude are let go. */

@@ -56,6 +56,7 @@ struct daemon {
 	struct daemon_counters counters;
 	uint64_t started_ns;
 	uint64_t next_save_ns;
+	uint64_t next_drain_ns; /* the drain timer's next drain (main.c, on_tick) */
 	bool stop;
 	bool paused; /* `sampling off`: perf events disabled */
 	bool has_readers;  /* --readers-group exists (resolved at start) */

@@ -45,6 +45,10 @@
 #include "state_file.h"
 
 #define MAINTENANCE_MS 1000
+/* The drain timer ticks this often; it drains every --drain-ms (on_tick). */
+#define TICK_MS 10
+/* How long before a drain its agents are asked for their news. */
+#define FETCH_LEAD_NS (20ull * 1000000)
 #define CODE_GRACE_NS (60ull * 1000000000) /* keep unloaded code this long */
 #define FD_LIMIT 65536 /* descriptors: thousands of connections must not hit EMFILE */
 
@@ -182,9 +186,40 @@ static void resolve_readers_group(struct daemon *d)
 
 static void drain(struct daemon *d)
 {
+	uint64_t now;
+
 	ringbuf_drain_run(&d->drain, RINGBUF_DRAIN_BATCH);
 	d->counters.drains++;
-	agents_schedule_fetches(d, monotonic_ns());
+	now = monotonic_ns();
+	d->next_drain_ns = now + d->opt.drain_ms * 1000000ull;
+	agents_schedule_fetches(d, now, 0);
+}
+
+/* A drain is a burst of work after a sleep, and the first milliseconds of
+ * one run slowly here (caches and TLB refilled after the JVM ran or the
+ * vCPU idled): replayed in bursts of 125 samples after 9 ms sleeps, samples
+ * cost 2-3x what they cost replayed without pause. So jsampled drains
+ * rarely (--drain-ms, 250) and in big batches, and queries drain first so
+ * that answers stay current. Each tick of the timer between drains is
+ * cheap: while a JVM starts, it drains (its attach is checked on each
+ * tick); just before a drain, it asks the agents for their news, so that
+ * the batch finds the code compiled since the last one instead of waiting
+ * for it in the held queue. */
+static bool on_tick(struct daemon *d)
+{
+	uint64_t now = monotonic_ns();
+	bool drained = false;
+
+	if (now >= d->next_drain_ns || d->discovery.early_waiting) {
+		drain(d);
+		drained = true;
+	} else if (now + FETCH_LEAD_NS >= d->next_drain_ns) {
+		agents_schedule_fetches(d, now, FETCH_LEAD_NS);
+	}
+	/* A starting JVM not attached yet is checked every few ms. */
+	if (d->discovery.early_waiting)
+		discovery_tick(&d->discovery, monotonic_ns());
+	return drained;
 }
 
 static int run(struct daemon *d)
@@ -212,13 +247,12 @@ static int run(struct daemon *d)
 			switch (w->kind) {
 			case W_DRAIN_TIMER:
 			case W_RINGBUF:
-				if (w->kind == W_DRAIN_TIMER && read(w->fd, &ticks, sizeof(ticks)) < 0)
-					break;
-				drain(d);
-				drained = true;
-				/* A starting JVM not attached yet is checked every few ms. */
-				if (d->discovery.early_waiting)
-					discovery_tick(&d->discovery, monotonic_ns());
+				if (w->kind == W_RINGBUF) {
+					drain(d);
+					drained = true;
+				} else if (read(w->fd, &ticks, sizeof(ticks)) >= 0 && on_tick(d)) {
+					drained = true;
+				}
 				break;
 			case W_EXEC:
 				ring_buffer__consume(w->obj);
@@ -352,7 +386,7 @@ int main(int argc, char **argv)
 		log_warn("cannot read kernel symbols from /proc/kallsyms: kernel frames show as [kernel]");
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	drain_fd = timer_fd_every(d->opt.drain_ms);
+	drain_fd = timer_fd_every(d->opt.drain_ms < TICK_MS ? d->opt.drain_ms : TICK_MS);
 	maint_fd = timer_fd_every(MAINTENANCE_MS);
 	agent_fd = listen_unix(d->opt.agent_socket_path, 0666); /* any JVM user; trusted for its own process */
 	resolve_readers_group(d);

@@ -255,6 +255,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"queries_refused", c->queries_refused},
 		{"queries_refused_user_limit", c->queries_refused_user_limit},
 		{"renders_killed", c->renders_killed},
+		{"drains", c->drains},
 	};
 
 	if (json)
@@ -386,6 +387,10 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		}
 		args[n++] = t;
 	}
+	/* jsampled drains its ring rarely (main.c, on_tick): the
+	 * samples taken until now go into the answer. */
+	if (n > 0 && strcmp(args[0], "list") != 0 && d->drain.rb)
+		ringbuf_drain_run(&d->drain, 0);
 	if (n == 0) {
 		error_line(out, "empty request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] | "
 				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json]");

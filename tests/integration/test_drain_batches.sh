@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# jsampled drains its ring in big batches (a burst of work after a sleep
+# runs slowly at first, so fewer, longer bursts cost less per sample), yet
+# answers stay current: a query drains the ring before it is answered.
+# 1. Idle, jsampled drains every --drain-ms (default 250 ms), not every
+#    tick of its 10 ms timer.
+# 2. With a 1 s drain period and no early wake-up, samples taken between
+#    two queries 150 ms apart are in the second answer.
+. "$(dirname "$0")/lib.sh"
+require_environment
+
+global_field() {
+	ctl stats --json | "$PY" -c "import json,sys; g = json.load(sys.stdin); print(g['daemon']['$1'])"
+}
+
+start_daemon
+sleep 0.5
+d1=$(global_field drains)
+sleep 2
+d2=$(global_field drains)
+note "idle: $((d2 - d1)) drains in 2 s"
+[ $((d2 - d1)) -le 20 ] || fail "$((d2 - d1)) drains in 2 s while idle: not batched"
+stop_daemon
+
+start_daemon --frequency 1000 --drain-ms 1000 --wakeup-kb 4194304
+start_jvm busy PhasedWorkload 60 "$TMP/go"
+wait_profiled "$JVM_PID"
+touch "$TMP/go"
+sleep 1
+grew=0
+for pair in 1 2 3 4 5; do
+	a=$(stats_field "$JVM_PID" samples)
+	sleep 0.15
+	b=$(stats_field "$JVM_PID" samples)
+	note "pair $pair: $a -> $b samples"
+	[ "$b" -gt "$a" ] && grew=$((grew + 1))
+done
+# Without the drain before an answer, at most one pair in 1 s of them could
+# straddle a timer drain.
+[ "$grew" -eq 5 ] || fail "only $grew of 5 answers 150 ms apart saw new samples: queries are not drained first"
+rm -f "$TMP/go"
+kill "$JVM_PID"
+stop_daemon
+note "passed"
