@@ -89,9 +89,7 @@ static void close_agent(struct daemon *d, struct watch *w)
 
 		if (cpu > p->cpu_ns)
 			p->cpu_ns = cpu; /* its last count, for cpu_covered_pct */
-		sampler_targets_stop(d, p);
-		/* Samples still in the ring are decoded with what we have. */
-		ringbuf_drain_run(&d->drain, 0);
+		sampler_targets_stop(d, p); /* and takes its samples still in the ring */
 		p->link = NULL;
 		process_agent_gone(&d->processes, p, alive, monotonic_ns());
 	} else {

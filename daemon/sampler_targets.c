@@ -82,6 +82,10 @@ void sampler_targets_stop(struct daemon *d, struct process *p)
 	if (p->sampled && d->sampler)
 		sampler_remove_target(d->sampler, p->pid);
 	p->sampled = false;
+	/* Its samples still in the ring (up to a drain period's, main.c) are
+	 * taken while it is still live: whatever ends it comes next. */
+	if (d->drain.rb)
+		ringbuf_drain_run(&d->drain, 0);
 }
 
 uint32_t sampler_targets_host_tid(void *ctx, struct process *p, uint32_t ns_tid)

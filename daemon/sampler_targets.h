@@ -23,7 +23,8 @@ void sampler_targets_start(struct daemon *d, struct process *p);
  * from sp, no frame anchor is read (a process before its agent, or one
  * that has none). 0, or -1 if the BPF map refuses it. */
 int sampler_targets_start_bare(struct daemon *d, struct process *p);
-/* Stops sampling p (its agent is gone). */
+/* Stops sampling p (its agent is gone, it exited) and drains the ring:
+ * its last samples are taken while it is still live. Not from a drain. */
 void sampler_targets_stop(struct daemon *d, struct process *p);
 
 /* process_hooks for the process table (ctx: the daemon). */
