@@ -271,7 +271,9 @@ def main():
         if not a.keep:
             subprocess.run(["rm", "-rf", keep])
     write_results(rows, failed, sys.argv[1:], started)
-    goals = {k: all(r["met"][k] == "yes" for r in rows) for k in ("live", "replay", "decode", "dropped", "trimmed")}
+    # No row measured nothing: no goal is met then.
+    goals = {k: bool(rows) and all(r["met"][k] == "yes" for r in rows)
+             for k in ("live", "replay", "decode", "dropped", "trimmed")}
     print("goals: " + ", ".join(f"{k} {'met' if v else 'NOT met'}" for k, v in goals.items())
           + (f"; {len(failed)} runs FAILED: " + ", ".join(f"{n}/jdk{j}" for n, j, _ in failed) if failed else "")
           + f"; results in {os.path.relpath(RESULTS, bench_decode.ROOT)}/cost.md")
