@@ -246,13 +246,12 @@ static int run(struct daemon *d)
 				continue; /* closed by an earlier handler of this batch */
 			switch (w->kind) {
 			case W_DRAIN_TIMER:
-			case W_RINGBUF:
-				if (w->kind == W_RINGBUF) {
-					drain(d);
+				if (read(w->fd, &ticks, sizeof(ticks)) >= 0 && on_tick(d))
 					drained = true;
-				} else if (read(w->fd, &ticks, sizeof(ticks)) >= 0 && on_tick(d)) {
-					drained = true;
-				}
+				break;
+			case W_RINGBUF: /* past the wake-up watermark */
+				drain(d);
+				drained = true;
 				break;
 			case W_EXEC:
 				ring_buffer__consume(w->obj);
