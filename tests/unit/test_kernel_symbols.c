@@ -169,6 +169,16 @@ static void test_restricted(void)
 	CHECK_EQ(kernel_symbols_load(path), 0);
 	CHECK_STR(lookup_name(0xffffffff81000010ull), "_stext");
 	unlink(path);
+	/* A reload that names the same address otherwise: no lookup answers
+	 * from before it (lookups are remembered). */
+	path = write_tmp("ffffffff81000000 T _stext\nffffffff81000008 T moved_here\nffffffff81001000 T _etext\n");
+	CHECK(path != NULL);
+	if (!path)
+		return;
+	CHECK_EQ(kernel_symbols_load(path), 0);
+	CHECK_STR(lookup_name(0xffffffff81000010ull), "moved_here");
+	CHECK_STR(lookup_name(0xffffffff81000010ull), "moved_here");
+	unlink(path);
 	CHECK_EQ(kernel_symbols_load(path), -1); /* gone */
 	CHECK_EQ(kernel_symbols_lookup(0xffffffff81000010ull), k);
 
