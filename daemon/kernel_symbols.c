@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../userspace/common/u64_map.h"
+
 #define KERNEL_NAME "[kernel]"
 #define CHUNK_BYTES (256 * 1024)
 #define KERNEL_HIT_SLOTS 2048
@@ -160,7 +162,7 @@ const char *kernel_symbols_name(uint32_t id)
 uint32_t kernel_symbols_lookup(uint64_t addr)
 {
 	size_t lo = 0, hi = ks.nsyms; /* answer: the last i with addrs[i] <= addr */
-	struct kernel_hit *h = &ks.hits[(addr * 0x9e3779b97f4a7c15ull) >> 53 & (KERNEL_HIT_SLOTS - 1)];
+	struct kernel_hit *h = &ks.hits[u64_hash(addr) & (KERNEL_HIT_SLOTS - 1)];
 
 	if (h->id && h->addr == addr)
 		return h->id;
