@@ -221,13 +221,15 @@ static enum step step_frame(struct walk *w)
 	}
 }
 
-/* The main walk's log: the step that just ended read down to touch.lo. */
+/* The main walk's log: the step that just ended read [touch.lo, touch.hi). */
 static void close_step(struct walk *w)
 {
 	struct walk_log *log = w->log;
 
-	if (log->n)
+	if (log->n) {
 		log->step[log->n - 1].step_lo = w->touch->lo;
+		log->step[log->n - 1].step_hi = w->touch->hi;
+	}
 	if (log->n && w->touch->hi > log->hi)
 		log->hi = w->touch->hi;
 	w->touch->lo = UINT64_MAX;
@@ -262,7 +264,12 @@ static enum step join_memo(struct walk *w, int j)
 		w->out->frames[w->out->n++] = m->frames[i];
 	if (m->max_read > w->max_read)
 		w->max_read = m->max_read;
-	walk_touch_range(w, b->from, m->hi);
+	/* A trial walk's outcome is part of the main walk's step: that step
+	 * read what the memo's rest read (all of it, as one range). The main
+	 * walk's own join ends it: the memo's steps go into the next memo as
+	 * they are. */
+	if (!w->logging)
+		walk_touch_range(w, b->from, m->hi);
 	if (w->ctx->explain)
 		fprintf(w->ctx->explain, "    the same as the thread's previous walk from sp %#llx: %u frames\n",
 			(unsigned long long)w->sp, b->below);
@@ -291,7 +298,8 @@ static bool at_step(struct walk *w, enum step *st)
 		return true;
 	}
 	if (w->logging)
-		w->log->step[w->log->n++] = (struct walk_log_step){.at = at, .n = w->out->n, .step_lo = UINT64_MAX};
+		w->log->step[w->log->n++] =
+			(struct walk_log_step){.at = at, .n = w->out->n, .step_lo = UINT64_MAX, .step_hi = 0};
 	return false;
 }
 
@@ -378,7 +386,8 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	if (log) {
 		log->memo = walk_memo_fits(ctx->memo, s, ctx->code, ctx->methods) ? ctx->memo : NULL;
 		log->joined = -1;
-		log->compared = false;
+		log->checked = 0;
+		log->differs_at = -1;
 		log->n = 0;
 		log->hi = 0;
 		w.log_at = log->memo ? log->memo->nb : 0;

@@ -47,6 +47,10 @@ struct walk {
 	struct walk_log *log;
 	bool logging;
 	uint32_t log_at; /* the previous walk's boundary to compare next */
+	/* walk_find_code's last lookup: the blob at found_pc (NULL: none). */
+	bool found_valid;
+	uint64_t found_pc;
+	const struct code_blob *found;
 };
 
 /* Work one sample may take: far above what any recorded sample needed
@@ -94,10 +98,17 @@ static inline enum step walk_fail_at(struct walk *w, int reason, const char *fil
 }
 #define walk_fail(w, reason) walk_fail_at((w), (reason), __FILE__, __LINE__)
 
-/* The code blob at pc, at the sample's time (counted as work). */
-static inline const struct code_blob *walk_find_code(const struct walk *w, uint64_t pc)
+/* The code blob at pc, at the sample's time (counted as work). The last
+ * one found is kept: a frame's step looks up its caller's return address
+ * (fp_dead_in), then the caller's step looks it up again. */
+static inline const struct code_blob *walk_find_code(struct walk *w, uint64_t pc)
 {
-	return codemap_find_counted(w->ctx->code, pc, w->s->time_ns, w->work);
+	if (pc != w->found_pc || !w->found_valid) {
+		w->found = codemap_find_counted(w->ctx->code, pc, w->s->time_ns, w->work);
+		w->found_pc = pc;
+		w->found_valid = true;
+	}
+	return w->found;
 }
 
 /* The scope of blob b at pc (code_blob_scope); an exact one is remembered

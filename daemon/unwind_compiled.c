@@ -227,6 +227,22 @@ static bool caller_called_wrongly(struct walk *w, uint64_t ret, uint64_t sender_
 	return calls_another_method(w, c, ret2);
 }
 
+/* Whether a frame at pc (a return address) has no use for its rbp: compiled
+ * code keeps no frame pointer in it (C2 and C1 use rbp as a general
+ * register; their frames are walked by size), and its own callee saved
+ * whatever the register held then, a value that changes from call to call.
+ * Such a caller gets fp 0, so the walk does not depend on that word (the
+ * thread's next walk may join this one over it: walk_reuse.h). */
+static bool fp_dead_in(struct walk *w, uint64_t pc)
+{
+	const struct code_blob *c;
+
+	if (pc == w->ctx->layout->call_stub_return)
+		return false;
+	c = walk_find_code(w, pc);
+	return c && (c->kind == JS_CODE_NMETHOD || c->kind == JS_CODE_NATIVE_WRAPPER);
+}
+
 static bool in_stub_section(const struct code_blob *b, uint64_t pc)
 {
 	return b->stub_offset > 0 && pc >= b->start + (uint64_t)b->stub_offset;
@@ -282,6 +298,16 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	if (st != STEP_CALLER)
 		return st;
 	sender_sp = w->sp + (uint64_t)b->frame_size_words * 8;
+	if (!w->top) {
+		/* Below the top only the return address matters here: the
+		 * caller's rbp is read only for a caller that uses it. */
+		if ((st = walk_read(w, sender_sp - 8, &ret)) != STEP_CALLER)
+			return st;
+		saved_fp = 0;
+		if (!fp_dead_in(w, ret) && (st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
+			return st;
+		return walk_to_caller(w, ret, sender_sp, saved_fp);
+	}
 	/* Just after C2's "sub rsp", the caller's rbp is still in the register. */
 	saved_fp = w->fp;
 	if ((st = walk_frame_words(w, sender_sp, &ret, rbp_unsaved ? NULL : &saved_fp)) != STEP_CALLER)
@@ -316,5 +342,5 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 	if (w->top && b->kind == JS_CODE_NATIVE_WRAPPER &&
 	    (!walk_in_code_cache(w, ret) || calls_another_method(w, b, ret)))
 		return unwind_scan(w, DECODE_FAIL_BAD_RETURN_ADDRESS);
-	return walk_to_caller(w, ret, sender_sp, saved_fp);
+	return walk_to_caller(w, ret, sender_sp, fp_dead_in(w, ret) ? 0 : saved_fp);
 }

@@ -41,7 +41,7 @@ static void adopt_crossings(struct trace *out, uint32_t at, const struct trace *
 	}
 }
 
-static bool plausible(const struct walk *w, uint64_t v, const struct code_blob **bp, bool *leaf)
+static bool plausible(struct walk *w, uint64_t v, const struct code_blob **bp, bool *leaf)
 {
 	const struct code_blob *b;
 

@@ -87,37 +87,50 @@ bool walk_memo_fits(const struct walk_memo *m, const struct js_sample *s, const 
 	       m->method_changes == methods->changes;
 }
 
-static bool same_frame(const struct trace_frame *a, const struct trace_frame *b)
+/* The frame pushed just before a step matters to the rest of the walk as
+ * the callee its caller's call site must name (unwind_interpreted,
+ * walk_try_caller): its method, type and flags, not where in it the
+ * thread was (its bci). */
+static bool same_callee(const struct trace_frame *a, const struct trace_frame *b)
 {
-	return a->method_id == b->method_id && a->type == b->type && a->flags == b->flags && a->bci == b->bci;
+	return a->method_id == b->method_id && a->type == b->type && a->flags == b->flags;
 }
 
 static bool same_state(const struct walk_step_state *a, const struct walk_step_state *b)
 {
 	return a->pc == b->pc && a->sp == b->sp && a->fp == b->fp && a->via_vm == b->via_vm &&
-	       a->leaf_return == b->leaf_return && a->crossing == b->crossing && same_frame(&a->above, &b->above);
+	       a->leaf_return == b->leaf_return && a->crossing == b->crossing && same_callee(&a->above, &b->above);
 }
 
-/* The end of the highest word in [lo, hi) where x and y differ, or lo if
- * none does (both 8-aligned at lo). Compared backwards a block at a time:
- * the words that differ are the ones nearest the top. */
-static uint64_t differs_below(const uint8_t *x, const uint8_t *y, uint64_t lo, uint64_t hi)
+/* The memo's copy of the word(s) at addr (inside [words_end - words_cap,
+ * words_end)). */
+static inline const uint8_t *memo_at(const struct walk_memo *m, uint64_t addr)
 {
-	const uint64_t block = 256;
-	uint64_t end = hi;
+	return m->words + (addr - (m->words_end - m->words_cap));
+}
 
-	while (end > lo) {
-		uint64_t start = end - lo > block ? end - block : lo;
+/* Whether s holds the memo's words over [lo, hi) (nothing read: true). */
+static bool same_words(const struct walk_memo *m, const struct js_sample *s, uint64_t lo, uint64_t hi)
+{
+	const uint8_t *x, *y;
+	uint64_t len;
 
-		if (memcmp(x + (start - lo), y + (start - lo), end - start) != 0) {
-			for (uint64_t a = end; a >= start + 8; a -= 8)
-				if (memcmp(x + (a - 8 - lo), y + (a - 8 - lo), 8) != 0)
-					return a;
-			return end; /* a ragged tail word */
-		}
-		end = start;
+	if (lo >= hi)
+		return true;
+	if (lo < s->stack_addr || hi > s->stack_addr + s->stack_len || lo < m->lo || hi > m->hi)
+		return false;
+	x = s->stack + (lo - s->stack_addr);
+	y = memo_at(m, lo);
+	/* A step reads a word or a few: compared inline, not by a call. */
+	for (len = hi - lo; len >= 8; len -= 8, x += 8, y += 8) {
+		uint64_t a, b;
+
+		memcpy(&a, x, 8);
+		memcpy(&b, y, 8);
+		if (a != b)
+			return false;
 	}
-	return lo;
+	return len == 0 || memcmp(x, y, len) == 0;
 }
 
 int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct walk_step_state *at,
@@ -126,7 +139,6 @@ int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct
 	const struct walk_memo *m = log->memo;
 	const struct memo_boundary *b;
 	uint32_t k = *from_index;
-	uint64_t s_end;
 
 	if (!m)
 		return -1;
@@ -135,43 +147,66 @@ int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct
 	*from_index = k;
 	if (k == 0 || m->b[k - 1].at.sp != at->sp || !same_state(&m->b[k - 1].at, at))
 		return -1;
-	b = &m->b[k - 1];
-	s_end = s->stack_addr + s->stack_len;
-	if (b->from < m->lo || b->from < s->stack_addr || b->from < s->regs[JS_REG_SP] || m->hi > s_end ||
-	    b->from >= m->hi)
+	/* Compared from the walk's last step up, once per sample: the
+	 * boundaries below the first step whose words differ can all be
+	 * joined. */
+	if (log->differs_at >= 0 && (uint32_t)log->differs_at < k)
 		return -1;
-	/* Once compared, the words above where they first differ are known. */
-	if (!log->compared || b->from < log->compared_from) {
-		log->differs_below = differs_below(s->stack + (b->from - s->stack_addr), m->words + (b->from - m->lo),
-						   b->from, m->hi);
-		log->compared_from = b->from;
-		log->compared = true;
+	while (log->checked < k) {
+		b = &m->b[log->checked];
+		if (!same_words(m, s, b->read_lo, b->read_hi)) {
+			log->differs_at = (int32_t)log->checked;
+			return -1;
+		}
+		log->checked++;
 	}
-	return b->from >= log->differs_below ? (int)(k - 1) : -1;
+	return (int)(k - 1);
 }
 
 /* Makes the memo's words those of s over [lo, hi), keeping the ones it has
- * over [keep_lo, keep_hi) (known to equal s's there). */
+ * over [keep_lo, keep_hi): there only the words the kept steps read are
+ * known to be s's (s's copy may even end before keep_hi); the new steps
+ * (log) that read there take s's words. Kept words stay where they are unless the
+ * buffer must grow: the cost is what was walked, not the stack's depth. */
 static int set_words(struct walk_memo *m, const struct js_sample *s, uint64_t lo, uint64_t hi, uint64_t keep_lo,
-		     uint64_t keep_hi)
+		     uint64_t keep_hi, const struct walk_log *log)
 {
-	size_t len = (size_t)(hi - lo);
+	uint64_t s_end = s->stack_addr + s->stack_len;
 
-	if (len > m->words_cap) {
-		uint8_t *grown = realloc(m->words, len);
-
-		if (!grown)
-			return -1;
-		m->owner->bytes += len - m->words_cap;
-		m->words = grown;
-		m->words_cap = len;
-	}
-	if (keep_lo < keep_hi && keep_lo != lo)
-		memmove(m->words + (keep_lo - lo), m->words + (keep_lo - m->lo), keep_hi - keep_lo);
 	if (keep_lo >= keep_hi)
 		keep_lo = keep_hi = hi;
-	memcpy(m->words, s->stack + (lo - s->stack_addr), keep_lo - lo);
-	memcpy(m->words + (keep_hi - lo), s->stack + (keep_hi - s->stack_addr), hi - keep_hi);
+	if (lo < s->stack_addr || keep_lo > s_end || (hi > keep_hi && hi > s_end))
+		return -1;
+	if (!m->words || lo < m->words_end - m->words_cap || hi > m->words_end) {
+		/* Room from the bottom (hi, or the old end if higher) down to lo
+		 * and as much again: deeper walks follow. */
+		uint64_t end = keep_lo < keep_hi && m->words_end > hi && m->words_end - lo <= (2u << 20) ? m->words_end : hi;
+		size_t cap = (size_t)(end - lo) * 2;
+		uint8_t *grown;
+
+		if (cap < 4096)
+			cap = 4096;
+		if (cap > end)
+			cap = (size_t)end; /* no address below 0 */
+		if (!(grown = malloc(cap)))
+			return -1;
+		if (keep_lo < keep_hi)
+			memcpy(grown + (keep_lo - (end - cap)), memo_at(m, keep_lo), keep_hi - keep_lo);
+		free(m->words);
+		m->owner->bytes = m->owner->bytes - m->words_cap + cap;
+		m->words = grown;
+		m->words_cap = cap;
+		m->words_end = end;
+	}
+	memcpy((uint8_t *)memo_at(m, lo), s->stack + (lo - s->stack_addr), keep_lo - lo);
+	memcpy((uint8_t *)memo_at(m, keep_hi), s->stack + (keep_hi - s->stack_addr), hi - keep_hi);
+	for (uint32_t i = 0; keep_lo < keep_hi && log->hi > keep_lo && i < log->n; i++) {
+		uint64_t a = log->step[i].step_lo > keep_lo ? log->step[i].step_lo : keep_lo;
+		uint64_t b = log->step[i].step_hi < keep_hi ? log->step[i].step_hi : keep_hi;
+
+		if (a < b)
+			memcpy((uint8_t *)memo_at(m, a), s->stack + (a - s->stack_addr), b - a);
+	}
 	m->lo = lo;
 	m->hi = hi;
 	return 0;
@@ -245,10 +280,12 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 		if (m->hi > hi)
 			hi = m->hi;
 	}
-	if (lo >= hi || lo < s->stack_addr || hi > s->stack_addr + s->stack_len || hi - lo > (1u << 20) ||
+	/* The new steps' reads must lie in s's copy (the kept steps' do: the
+	 * join compared them). */
+	if (lo >= hi || log->hi > s->stack_addr + s->stack_len || hi - lo > (1u << 20) ||
 	    reserve(m, (void **)&m->b, &m->b_cap, nb + log->n, sizeof(*m->b)) != 0 ||
 	    reserve(m, (void **)&m->frames, &m->f_cap, n, sizeof(*m->frames)) != 0 ||
-	    set_words(m, s, lo, hi, keep_lo, keep_hi) != 0) {
+	    set_words(m, s, lo, hi, keep_lo, keep_hi, log) != 0) {
 		forget_walk(m);
 		return;
 	}
@@ -261,6 +298,8 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 		m->b[nb++] = (struct memo_boundary){
 			.at = st->at,
 			.from = st->step_lo < below_from ? st->step_lo : below_from,
+			.read_lo = st->step_lo,
+			.read_hi = st->step_hi,
 			.below = n - st->n,
 		};
 	}

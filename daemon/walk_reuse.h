@@ -3,10 +3,16 @@
  * above them, so most of a sample's walk repeats the walk of the thread's
  * previous sample. Each thread keeps its last complete walk (a walk memo):
  * the state at the start of every step below the top (pc, sp, fp and the
- * frame pushed just before), the lowest stack address the rest of that walk
- * read, its frames and the stack words it read. A new walk that reaches a
- * step in the same state, over the same words from the lowest one the rest
- * read, would find the same frames: it takes them from the memo instead.
+ * frame pushed just before), the stack words each step read, its frames. A
+ * new walk that reaches a step in the same state, where the words read by
+ * that step and every step below it are the same, would find the same
+ * frames: it takes them from the memo instead.
+ *
+ * Only the words the steps read count (a step reads a range: a compiled
+ * frame's return address, an interpreted frame's fixed slots), not the
+ * stack between them: a caller's spill slots and locals change whenever it
+ * runs between two samples (a loop around a call, a recursion that came
+ * back up and went down again), while the words the walk reads stay.
  *
  * The rest of a walk depends on nothing else while the code map and the
  * method table are unchanged and no code was loaded or unloaded between the
@@ -35,17 +41,23 @@ struct walk_step_state {
 
 struct memo_boundary {
 	struct walk_step_state at;
-	uint64_t from;  /* the lowest stack address the walk read from this step on */
-	uint32_t below; /* frames the walk found from this step on (to the root) */
+	uint64_t from;             /* the lowest stack address the walk read from this step on */
+	uint64_t read_lo, read_hi; /* what this step itself read (read_lo >= read_hi: nothing) */
+	uint32_t below;            /* frames the walk found from this step on (to the root) */
 };
 
 struct walk_memo {
 	struct walk_reuse *owner;
 	uint64_t time_ns, stack_end;
 	uint64_t code_changes, method_changes; /* of the code map and method table it was walked with */
-	uint64_t lo, hi;                       /* its words: [lo, hi) */
+	/* Its words: [lo, hi) of s's stack, kept in words, which holds
+	 * [words_end - words_cap, words_end). Laid out from the stack's
+	 * bottom, as the boundaries are, so that a new walk that joins this
+	 * one writes only what it walked above the join. */
+	uint64_t lo, hi;
 	uint8_t *words;
 	size_t words_cap;
+	uint64_t words_end;
 	struct memo_boundary *b; /* bottom first (sp descending) */
 	uint32_t nb, b_cap;
 	struct trace_frame *frames; /* root first */
@@ -73,17 +85,17 @@ struct walk_reuse {
 /* The steps of the walk being made, as the memo will keep them. */
 struct walk_log_step {
 	struct walk_step_state at;
-	uint32_t n;       /* frames found above it */
-	uint64_t step_lo; /* the lowest address this step read */
+	uint32_t n;                /* frames found above it */
+	uint64_t step_lo, step_hi; /* what this step read, its trial walks' reads included */
 };
 
 struct walk_log {
 	struct walk_memo *memo; /* the previous walk, NULL: none usable */
 	int32_t joined;         /* its boundary this walk joined, -1 none */
-	/* The words from compared_from up were compared with the memo's:
-	 * equal from differs_below on. */
-	bool compared;
-	uint64_t compared_from, differs_below;
+	/* The memo's boundaries [0, checked) read the same words in the
+	 * sample; boundary differs_at does not (-1: none found yet). */
+	uint32_t checked;
+	int32_t differs_at;
 	uint32_t n;
 	uint64_t hi; /* the highest address the steps below the top read */
 	struct walk_log_step step[TRACE_MAX_FRAMES];
@@ -99,8 +111,8 @@ void walk_reuse_forget(struct walk_reuse *r, uint32_t tid);
 bool walk_memo_fits(const struct walk_memo *m, const struct js_sample *s, const struct codemap *code,
 		    const struct method_table *methods);
 
-/* The memo's boundary a walk of s in state at may join (its words from
- * there on equal s's), or -1. *from_index: where to look from (bottom-first
+/* The memo's boundary a walk of s in state at may join (the words its walk
+ * read from there on are the same in s), or -1. *from_index: where to look from (bottom-first
  * index, moved on as the walk goes down the stack). */
 int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct walk_step_state *at,
 		   uint32_t *from_index);

@@ -1,6 +1,7 @@
 /* The decoder on synthetic JVMs and hand-built stack fragments: every frame
  * kind, partial frames, entry frames with and without older Java frames,
- * deoptimized frames, time-versioned code, and the failure reasons. */
+ * deoptimized frames, time-versioned code, the failure reasons, and walks
+ * joining the thread's previous walk. */
 #include <stdlib.h>
 
 #include "../../daemon/decoder.h"
@@ -597,6 +598,58 @@ static void test_stack_image_waits(void)
 	stack_bottoms_free(&b);
 }
 
+static enum decode_status run_with_memo(struct js_sample *s, struct walk_memo *memo)
+{
+	struct decode_ctx ctx = {.layout = &model.layout, .code = &model.code, .methods = &model.methods,
+				 .scratch = &scratch, .memo = memo};
+	int reason;
+	enum decode_status st = decode_sample(&ctx, s, &tr, &reason);
+
+	free(s);
+	return st;
+}
+
+/* A thread's next walk takes the rest of its previous one from the first
+ * step in the same state where the words that walk read from there on are
+ * the same: words it did not read (a spill slot of a compiled frame, the
+ * rbp a compiled frame saved for a compiled caller, which is no frame
+ * pointer) may have changed, and so may the bci of the frame above; a word
+ * it read (an interpreted frame's bcp) may not. */
+static void test_walk_joins_over_unread_words(void)
+{
+	struct walk_reuse reuse;
+	struct walk_memo *memo;
+
+	walk_reuse_init(&reuse, WALK_REUSE_PROCESS_BYTES);
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, A + 0x100);
+	put(SB + 16, 0x1111);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	put(SB + 40, 0xaaaa); /* in A's frame, read by no walk */
+	memo = walk_reuse_of(&reuse, 2);
+	CHECK(memo != NULL);
+	CHECK_EQ(run_with_memo(sample(BB + 0x140, 0x2222, STACK_BYTES, 100, "main"), memo), DECODE_RESOLVED);
+	CHECK_EQ(tr.joined, 0u);
+	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, (int32_t[]){17, 5, 12, 9}, 4);
+
+	/* Elsewhere in B, other values in the unread words: A's step on is
+	 * the previous walk's (main and run). */
+	put(SB + 16, 0x3333);
+	put(SB + 40, 0xbbbb);
+	CHECK_EQ(run_with_memo(sample(BB + 0x60, 0x2222, STACK_BYTES, 200, "main"), memo), DECODE_RESOLVED);
+	CHECK_EQ(tr.joined, 2u);
+	expect(&tr, (uint32_t[]){5, 1, 3}, NULL, (int32_t[]){17, 5, 2}, 3);
+
+	/* main has moved on to bci 18: its frame is walked again, not taken. */
+	put(SB + 160 - 8 * 8, CONST5 + 48 + 18);
+	CHECK_EQ(run_with_memo(sample(BB + 0x140, 0x2222, STACK_BYTES, 300, "main"), memo), DECODE_RESOLVED);
+	CHECK_EQ(tr.joined, 0u);
+	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, (int32_t[]){18, 5, 12, 9}, 4);
+	walk_reuse_free(&reuse);
+}
+
 /* Fragment reads are bounded whatever addresses a lying sample holds: a
  * copy claimed at address 0 read near 2^64 (the sum wrapped, and the read
  * landed 8 bytes before the copy), or past a stack end near 2^64. */
@@ -626,6 +679,7 @@ int main(void)
 	RUN(test_stack_image_completion);
 	RUN(test_stack_image_waits);
 	RUN(test_fragment_reads_cannot_wrap);
+	RUN(test_walk_joins_over_unread_words);
 	RUN(test_jni_alternation);
 	RUN(test_deoptimized_caller);
 	RUN(test_shifted_frame);
