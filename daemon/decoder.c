@@ -64,8 +64,13 @@ int trace_bad_caller(const struct method_table *m, const struct trace_frame *f, 
 		const struct trace_frame *caller = root_first ? &f[i] : &f[i + 1];
 		const struct trace_frame *callee = root_first ? &f[i + 1] : &f[i];
 
-		if (caller->type == FRAME_PSEUDO || callee->type == FRAME_PSEUDO || (caller->flags & FRAME_FLAG_VIA_VM) ||
-		    caller->bci < 0)
+		/* An inlined callee's caller is named by the JIT's own scope
+		 * chain at that pc, a call the compiler saw: no stale return
+		 * address makes one, so only the calls between physical
+		 * frames are checked (in a deep compiled trace most calls are
+		 * inlined ones). */
+		if (caller->type == FRAME_PSEUDO || callee->type == FRAME_PSEUDO || callee->type == FRAME_INLINED ||
+		    (caller->flags & FRAME_FLAG_VIA_VM) || caller->bci < 0)
 			continue;
 		/* At an invoke instruction, and one that names the callee's
 		 * method (or an override: same name and descriptor). */

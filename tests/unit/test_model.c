@@ -626,7 +626,8 @@ static int put_method_calls(struct jvm_model *m, uint32_t id, uint32_t name_hash
 
 /* A caller frame must stand at an invoke instruction that names the
  * method the next frame runs; a dynamic call, a record of an older agent
- * (no hashes) or a bci that is no call site are judged as before. */
+ * (no hashes) or a bci that is no call site are judged as before; an
+ * inlined callee (the JIT's own scope chain) is not judged. */
 static void test_call_targets(void)
 {
 	static const uint16_t calls[] = {3, 8};
@@ -654,6 +655,9 @@ static void test_call_targets(void)
 	CHECK(trace_bad_caller(&m.methods, f, 2, true) == -1);
 	f[0].bci = 5; /* not a call site at all */
 	CHECK(trace_bad_caller(&m.methods, f, 2, true) == 0);
+	f[1].type = FRAME_INLINED; /* named by the JIT's scopes: not checked */
+	CHECK(trace_bad_caller(&m.methods, f, 2, true) == -1);
+	f[1].type = FRAME_INTERPRETED;
 
 	/* The answers are memoized: a new method's first record keeps them,
 	 * a record sent again (class redefinition) voids them. */
