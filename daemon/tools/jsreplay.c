@@ -200,14 +200,15 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 /* Replays the whole recording into table; 0, or -1 if it ends early. */
 static uint64_t replayed_samples;
 
-/* --cold N: live, jsampled drains every 10 ms, and in between the JVM runs
- * on the same CPUs and evicts jsampled's lines from L1 and L2: each drain
- * starts cold. A replay runs alone and keeps them, so it hides the cost of
- * what a change touches. Sweeping a buffer larger than L2 every N samples
- * (a drain's worth) brings that back; the sweep's own CPU is not counted. */
+/* --cold N: live, jsampled drains a batch at a time, and in between the
+ * JVM runs on the same CPUs and evicts jsampled's lines from L1 and L2:
+ * each drain starts cold. A replay runs alone and keeps them, so it hides
+ * the cost of what a change touches. Sweeping a buffer larger than L2
+ * every N samples (a drain's worth) brings that back; the sweep's own CPU
+ * is not counted. */
 #define COLD_SWEEP_BYTES (16u << 20)
 static uint32_t cold_every;
-static double cold_cpu;
+static double cold_decode_cpu; /* the batches' replays alone */
 
 static double thread_cpu(void)
 {
@@ -220,13 +221,81 @@ static double thread_cpu(void)
 static void cold_sweep(void)
 {
 	static volatile uint8_t *sweep;
-	double t0 = thread_cpu();
 
 	if (!sweep && !(sweep = malloc(COLD_SWEEP_BYTES)))
 		return;
 	for (size_t i = 0; i < COLD_SWEEP_BYTES; i += 64)
 		sweep[i]++;
-	cold_cpu += thread_cpu() - t0;
+}
+
+/* --cold N also replays in drains: live, a drain finds its samples in the
+ * ring where BPF wrote them since the last one, long out of jsampled's
+ * caches. The records of N samples are copied aside as they are read, the
+ * caches swept, then the batch replayed: each sample's words come from
+ * memory as they would from the ring. Only the batches' replays are
+ * counted as decoding. */
+struct batched_event {
+	uint8_t type;
+	pid_t pid;
+	uint64_t now;
+	uint32_t len;
+	size_t at; /* in the batch's bytes */
+};
+
+static struct {
+	struct batched_event *ev;
+	size_t n, cap;
+	uint8_t *bytes;
+	size_t used, bytes_cap;
+	uint32_t samples;
+} batch;
+
+static int batch_add(uint8_t type, pid_t pid, uint64_t now, const uint8_t *payload, uint32_t len)
+{
+	if (batch.n == batch.cap) {
+		size_t cap = batch.cap ? batch.cap * 2 : 1024;
+		struct batched_event *grown = realloc(batch.ev, cap * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		batch.ev = grown;
+		batch.cap = cap;
+	}
+	if (batch.used + len + 64 > batch.bytes_cap) {
+		size_t cap = (batch.used + len + 64) * 2;
+		uint8_t *grown = realloc(batch.bytes, cap);
+
+		if (!grown)
+			return -1;
+		batch.bytes = grown;
+		batch.bytes_cap = cap;
+	}
+	memcpy(batch.bytes + batch.used, payload, len);
+	batch.ev[batch.n++] = (struct batched_event){.type = type, .pid = pid, .now = now, .len = len, .at = batch.used};
+	batch.used += (len + 63) & ~(size_t)63; /* records start on their own lines, as in the ring */
+	batch.samples += type == REC_SAMPLE;
+	return 0;
+}
+
+/* Replays the batch after a sweep; the events that could not be replayed. */
+static uint64_t batch_replay(struct process_table *table, uint64_t max_model_bytes)
+{
+	uint64_t bad = 0;
+	double t0;
+
+	cold_sweep();
+	t0 = thread_cpu();
+	for (size_t i = 0; i < batch.n; i++) {
+		const struct batched_event *e = &batch.ev[i];
+
+		if (replay_event(table, e->type, e->pid, e->now, batch.bytes + e->at, e->len, max_model_bytes) != 0)
+			bad++;
+	}
+	cold_decode_cpu += thread_cpu() - t0;
+	batch.n = 0;
+	batch.used = 0;
+	batch.samples = 0;
+	return bad;
 }
 
 static int replay_file(const char *path, struct process_table *table, uint64_t max_model_bytes)
@@ -258,11 +327,22 @@ static int replay_file(const char *path, struct process_table *table, uint64_t m
 		    ((const struct js_sample *)payload)->time_ns > now)
 			now = ((const struct js_sample *)payload)->time_ns;
 		replayed_samples += type == REC_SAMPLE;
-		if (cold_every && type == REC_SAMPLE && replayed_samples % cold_every == 0)
-			cold_sweep();
-		if (replay_event(table, type, pid, now, payload, len, max_model_bytes) != 0)
-			bad++;
+		if (!cold_every) {
+			if (replay_event(table, type, pid, now, payload, len, max_model_bytes) != 0)
+				bad++;
+			continue;
+		}
+		if (batch_add(type, pid, now, payload, len) != 0) {
+			bad += batch_replay(table, max_model_bytes) + 1;
+			continue;
+		}
+		if (batch.samples >= cold_every)
+			bad += batch_replay(table, max_model_bytes);
 	}
+	if (batch.n)
+		bad += batch_replay(table, max_model_bytes);
+	free(batch.ev);
+	free(batch.bytes);
 	recording_close(rec);
 	if (r < 0)
 		fprintf(stderr, "jsreplay: the recording is truncated or corrupt after %llu events\n",
@@ -513,7 +593,7 @@ int main(int argc, char **argv)
 	if (replay_file(argv[optind], &table, defaults.max_model_bytes) != 0)
 		rc = 1;
 	if (cost)
-		print_cost(cpu_seconds() - cpu0 - cold_cpu, read_cpu, native);
+		print_cost(cold_every ? read_cpu + cold_decode_cpu : cpu_seconds() - cpu0, read_cpu, native);
 	if (extract_to) {
 		rc = extract_write(&plan, argv[optind], extract_to);
 		goto cleanup;
