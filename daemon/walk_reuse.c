@@ -16,12 +16,12 @@ void walk_reuse_init(struct walk_reuse *r, size_t max_bytes)
 
 static size_t memo_bytes(const struct walk_memo *m)
 {
-	return sizeof(*m) + m->words_cap + m->b_cap * sizeof(*m->b) + m->f_cap * sizeof(*m->frames);
+	return sizeof(*m) + m->v_cap + m->b_cap * sizeof(*m->b) + m->f_cap * sizeof(*m->frames);
 }
 
 static void memo_free(struct walk_memo *m)
 {
-	free(m->words);
+	free(m->vals);
 	free(m->b);
 	free(m->frames);
 	free(m);
@@ -102,35 +102,41 @@ static bool same_state(const struct walk_step_state *a, const struct walk_step_s
 	       a->leaf_return == b->leaf_return && a->crossing == b->crossing && same_callee(&a->above, &b->above);
 }
 
-/* The memo's copy of the word(s) at addr (inside [words_end - words_cap,
- * words_end)). */
-static inline const uint8_t *memo_at(const struct walk_memo *m, uint64_t addr)
+/* Whether s holds what the memo's step b read. */
+static bool same_words(const struct walk_memo *m, const struct js_sample *s, const struct memo_boundary *b)
 {
-	return m->words + (addr - (m->words_end - m->words_cap));
-}
+	const uint8_t *x, *y = m->vals + b->val_at;
+	uint32_t len = b->read_len;
 
-/* Whether s holds the memo's words over [lo, hi) (nothing read: true). */
-static bool same_words(const struct walk_memo *m, const struct js_sample *s, uint64_t lo, uint64_t hi)
-{
-	const uint8_t *x, *y;
-	uint64_t len;
-
-	if (lo >= hi)
+	if (len == 0)
 		return true;
-	if (lo < s->stack_addr || hi > s->stack_addr + s->stack_len || lo < m->lo || hi > m->hi)
+	if (b->read_lo < s->stack_addr || b->read_lo - s->stack_addr > s->stack_len ||
+	    s->stack_len - (b->read_lo - s->stack_addr) < len)
 		return false;
-	x = s->stack + (lo - s->stack_addr);
-	y = memo_at(m, lo);
+	x = s->stack + (b->read_lo - s->stack_addr);
 	/* A step reads a word or a few: compared inline, not by a call. */
-	for (len = hi - lo; len >= 8; len -= 8, x += 8, y += 8) {
-		uint64_t a, b;
+	for (; len >= 8; len -= 8, x += 8, y += 8) {
+		uint64_t v, w;
 
-		memcpy(&a, x, 8);
-		memcpy(&b, y, 8);
-		if (a != b)
+		memcpy(&v, x, 8);
+		memcpy(&w, y, 8);
+		if (v != w)
 			return false;
 	}
 	return len == 0 || memcmp(x, y, len) == 0;
+}
+
+/* Live, the sample's words come cold from the ring: the ones the memo's
+ * steps [0, k) read are asked for all at once, not one miss after another
+ * as the comparison reaches them. */
+static void prefetch_reads(const struct walk_memo *m, const struct js_sample *s, uint32_t k)
+{
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t at = m->b[i].read_lo - s->stack_addr;
+
+		if (m->b[i].read_len && m->b[i].read_lo >= s->stack_addr && at < s->stack_len)
+			__builtin_prefetch(s->stack + at);
+	}
 }
 
 int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct walk_step_state *at,
@@ -152,64 +158,17 @@ int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct
 	 * joined. */
 	if (log->differs_at >= 0 && (uint32_t)log->differs_at < k)
 		return -1;
+	if (log->checked == 0 && k > 1)
+		prefetch_reads(m, s, k);
 	while (log->checked < k) {
 		b = &m->b[log->checked];
-		if (!same_words(m, s, b->read_lo, b->read_hi)) {
+		if (!same_words(m, s, b)) {
 			log->differs_at = (int32_t)log->checked;
 			return -1;
 		}
 		log->checked++;
 	}
 	return (int)(k - 1);
-}
-
-/* Makes the memo's words those of s over [lo, hi), keeping the ones it has
- * over [keep_lo, keep_hi): there only the words the kept steps read are
- * known to be s's (s's copy may even end before keep_hi); the new steps
- * (log) that read there take s's words. Kept words stay where they are unless the
- * buffer must grow: the cost is what was walked, not the stack's depth. */
-static int set_words(struct walk_memo *m, const struct js_sample *s, uint64_t lo, uint64_t hi, uint64_t keep_lo,
-		     uint64_t keep_hi, const struct walk_log *log)
-{
-	uint64_t s_end = s->stack_addr + s->stack_len;
-
-	if (keep_lo >= keep_hi)
-		keep_lo = keep_hi = hi;
-	if (lo < s->stack_addr || keep_lo > s_end || (hi > keep_hi && hi > s_end))
-		return -1;
-	if (!m->words || lo < m->words_end - m->words_cap || hi > m->words_end) {
-		/* Room from the bottom (hi, or the old end if higher) down to lo
-		 * and as much again: deeper walks follow. */
-		uint64_t end = keep_lo < keep_hi && m->words_end > hi && m->words_end - lo <= (2u << 20) ? m->words_end : hi;
-		size_t cap = (size_t)(end - lo) * 2;
-		uint8_t *grown;
-
-		if (cap < 4096)
-			cap = 4096;
-		if (cap > end)
-			cap = (size_t)end; /* no address below 0 */
-		if (!(grown = malloc(cap)))
-			return -1;
-		if (keep_lo < keep_hi)
-			memcpy(grown + (keep_lo - (end - cap)), memo_at(m, keep_lo), keep_hi - keep_lo);
-		free(m->words);
-		m->owner->bytes = m->owner->bytes - m->words_cap + cap;
-		m->words = grown;
-		m->words_cap = cap;
-		m->words_end = end;
-	}
-	memcpy((uint8_t *)memo_at(m, lo), s->stack + (lo - s->stack_addr), keep_lo - lo);
-	memcpy((uint8_t *)memo_at(m, keep_hi), s->stack + (keep_hi - s->stack_addr), hi - keep_hi);
-	for (uint32_t i = 0; keep_lo < keep_hi && log->hi > keep_lo && i < log->n; i++) {
-		uint64_t a = log->step[i].step_lo > keep_lo ? log->step[i].step_lo : keep_lo;
-		uint64_t b = log->step[i].step_hi < keep_hi ? log->step[i].step_hi : keep_hi;
-
-		if (a < b)
-			memcpy((uint8_t *)memo_at(m, a), s->stack + (a - s->stack_addr), b - a);
-	}
-	m->lo = lo;
-	m->hi = hi;
-	return 0;
 }
 
 static int reserve(struct walk_memo *m, void **v, uint32_t *cap, uint32_t n, size_t size)
@@ -233,6 +192,7 @@ static void forget_walk(struct walk_memo *m)
 {
 	m->nb = 0;
 	m->nf = 0;
+	m->nv = 0;
 	m->bad_known = false;
 }
 
@@ -258,52 +218,55 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 {
 	const int32_t j = log->joined;
 	const uint32_t n = trace->n;
-	uint64_t lo, hi, from = j >= 0 ? m->b[j].from : UINT64_MAX, keep_lo = 0, keep_hi = 0;
+	const uint64_t s_end = s->stack_addr + s->stack_len;
 	uint32_t nb = j >= 0 ? (uint32_t)j + 1 : 0, r = j >= 0 ? m->b[j].below : 0;
+	uint32_t nv = j >= 0 ? m->b[j].val_at + m->b[j].read_len : 0;
+	uint64_t hi = j >= 0 && m->hi > log->hi ? m->hi : log->hi, vals = nv;
 
 	if (log->n == 0 && j < 0)
 		return; /* nothing walked below the top: what the memo has still stands */
 	/* A trace with crossings links frames to entry frames by index; such
 	 * walks (rare past start-up) are not kept. */
-	if (trace->n_crossings || r > n) {
-		forget_walk(m);
-		return;
+	if (trace->n_crossings || r > n || nv > m->nv)
+		goto forget;
+	/* What the new steps read lies in s's copy (the kept steps' reads do:
+	 * the join compared them). */
+	for (uint32_t k = 0; k < log->n; k++) {
+		const struct walk_log_step *st = &log->step[k];
+
+		if (st->step_lo >= st->step_hi)
+			continue;
+		if (st->step_lo < s->stack_addr || st->step_hi > s_end)
+			goto forget;
+		vals += st->step_hi - st->step_lo;
 	}
-	for (uint32_t k = log->n; k-- > 0;)
-		if (log->step[k].step_lo < from)
-			from = log->step[k].step_lo;
-	lo = from & ~7ull;
-	hi = log->hi;
-	if (j >= 0) {
-		keep_lo = m->b[j].from;
-		keep_hi = m->hi;
-		if (m->hi > hi)
-			hi = m->hi;
-	}
-	/* The new steps' reads must lie in s's copy (the kept steps' do: the
-	 * join compared them). */
-	if (lo >= hi || log->hi > s->stack_addr + s->stack_len || hi - lo > (1u << 20) ||
-	    reserve(m, (void **)&m->b, &m->b_cap, nb + log->n, sizeof(*m->b)) != 0 ||
+	if (vals > WALK_MEMO_MAX_VALS || reserve(m, (void **)&m->b, &m->b_cap, nb + log->n, sizeof(*m->b)) != 0 ||
 	    reserve(m, (void **)&m->frames, &m->f_cap, n, sizeof(*m->frames)) != 0 ||
-	    set_words(m, s, lo, hi, keep_lo, keep_hi, log) != 0) {
-		forget_walk(m);
-		return;
-	}
+	    reserve(m, (void **)&m->vals, &m->v_cap, (uint32_t)vals, 1) != 0)
+		goto forget;
 	/* The new steps, bottom first, each with the lowest address read from
-	 * it on (its own reads and those of every step below it). */
+	 * it on (its own reads and those of every step below it) and its own
+	 * reads' words. */
 	for (uint32_t k = log->n; k-- > 0;) {
 		const struct walk_log_step *st = &log->step[k];
 		uint64_t below_from = nb ? m->b[nb - 1].from : UINT64_MAX;
+		uint32_t len = st->step_lo < st->step_hi ? (uint32_t)(st->step_hi - st->step_lo) : 0;
 
+		if (len)
+			memcpy(m->vals + nv, s->stack + (st->step_lo - s->stack_addr), len);
 		m->b[nb++] = (struct memo_boundary){
 			.at = st->at,
 			.from = st->step_lo < below_from ? st->step_lo : below_from,
 			.read_lo = st->step_lo,
-			.read_hi = st->step_hi,
+			.read_len = len,
+			.val_at = nv,
 			.below = n - st->n,
 		};
+		nv += len;
 	}
 	m->nb = nb;
+	m->nv = nv;
+	m->hi = hi;
 	m->bad_at = first_bad_call(m, j, r, trace, methods);
 	m->bad_known = true;
 	trace->bad_call = m->bad_at;
@@ -318,4 +281,7 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 	m->stop_pc = trace->stop_pc;
 	m->stop_sp = trace->stop_sp;
 	m->stop_fp = trace->stop_fp;
+	return;
+forget:
+	forget_walk(m);
 }

@@ -41,23 +41,24 @@ struct walk_step_state {
 
 struct memo_boundary {
 	struct walk_step_state at;
-	uint64_t from;             /* the lowest stack address the walk read from this step on */
-	uint64_t read_lo, read_hi; /* what this step itself read (read_lo >= read_hi: nothing) */
-	uint32_t below;            /* frames the walk found from this step on (to the root) */
+	uint64_t from;     /* the lowest stack address the walk read from this step on */
+	uint64_t read_lo;  /* what this step itself read: read_len bytes from read_lo, */
+	uint32_t read_len; /* as they were: the memo's vals[val_at..] */
+	uint32_t val_at;
+	uint32_t below; /* frames the walk found from this step on (to the root) */
 };
 
 struct walk_memo {
 	struct walk_reuse *owner;
 	uint64_t time_ns, stack_end;
 	uint64_t code_changes, method_changes; /* of the code map and method table it was walked with */
-	/* Its words: [lo, hi) of s's stack, kept in words, which holds
-	 * [words_end - words_cap, words_end). Laid out from the stack's
-	 * bottom, as the boundaries are, so that a new walk that joins this
-	 * one writes only what it walked above the join. */
-	uint64_t lo, hi;
-	uint8_t *words;
-	size_t words_cap;
-	uint64_t words_end;
+	uint64_t hi; /* the end of the highest word its walk read */
+	/* The words each step read, as it read them, in the boundaries'
+	 * order (bottom first): a walk that joins this one keeps a prefix
+	 * and appends what it walked; the stack between the reads is not
+	 * kept (nor touched: live, a sample's words come cold from the ring). */
+	uint8_t *vals;
+	uint32_t nv, v_cap;
 	struct memo_boundary *b; /* bottom first (sp descending) */
 	uint32_t nb, b_cap;
 	struct trace_frame *frames; /* root first */
@@ -73,6 +74,8 @@ struct walk_memo {
 /* What one process's memos may take: a memo is about its thread's stack
  * (words, frames, steps), a few KiB for most threads. */
 #define WALK_REUSE_PROCESS_BYTES (8u << 20)
+/* What one memo's steps may have read (a scan reads many words). */
+#define WALK_MEMO_MAX_VALS (256u << 10)
 
 /* One process's memos, per thread, within a byte budget: past it they all
  * go (each is rebuilt by its thread's next sample). */

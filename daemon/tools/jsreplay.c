@@ -207,6 +207,7 @@ static uint64_t replayed_samples;
  * every N samples (a drain's worth) brings that back; the sweep's own CPU
  * is not counted. */
 #define COLD_SWEEP_BYTES (16u << 20)
+#define COLD_RING_BYTES (64u << 20)
 static uint32_t cold_every;
 static double cold_decode_cpu; /* the batches' replays alone */
 
@@ -232,7 +233,7 @@ static void cold_sweep(void)
  * ring where BPF wrote them since the last one, long out of jsampled's
  * caches. The records of N samples are copied aside as they are read, the
  * caches swept, then the batch replayed: each sample's words come from
- * memory as they would from the ring. Only the batches' replays are
+ * memory as they would from the ring (and from pages as far apart). Only the batches' replays are
  * counted as decoding. */
 struct batched_event {
 	uint8_t type;
@@ -261,6 +262,10 @@ static int batch_add(uint8_t type, pid_t pid, uint64_t now, const uint8_t *paylo
 		batch.ev = grown;
 		batch.cap = cap;
 	}
+	/* Written on around a ring of the daemon's default size, as BPF
+	 * writes its ring: a batch is not where the last one was. */
+	if (batch.used + len + 64 > COLD_RING_BYTES && batch.n == 0)
+		batch.used = 0;
 	if (batch.used + len + 64 > batch.bytes_cap) {
 		size_t cap = (batch.used + len + 64) * 2;
 		uint8_t *grown = realloc(batch.bytes, cap);
@@ -293,7 +298,6 @@ static uint64_t batch_replay(struct process_table *table, uint64_t max_model_byt
 	}
 	cold_decode_cpu += thread_cpu() - t0;
 	batch.n = 0;
-	batch.used = 0;
 	batch.samples = 0;
 	return bad;
 }
