@@ -7,6 +7,7 @@
 #include "../bpf/sampler.h"
 #include "clock.h"
 #include "process.h"
+#include "stack_fragment.h"
 
 /* A negative return stops ring_buffer__consume after this record (libbpf
  * has already advanced the consumer position past it). */
@@ -15,16 +16,6 @@
 static int budget_left(struct ringbuf_drain *d)
 {
 	return d->budget && ++d->taken >= d->budget ? BUDGET_SPENT : 0;
-}
-
-/* The BPF program wrote the record from another CPU: its lines are in
- * that CPU's cache or in memory. The walk reads the stack frame by frame,
- * each read depending on the one before, so each miss would be paid in
- * turn; asked for all at once, they arrive together. */
-static void prefetch_stack(const struct js_sample *s)
-{
-	for (uint32_t off = 0; off < s->stack_len; off += 64)
-		__builtin_prefetch(s->stack + off);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -45,7 +36,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->processes->unknown_pid_samples++;
 		return budget_left(d);
 	}
-	prefetch_stack(s);
+	frag_prefetch(s);
 	process_take_sample(d->processes, p, s, d->now);
 	return budget_left(d);
 }

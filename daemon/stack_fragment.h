@@ -33,6 +33,16 @@ static inline enum frag_read frag_read_u64(const struct js_sample *s, uint64_t a
 	return FRAG_OK;
 }
 
+/* The BPF program wrote the record from another CPU: its lines are in
+ * that CPU's cache or in memory. The walk reads the stack frame by frame,
+ * each read depending on the one before, so each miss would be paid in
+ * turn; asked for all at once, they arrive together. */
+static inline void frag_prefetch(const struct js_sample *s)
+{
+	for (uint32_t off = 0; off < s->stack_len; off += 64)
+		__builtin_prefetch(s->stack + off);
+}
+
 /* True if addr could be a stack address of this thread at or above sp. */
 static inline int frag_in_stack(const struct js_sample *s, uint64_t addr)
 {

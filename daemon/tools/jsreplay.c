@@ -53,6 +53,7 @@
 #include "../options.h"
 #include "../process.h"
 #include "../recording.h"
+#include "../stack_fragment.h"
 #include "../stats_format.h"
 #include "replay_extract.h"
 #include "replay_outcomes.h"
@@ -293,6 +294,10 @@ static uint64_t batch_replay(struct process_table *table, uint64_t max_model_byt
 	for (size_t i = 0; i < batch.n; i++) {
 		const struct batched_event *e = &batch.ev[i];
 
+		/* As the drain does with each record (ringbuf_drain.c). */
+		if (e->type == REC_SAMPLE && e->len >= sizeof(struct js_sample) &&
+		    ((const struct js_sample *)(batch.bytes + e->at))->stack_len <= e->len - sizeof(struct js_sample))
+			frag_prefetch((const struct js_sample *)(batch.bytes + e->at));
 		if (replay_event(table, e->type, e->pid, e->now, batch.bytes + e->at, e->len, max_model_bytes) != 0)
 			bad++;
 	}
