@@ -173,7 +173,11 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 		{"held_samples", sample_queue_len(&p->held)},
 		{"foreign_threads", p->foreign_threads},
 		{"sampled_since_exec", p->early},
-		{"agent_after_exec_ms", p->early && p->agent_since_ns ? (p->agent_since_ns - p->early_since_ns) / 1000000 : 0},
+		/* 0 unless both times are known on one clock (a replay's agent
+		 * time is the recording's, its start time the replay's own). */
+		{"agent_after_exec_ms", p->early && p->agent_since_ns > p->early_since_ns
+						? (p->agent_since_ns - p->early_since_ns) / 1000000
+						: 0},
 		{"cpu_ms", p->cpu_ns / 1000000},
 		{"profiled_cpu_ms", p->profiled_ns / 1000000},
 	};
