@@ -42,6 +42,8 @@ void codemap_free(struct codemap *m)
 	vec_free(&m->blobs);
 	u64_map_free(&m->by_id);
 	free(m->max_end);
+	free(m->starts);
+	free(m->ends);
 	free(m->hits);
 	codemap_init(m);
 }
@@ -59,8 +61,11 @@ static void remove_blob(struct codemap *m, struct code_blob *b)
 		if (m->blobs.v[i] == b) {
 			memmove(&m->blobs.v[i], &m->blobs.v[i + 1], (m->blobs.n - i - 1) * sizeof(b));
 			m->blobs.n--;
-			if (i < m->sorted)
+			if (i < m->sorted) {
+				memmove(&m->starts[i], &m->starts[i + 1], (m->sorted - i - 1) * sizeof(*m->starts));
+				memmove(&m->ends[i], &m->ends[i + 1], (m->sorted - i - 1) * sizeof(*m->ends));
 				m->sorted--;
+			}
 			break;
 		}
 	}
@@ -212,33 +217,59 @@ static uint64_t blob_end(const struct code_blob *b)
 	return b->start + b->size;
 }
 
-/* Sorts the blobs added since the last index and merges them in. */
+static int reserve_spans(struct codemap *m, size_t n)
+{
+	size_t cap = m->spans_cap ? m->spans_cap : 256;
+	uint64_t *starts, *ends;
+
+	if (n <= m->spans_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	if (!(starts = realloc(m->starts, cap * sizeof(*starts))))
+		return -1;
+	m->starts = starts;
+	if (!(ends = realloc(m->ends, cap * sizeof(*ends))))
+		return -1;
+	m->ends = ends;
+	m->spans_cap = cap;
+	return 0;
+}
+
+/* Sorts the blobs added since the last index and merges them in, from the
+ * back: each older blob moves at most once, compared by its start in
+ * starts (its own struct is not read: a JIT adding code all the time has
+ * the index rebuilt all the time, over tens of thousands of blobs). */
 static int merge_new(struct codemap *m)
 {
-	size_t n = m->blobs.n, k = m->sorted, i = 0, j = k, o = 0;
-	struct code_blob **out;
+	size_t n = m->blobs.n, k = m->sorted, nnew = n - k, i = k, j = nnew, o = n;
+	struct code_blob **added;
 
-	if (k == n)
+	if (nnew == 0)
 		return 0;
-	qsort(m->blobs.v + k, n - k, sizeof(*m->blobs.v), cmp_blob);
-	if (k == 0) {
-		m->sorted = n;
-		return 0;
+	if (reserve_spans(m, n) != 0 || !(added = malloc(nnew * sizeof(*added))))
+		return -1;
+	qsort(m->blobs.v + k, nnew, sizeof(*m->blobs.v), cmp_blob);
+	memcpy(added, m->blobs.v + k, nnew * sizeof(*added));
+	while (j > 0) {
+		const struct code_blob *b = added[j - 1];
+
+		o--;
+		/* On equal keys the older blob stays first. */
+		if (i > 0 && (m->starts[i - 1] > b->start ||
+			      (m->starts[i - 1] == b->start && cmp_blob(&m->blobs.v[i - 1], &added[j - 1]) > 0))) {
+			i--;
+			m->blobs.v[o] = m->blobs.v[i];
+			m->starts[o] = m->starts[i];
+			m->ends[o] = m->ends[i];
+		} else {
+			j--;
+			m->blobs.v[o] = added[j];
+			m->starts[o] = b->start;
+			m->ends[o] = blob_end(b);
+		}
 	}
-	out = malloc(n * sizeof(*out));
-	if (!out) {
-		qsort(m->blobs.v, n, sizeof(*m->blobs.v), cmp_blob);
-		m->sorted = n;
-		return 0;
-	}
-	while (i < k && j < n)
-		out[o++] = cmp_blob(&m->blobs.v[j], &m->blobs.v[i]) < 0 ? m->blobs.v[j++] : m->blobs.v[i++];
-	while (i < k)
-		out[o++] = m->blobs.v[i++];
-	while (j < n)
-		out[o++] = m->blobs.v[j++];
-	memcpy(m->blobs.v, out, n * sizeof(*out));
-	free(out);
+	free(added);
 	m->sorted = n;
 	return 0;
 }
@@ -288,7 +319,10 @@ static int build_index(struct codemap *m)
 		added[i][0] = m->blobs.v[m->sorted + i]->start;
 		added[i][1] = blob_end(m->blobs.v[m->sorted + i]);
 	}
-	merge_new(m);
+	if (merge_new(m) != 0) {
+		m->hits_void = true;
+		return -1;
+	}
 	if (n > m->max_end_cap) {
 		size_t cap = m->max_end_cap ? m->max_end_cap : 256;
 		uint64_t *p;
@@ -302,8 +336,7 @@ static int build_index(struct codemap *m)
 		m->max_end = p;
 		m->max_end_cap = cap;
 	}
-	for (size_t i = 0; i < n; i++)
-		m->max_end[i] = blob_end(m->blobs.v[i]);
+	memcpy(m->max_end, m->ends, n * sizeof(*m->max_end));
 	/* Level lvl holds the indices whose lowest lvl bits are 1 and the next
 	 * 0; its children are i -/+ 2^(lvl-1). */
 	for (unsigned lvl = 1; ((size_t)1 << lvl) <= n; lvl++) {
@@ -377,8 +410,8 @@ static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint
 		if (reach <= pc)
 			continue; /* nothing below ends past pc */
 		if (i < n) {
-			const struct code_blob *b = m->blobs.v[i];
-			if (b->start <= pc && pc < blob_end(b)) {
+			if (m->starts[i] <= pc && pc < m->ends[i]) {
+				const struct code_blob *b = m->blobs.v[i];
 				uint64_t last = b->unload_ns == CODE_LIVE ? b->load_ns : b->unload_ns;
 
 				(*held)++;
@@ -389,7 +422,7 @@ static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint
 					best = b;
 			}
 			/* The right subtree starts at or after blob i. */
-			if (lvl > 0 && b->start <= pc) {
+			if (lvl > 0 && m->starts[i] <= pc) {
 				stack[top].i = i + ((size_t)1 << (lvl - 1));
 				stack[top++].lvl = lvl - 1;
 			}
@@ -532,8 +565,12 @@ size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 			removed++;
 			continue;
 		}
-		if (i < m->sorted)
-			sorted++; /* the order of the rest is kept */
+		if (i < m->sorted) {
+			/* the order of the rest is kept */
+			m->starts[sorted] = m->starts[i];
+			m->ends[sorted] = m->ends[i];
+			sorted++;
+		}
 		m->blobs.v[out++] = b;
 	}
 	m->blobs.n = out;

@@ -95,6 +95,11 @@ struct codemap {
 	uint32_t generation;           /* of the index; 0: none built yet */
 	bool hits_void;                /* a blob was freed: no cached hit survives the next index */
 	size_t sorted;
+	/* The first 'sorted' blobs' start and end, in their order: the index
+	 * is merged and searched over these, not over the blobs themselves
+	 * (each its own allocation: a miss apiece). */
+	uint64_t *starts, *ends;
+	size_t spans_cap;
 	bool indexed;         /* blobs all sorted and max_end current */
 	uint64_t *max_end;    /* per index of blobs, see above */
 	size_t max_end_cap;

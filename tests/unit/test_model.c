@@ -185,6 +185,50 @@ static void test_lookup_cost(void)
 	jvm_model_free(&m);
 }
 
+/* The index merged batch by batch (blobs in any order, many at equal
+ * starts: nested, the smallest wins), with blobs replaced, unloaded and
+ * pruned between merges: every lookup agrees with a scan of all blobs. */
+static void test_index_merges_and_removals(void)
+{
+	struct jvm_model m;
+	uint32_t x = 12345, next_id = 1;
+
+	jvm_model_init(&m);
+	for (int round = 0; round < 60; round++) {
+		uint32_t batch = 1 + (x = x * 1103515245u + 12345u) % 40;
+
+		for (uint32_t i = 0; i < batch; i++) {
+			x = x * 1103515245u + 12345u;
+			/* Every fifth round replaces an id loaded before (the old
+			 * blob goes); starts fall on a coarse grid: some equal. */
+			uint32_t id = round % 5 == 4 && next_id > 10 ? 1 + x % (next_id - 1) : next_id++;
+			const struct test_code c = {.id = id, .kind = JS_CODE_NMETHOD,
+						    .start = 0x100000 + 0x100 * (uint64_t)(x >> 8 & 255),
+						    .size = 0x20 + 0x20 * (x >> 20 & 7), .frame_size = 2,
+						    .frame_complete = 0, .method_id = 1, .load_ns = (uint64_t)round};
+			CHECK(tb_apply_code(&m, &c) == 0);
+		}
+		if (round % 7 == 6) {
+			(void)tb_apply_unload(&m, 1 + x % (next_id - 1), (uint64_t)round); /* pruned already: -1 */
+			codemap_prune(&m.code, (uint64_t)round);
+		}
+		for (int probe = 0; probe < 200; probe++) {
+			uint64_t pc = 0x100000 + (x = x * 1103515245u + 12345u) % (0x100 * 256);
+			const struct code_blob *slow = NULL, *b = codemap_find(&m.code, pc, 1000);
+
+			for (size_t i = 0; i < m.code.blobs.n; i++) { /* the reference: every blob live at 1000 */
+				const struct code_blob *c = m.code.blobs.v[i];
+				if (pc >= c->start && pc < c->start + c->size && c->unload_ns > 1000 &&
+				    (!slow || c->size < slow->size ||
+				     (c->size == slow->size && c->load_ns > slow->load_ns)))
+					slow = c;
+			}
+			CHECK(b == slow || (b && slow && b->size == slow->size && b->load_ns == slow->load_ns));
+		}
+	}
+	jvm_model_free(&m);
+}
+
 static void test_scopes_and_states(void)
 {
 	struct jvm_model m;
@@ -683,6 +727,7 @@ int main(void)
 	RUN(test_cached_hits_across_indexes);
 	RUN(test_cached_hits_of_reused_code);
 	RUN(test_lookup_cost);
+	RUN(test_index_merges_and_removals);
 	RUN(test_scopes_and_states);
 	RUN(test_stray_scopes);
 	RUN(test_class_unload);
