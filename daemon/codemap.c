@@ -41,9 +41,7 @@ void codemap_free(struct codemap *m)
 		blob_free(m->blobs.v[i]);
 	vec_free(&m->blobs);
 	u64_map_free(&m->by_id);
-	free(m->max_end);
-	free(m->starts);
-	free(m->ends);
+	free(m->nodes);
 	free(m->hits);
 	codemap_init(m);
 }
@@ -62,8 +60,7 @@ static void remove_blob(struct codemap *m, struct code_blob *b)
 			memmove(&m->blobs.v[i], &m->blobs.v[i + 1], (m->blobs.n - i - 1) * sizeof(b));
 			m->blobs.n--;
 			if (i < m->sorted) {
-				memmove(&m->starts[i], &m->starts[i + 1], (m->sorted - i - 1) * sizeof(*m->starts));
-				memmove(&m->ends[i], &m->ends[i + 1], (m->sorted - i - 1) * sizeof(*m->ends));
+				memmove(&m->nodes[i], &m->nodes[i + 1], (m->sorted - i - 1) * sizeof(*m->nodes));
 				m->sorted--;
 			}
 			break;
@@ -217,29 +214,30 @@ static uint64_t blob_end(const struct code_blob *b)
 	return b->start + b->size;
 }
 
-static int reserve_spans(struct codemap *m, size_t n)
+static int reserve_nodes(struct codemap *m, size_t n)
 {
-	size_t cap = m->spans_cap ? m->spans_cap : 256;
-	uint64_t *starts, *ends;
+	size_t cap = m->nodes_cap ? m->nodes_cap : 256;
+	struct codemap_node *nodes;
 
-	if (n <= m->spans_cap)
+	if (n <= m->nodes_cap)
 		return 0;
 	while (cap < n)
 		cap *= 2;
-	if (!(starts = realloc(m->starts, cap * sizeof(*starts))))
+	/* Line-aligned, so that no node spans two lines. */
+	if (posix_memalign((void **)&nodes, 64, cap * sizeof(*nodes)) != 0)
 		return -1;
-	m->starts = starts;
-	if (!(ends = realloc(m->ends, cap * sizeof(*ends))))
-		return -1;
-	m->ends = ends;
-	m->spans_cap = cap;
+	if (m->nodes)
+		memcpy(nodes, m->nodes, m->sorted * sizeof(*nodes));
+	free(m->nodes);
+	m->nodes = nodes;
+	m->nodes_cap = cap;
 	return 0;
 }
 
 /* Sorts the blobs added since the last index and merges them in, from the
- * back: each older blob moves at most once, compared by its start in
- * starts (its own struct is not read: a JIT adding code all the time has
- * the index rebuilt all the time, over tens of thousands of blobs). */
+ * back: each older blob moves at most once, compared by its node's start
+ * (its own struct is not read: a JIT adding code all the time has the
+ * index rebuilt all the time, over tens of thousands of blobs). */
 static int merge_new(struct codemap *m)
 {
 	size_t n = m->blobs.n, k = m->sorted, nnew = n - k, i = k, j = nnew, o = n;
@@ -247,7 +245,7 @@ static int merge_new(struct codemap *m)
 
 	if (nnew == 0)
 		return 0;
-	if (reserve_spans(m, n) != 0 || !(added = malloc(nnew * sizeof(*added))))
+	if (reserve_nodes(m, n) != 0 || !(added = malloc(nnew * sizeof(*added))))
 		return -1;
 	qsort(m->blobs.v + k, nnew, sizeof(*m->blobs.v), cmp_blob);
 	memcpy(added, m->blobs.v + k, nnew * sizeof(*added));
@@ -256,17 +254,15 @@ static int merge_new(struct codemap *m)
 
 		o--;
 		/* On equal keys the older blob stays first. */
-		if (i > 0 && (m->starts[i - 1] > b->start ||
-			      (m->starts[i - 1] == b->start && cmp_blob(&m->blobs.v[i - 1], &added[j - 1]) > 0))) {
+		if (i > 0 && (m->nodes[i - 1].start > b->start ||
+			      (m->nodes[i - 1].start == b->start && cmp_blob(&m->blobs.v[i - 1], &added[j - 1]) > 0))) {
 			i--;
 			m->blobs.v[o] = m->blobs.v[i];
-			m->starts[o] = m->starts[i];
-			m->ends[o] = m->ends[i];
+			m->nodes[o] = m->nodes[i];
 		} else {
 			j--;
 			m->blobs.v[o] = added[j];
-			m->starts[o] = b->start;
-			m->ends[o] = blob_end(b);
+			m->nodes[o] = (struct codemap_node){.start = b->start, .end = blob_end(b)};
 		}
 	}
 	free(added);
@@ -284,7 +280,7 @@ static uint64_t virtual_max(const struct codemap *m, size_t i, unsigned lvl)
 		lvl--;
 		i -= (size_t)1 << lvl;
 	}
-	return m->max_end[i];
+	return m->nodes[i].max_end;
 }
 
 /* A cached hit says only one blob holds its pc: that stays true through a
@@ -323,28 +319,17 @@ static int build_index(struct codemap *m)
 		m->hits_void = true;
 		return -1;
 	}
-	if (n > m->max_end_cap) {
-		size_t cap = m->max_end_cap ? m->max_end_cap : 256;
-		uint64_t *p;
-		while (cap < n)
-			cap *= 2;
-		p = realloc(m->max_end, cap * sizeof(*p));
-		if (!p) {
-			m->hits_void = true; /* the blobs merged in are not checked against it */
-			return -1;
-		}
-		m->max_end = p;
-		m->max_end_cap = cap;
-	}
-	memcpy(m->max_end, m->ends, n * sizeof(*m->max_end));
+	for (size_t i = 0; i < n; i++)
+		m->nodes[i].max_end = m->nodes[i].end;
 	/* Level lvl holds the indices whose lowest lvl bits are 1 and the next
 	 * 0; its children are i -/+ 2^(lvl-1). */
 	for (unsigned lvl = 1; ((size_t)1 << lvl) <= n; lvl++) {
 		size_t half = (size_t)1 << (lvl - 1);
 		for (size_t i = ((size_t)1 << lvl) - 1; i < n; i += (size_t)1 << (lvl + 1)) {
-			uint64_t e = m->max_end[i], l = m->max_end[i - half], r = virtual_max(m, i + half, lvl - 1);
+			uint64_t e = m->nodes[i].max_end, l = m->nodes[i - half].max_end;
+			uint64_t r = virtual_max(m, i + half, lvl - 1);
 			e = l > e ? l : e;
-			m->max_end[i] = r > e ? r : e;
+			m->nodes[i].max_end = r > e ? r : e;
 		}
 	}
 	if (!m->hits)
@@ -404,13 +389,13 @@ static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint
 	while (top > 0) {
 		size_t i = stack[--top].i;
 		unsigned lvl = stack[top].lvl;
-		uint64_t reach = i < n ? m->max_end[i] : virtual_max(m, i, lvl);
+		uint64_t reach = i < n ? m->nodes[i].max_end : virtual_max(m, i, lvl);
 
 		(*visited)++;
 		if (reach <= pc)
 			continue; /* nothing below ends past pc */
 		if (i < n) {
-			if (m->starts[i] <= pc && pc < m->ends[i]) {
+			if (m->nodes[i].start <= pc && pc < m->nodes[i].end) {
 				const struct code_blob *b = m->blobs.v[i];
 				uint64_t last = b->unload_ns == CODE_LIVE ? b->load_ns : b->unload_ns;
 
@@ -422,7 +407,7 @@ static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint
 					best = b;
 			}
 			/* The right subtree starts at or after blob i. */
-			if (lvl > 0 && m->starts[i] <= pc) {
+			if (lvl > 0 && m->nodes[i].start <= pc) {
 				stack[top].i = i + ((size_t)1 << (lvl - 1));
 				stack[top++].lvl = lvl - 1;
 			}
@@ -567,9 +552,7 @@ size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 		}
 		if (i < m->sorted) {
 			/* the order of the rest is kept */
-			m->starts[sorted] = m->starts[i];
-			m->ends[sorted] = m->ends[i];
-			sorted++;
+			m->nodes[sorted++] = m->nodes[i];
 		}
 		m->blobs.v[out++] = b;
 	}

@@ -66,7 +66,7 @@ struct code_blob {
 
 /* Lookups by pc go through an implicit interval tree over the blobs sorted
  * by start (each index also stands for a node of a complete binary tree over
- * the array, and max_end[i] is the largest end in node i's subtree), so a
+ * the array, and node i's max_end is the largest end in its subtree), so a
  * lookup costs O(log n + k) for the k blobs that hold the pc, however large
  * or nested the blobs are. The index is rebuilt lazily: new blobs are sorted
  * and merged in (O(n + new log new)), then max_end is recomputed (O(n)). */
@@ -89,20 +89,24 @@ struct codemap_hit {
 	bool exact_known;
 };
 
+struct codemap_node {
+	uint64_t start, end, max_end, unused; /* 32 bytes: two to a line, none across two */
+};
+
 struct codemap {
 	VEC(struct code_blob *) blobs; /* the first 'sorted' are in start order */
 	struct codemap_hit *hits;      /* CODEMAP_CACHE_SLOTS, allocated with the index */
 	uint32_t generation;           /* of the index; 0: none built yet */
 	bool hits_void;                /* a blob was freed: no cached hit survives the next index */
 	size_t sorted;
-	/* The first 'sorted' blobs' start and end, in their order: the index
-	 * is merged and searched over these, not over the blobs themselves
-	 * (each its own allocation: a miss apiece). */
-	uint64_t *starts, *ends;
-	size_t spans_cap;
-	bool indexed;         /* blobs all sorted and max_end current */
-	uint64_t *max_end;    /* per index of blobs, see above */
-	size_t max_end_cap;
+	/* The index's nodes, one per sorted blob: the first 'sorted' blobs'
+	 * start and end in their order (the index is merged and searched over
+	 * these, not over the blobs themselves, each its own allocation: a
+	 * miss apiece) and, once indexed, max_end (see above). A node a
+	 * search visits is one line. */
+	struct codemap_node *nodes;
+	size_t nodes_cap;
+	bool indexed; /* blobs all sorted and max_end current */
 	struct u64_map by_id; /* code id -> struct code_blob * */
 	size_t bytes;
 	/* Counts every load, unload and prune; the latest load or unload

@@ -154,7 +154,7 @@ int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len, 
 size_t jvm_model_bytes(const struct jvm_model *m)
 {
 	return m->code.bytes + m->code.blobs.cap * sizeof(void *) +
-	       (m->code.max_end_cap + 2 * m->code.spans_cap) * sizeof(uint64_t) +
+	       m->code.nodes_cap * sizeof(struct codemap_node) +
 	       (m->code.hits ? CODEMAP_CACHE_SLOTS * sizeof(*m->code.hits) : 0) +
 	       u64_map_bytes(&m->code.by_id) + method_table_bytes(&m->methods) +
 	       m->thread_list.cap * sizeof(struct jvm_thread) + m->thread_changes.cap * sizeof(uint32_t) +
