@@ -124,27 +124,38 @@ static void expect(const struct trace *t, const uint32_t *ids, const uint8_t *ty
 static struct trace tr;
 static struct decode_scratch scratch;
 
-static enum decode_status run(struct js_sample *s, bool final, int *reason)
+/* Decodes s into tr (memo: its thread's previous walk, or NULL), frees s. */
+static enum decode_status run_memo(struct js_sample *s, bool final, int *reason, struct walk_memo *memo)
 {
 	struct decode_ctx ctx = {.layout = &model.layout, .code = &model.code, .methods = &model.methods,
-				 .scratch = &scratch, .final = final};
+				 .scratch = &scratch, .final = final, .memo = memo};
 	enum decode_status st = decode_sample(&ctx, s, &tr, reason);
 	free(s);
 	return st;
+}
+
+static enum decode_status run(struct js_sample *s, bool final, int *reason)
+{
+	return run_memo(s, final, reason, NULL);
+}
+
+/* B's frame (4 words at SB) returning into A's call site 0x100, A's frame
+ * (6 words at SB+32) returning into the interpreted Main.main. */
+static void build_compiled_over_interpreted(void)
+{
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, A + 0x100);
+	put(SB + 16, 0x1111);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
 }
 
 static void test_compiled_compiled_interpreted_entry(void)
 {
 	int reason;
 
-	memset(stack, 0, sizeof(stack));
-	build_interpreted_and_entry();
-	/* B's frame: 4 words at SB; return into A's call site 0x100. */
-	put(SB + 24, A + 0x100);
-	put(SB + 16, 0x1111);
-	/* A's frame: 6 words at SB+32; return into the interpreter, caller fp. */
-	put(SB + 32 + 40, INTERP + 0x500);
-	put(SB + 32 + 32, SB + 160);
+	build_compiled_over_interpreted();
 	CHECK_EQ(run(sample(BB + 0x140, 0x2222, STACK_BYTES, 100, "main"), false, &reason), DECODE_RESOLVED);
 	CHECK(tr.complete);
 	expect(&tr, (uint32_t[]){5, 1, 3, 4},
@@ -598,17 +609,6 @@ static void test_stack_image_waits(void)
 	stack_bottoms_free(&b);
 }
 
-static enum decode_status run_with_memo(struct js_sample *s, struct walk_memo *memo)
-{
-	struct decode_ctx ctx = {.layout = &model.layout, .code = &model.code, .methods = &model.methods,
-				 .scratch = &scratch, .memo = memo};
-	int reason;
-	enum decode_status st = decode_sample(&ctx, s, &tr, &reason);
-
-	free(s);
-	return st;
-}
-
 /* A thread's next walk takes the rest of its previous one from the first
  * step in the same state where the words that walk read from there on are
  * the same: words it did not read (a spill slot of a compiled frame, the
@@ -619,18 +619,14 @@ static void test_walk_joins_over_unread_words(void)
 {
 	struct walk_reuse reuse;
 	struct walk_memo *memo;
+	int reason;
 
 	walk_reuse_init(&reuse, WALK_REUSE_PROCESS_BYTES);
-	memset(stack, 0, sizeof(stack));
-	build_interpreted_and_entry();
-	put(SB + 24, A + 0x100);
-	put(SB + 16, 0x1111);
-	put(SB + 32 + 40, INTERP + 0x500);
-	put(SB + 32 + 32, SB + 160);
+	build_compiled_over_interpreted();
 	put(SB + 40, 0xaaaa); /* in A's frame, read by no walk */
 	memo = walk_reuse_of(&reuse, 2);
 	CHECK(memo != NULL);
-	CHECK_EQ(run_with_memo(sample(BB + 0x140, 0x2222, STACK_BYTES, 100, "main"), memo), DECODE_RESOLVED);
+	CHECK_EQ(run_memo(sample(BB + 0x140, 0x2222, STACK_BYTES, 100, "main"), false, &reason, memo), DECODE_RESOLVED);
 	CHECK_EQ(tr.joined, 0u);
 	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, (int32_t[]){17, 5, 12, 9}, 4);
 
@@ -638,13 +634,13 @@ static void test_walk_joins_over_unread_words(void)
 	 * the previous walk's (main and run). */
 	put(SB + 16, 0x3333);
 	put(SB + 40, 0xbbbb);
-	CHECK_EQ(run_with_memo(sample(BB + 0x60, 0x2222, STACK_BYTES, 200, "main"), memo), DECODE_RESOLVED);
+	CHECK_EQ(run_memo(sample(BB + 0x60, 0x2222, STACK_BYTES, 200, "main"), false, &reason, memo), DECODE_RESOLVED);
 	CHECK_EQ(tr.joined, 2u);
 	expect(&tr, (uint32_t[]){5, 1, 3}, NULL, (int32_t[]){17, 5, 2}, 3);
 
 	/* main has moved on to bci 18: its frame is walked again, not taken. */
 	put(SB + 160 - 8 * 8, CONST5 + 48 + 18);
-	CHECK_EQ(run_with_memo(sample(BB + 0x140, 0x2222, STACK_BYTES, 300, "main"), memo), DECODE_RESOLVED);
+	CHECK_EQ(run_memo(sample(BB + 0x140, 0x2222, STACK_BYTES, 300, "main"), false, &reason, memo), DECODE_RESOLVED);
 	CHECK_EQ(tr.joined, 0u);
 	expect(&tr, (uint32_t[]){5, 1, 3, 4}, NULL, (int32_t[]){18, 5, 12, 9}, 4);
 	walk_reuse_free(&reuse);
