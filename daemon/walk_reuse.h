@@ -3,7 +3,8 @@
  * above them, so most of a sample's walk repeats the walk of the thread's
  * previous sample. Each thread keeps its last complete walk (a walk memo):
  * the state at the start of every step below the top (pc, sp, fp and the
- * frame pushed just before), the stack words each step read, its frames. A
+ * method of the frame pushed just before), the stack words each step read,
+ * its frames. A
  * new walk that reaches a step in the same state, where the words read by
  * that step and every step below it are the same, would find the same
  * frames: it takes them from the memo instead.
@@ -115,8 +116,8 @@ bool walk_memo_fits(const struct walk_memo *m, const struct js_sample *s, const 
 		    const struct method_table *methods);
 
 /* The memo's boundary a walk of s in state at may join (the words its walk
- * read from there on are the same in s), or -1. *from_index: where to look from (bottom-first
- * index, moved on as the walk goes down the stack). */
+ * read from there on are the same in s), or -1. *from_index: where to look
+ * from (bottom-first index, moved on as the walk goes down the stack). */
 int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct walk_step_state *at,
 		   uint32_t *from_index);
 
