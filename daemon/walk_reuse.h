@@ -4,10 +4,9 @@
  * previous sample. Each thread keeps its last complete walk (a walk memo):
  * the state at the start of every step below the top (pc, sp, fp and the
  * method of the frame pushed just before), the stack words each step read,
- * its frames. A
- * new walk that reaches a step in the same state, where the words read by
- * that step and every step below it are the same, would find the same
- * frames: it takes them from the memo instead.
+ * its frames. A new walk that reaches a step in the same state, where the
+ * words read by that step and every step below it are the same, would find
+ * the same frames: it takes them from the memo instead.
  *
  * Only the words the steps read count (a step reads a range: a compiled
  * frame's return address, an interpreted frame's fixed slots), not the
