@@ -228,11 +228,12 @@ static bool caller_called_wrongly(struct walk *w, uint64_t ret, uint64_t sender_
 }
 
 /* Whether a frame at pc (a return address) has no use for its rbp: compiled
- * code keeps no frame pointer in it (C2 and C1 use rbp as a general
- * register; their frames are walked by size), and its own callee saved
- * whatever the register held then, a value that changes from call to call.
- * Such a caller gets fp 0, so the walk does not depend on that word (the
- * thread's next walk may join this one over it: walk_reuse.h). */
+ * frames are walked by their size, never through rbp (which C1 and C2 use
+ * as a general register unless -XX:+PreserveFramePointer), and the callee
+ * saved whatever the register held then, a value that changes from call to
+ * call. Such a caller gets fp 0, so the walk does not depend on that word
+ * (the thread's next walk may join this one over it: walk_reuse.h;
+ * docs/hotspot.md, section 1). */
 static bool fp_dead_in(struct walk *w, uint64_t pc)
 {
 	const struct code_blob *c;
