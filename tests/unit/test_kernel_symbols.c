@@ -29,6 +29,20 @@ static const char *write_tmp(const char *text)
 	return tmp_path;
 }
 
+/* Loads text as a kallsyms file (written, loaded, removed): the load's
+ * result, or -2 if the file could not be written. */
+static int load_text(const char *text)
+{
+	const char *path = write_tmp(text);
+	int rc;
+
+	if (!path)
+		return -2;
+	rc = kernel_symbols_load(path);
+	unlink(path);
+	return rc;
+}
+
 static const char *lookup_name(uint64_t addr)
 {
 	return kernel_symbols_name(kernel_symbols_lookup(addr));
@@ -159,36 +173,22 @@ static void test_restricted(void)
 	CHECK_EQ(kernel_symbols_intern("[kernel]"), k);
 
 	/* A good load, then a failing one: the table is emptied. */
-	path = write_tmp("ffffffff81000000 T _stext\nffffffff81001000 T _etext\n");
-	CHECK(path != NULL);
-	if (!path)
-		return;
-	CHECK_EQ(kernel_symbols_load(path), 0);
+	CHECK_EQ(load_text("ffffffff81000000 T _stext\nffffffff81001000 T _etext\n"), 0);
 	CHECK_STR(lookup_name(0xffffffff81000010ull), "_stext");
 	CHECK_EQ(kernel_symbols_lookup(0), k); /* ids survive a reload */
-	CHECK_EQ(kernel_symbols_load(path), 0);
+	CHECK_EQ(load_text("ffffffff81000000 T _stext\nffffffff81001000 T _etext\n"), 0);
 	CHECK_STR(lookup_name(0xffffffff81000010ull), "_stext");
-	unlink(path);
 	/* A reload that names the same address otherwise: no lookup answers
 	 * from before it (lookups are remembered). */
-	path = write_tmp("ffffffff81000000 T _stext\nffffffff81000008 T moved_here\nffffffff81001000 T _etext\n");
-	CHECK(path != NULL);
-	if (!path)
-		return;
-	CHECK_EQ(kernel_symbols_load(path), 0);
+	CHECK_EQ(load_text("ffffffff81000000 T _stext\nffffffff81000008 T moved_here\nffffffff81001000 T _etext\n"), 0);
 	CHECK_STR(lookup_name(0xffffffff81000010ull), "moved_here");
 	CHECK_STR(lookup_name(0xffffffff81000010ull), "moved_here");
-	unlink(path);
-	CHECK_EQ(kernel_symbols_load(path), -1); /* gone */
+	CHECK_EQ(kernel_symbols_load(tmp_path), -1); /* gone (load_text removed it) */
 	CHECK_EQ(kernel_symbols_lookup(0xffffffff81000010ull), k);
 
 	/* Empty and text-less files. */
-	path = write_tmp("");
-	CHECK_EQ(kernel_symbols_load(path), -1);
-	unlink(path);
-	path = write_tmp("ffffffff82000000 D data\nffffffff82000100 b bss\n");
-	CHECK_EQ(kernel_symbols_load(path), -1);
-	unlink(path);
+	CHECK_EQ(load_text(""), -1);
+	CHECK_EQ(load_text("ffffffff82000000 D data\nffffffff82000100 b bss\n"), -1);
 	CHECK_STR(lookup_name(0xffffffff82000000ull), "[kernel]");
 	kernel_symbols_free();
 }
