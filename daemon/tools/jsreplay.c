@@ -55,6 +55,7 @@
 #include "../recording.h"
 #include "../stack_fragment.h"
 #include "../stats_format.h"
+#include "../../userspace/common/vec.h"
 #include "replay_extract.h"
 #include "replay_outcomes.h"
 
@@ -234,8 +235,8 @@ static void cold_sweep(void)
  * ring where BPF wrote them since the last one, long out of jsampled's
  * caches. The records of N samples are copied aside as they are read, the
  * caches swept, then the batch replayed: each sample's words come from
- * memory as they would from the ring (and from pages as far apart). Only the batches' replays are
- * counted as decoding. */
+ * memory as they would from the ring (and from pages as far apart). Only
+ * the batches' replays are counted as decoding. */
 struct batched_event {
 	uint8_t type;
 	pid_t pid;
@@ -245,8 +246,7 @@ struct batched_event {
 };
 
 static struct {
-	struct batched_event *ev;
-	size_t n, cap;
+	VEC(struct batched_event) ev;
 	uint8_t *bytes;
 	size_t used, bytes_cap;
 	uint32_t samples;
@@ -254,18 +254,11 @@ static struct {
 
 static int batch_add(uint8_t type, pid_t pid, uint64_t now, const uint8_t *payload, uint32_t len)
 {
-	if (batch.n == batch.cap) {
-		size_t cap = batch.cap ? batch.cap * 2 : 1024;
-		struct batched_event *grown = realloc(batch.ev, cap * sizeof(*grown));
+	struct batched_event e = {.type = type, .pid = pid, .now = now, .len = len};
 
-		if (!grown)
-			return -1;
-		batch.ev = grown;
-		batch.cap = cap;
-	}
 	/* Written on around a ring of the daemon's default size, as BPF
 	 * writes its ring: a batch is not where the last one was. */
-	if (batch.used + len + 64 > COLD_RING_BYTES && batch.n == 0)
+	if (batch.used + len + 64 > COLD_RING_BYTES && batch.ev.n == 0)
 		batch.used = 0;
 	if (batch.used + len + 64 > batch.bytes_cap) {
 		size_t cap = (batch.used + len + 64) * 2;
@@ -276,8 +269,10 @@ static int batch_add(uint8_t type, pid_t pid, uint64_t now, const uint8_t *paylo
 		batch.bytes = grown;
 		batch.bytes_cap = cap;
 	}
+	e.at = batch.used;
+	if (vec_push(&batch.ev, e) != 0)
+		return -1;
 	memcpy(batch.bytes + batch.used, payload, len);
-	batch.ev[batch.n++] = (struct batched_event){.type = type, .pid = pid, .now = now, .len = len, .at = batch.used};
 	batch.used += (len + 63) & ~(size_t)63; /* records start on their own lines, as in the ring */
 	batch.samples += type == REC_SAMPLE;
 	return 0;
@@ -291,8 +286,8 @@ static uint64_t batch_replay(struct process_table *table, uint64_t max_model_byt
 
 	cold_sweep();
 	t0 = thread_cpu();
-	for (size_t i = 0; i < batch.n; i++) {
-		const struct batched_event *e = &batch.ev[i];
+	for (size_t i = 0; i < batch.ev.n; i++) {
+		const struct batched_event *e = &batch.ev.v[i];
 
 		/* As the drain does with each record (ringbuf_drain.c). */
 		if (e->type == REC_SAMPLE && e->len >= sizeof(struct js_sample) &&
@@ -302,7 +297,7 @@ static uint64_t batch_replay(struct process_table *table, uint64_t max_model_byt
 			bad++;
 	}
 	cold_decode_cpu += thread_cpu() - t0;
-	batch.n = 0;
+	batch.ev.n = 0;
 	batch.samples = 0;
 	return bad;
 }
@@ -348,9 +343,9 @@ static int replay_file(const char *path, struct process_table *table, uint64_t m
 		if (batch.samples >= cold_every)
 			bad += batch_replay(table, max_model_bytes);
 	}
-	if (batch.n)
+	if (batch.ev.n)
 		bad += batch_replay(table, max_model_bytes);
-	free(batch.ev);
+	vec_free(&batch.ev);
 	free(batch.bytes);
 	recording_close(rec);
 	if (r < 0)
