@@ -173,8 +173,8 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 		{"held_samples", sample_queue_len(&p->held)},
 		{"foreign_threads", p->foreign_threads},
 		{"sampled_since_exec", p->early},
-		/* 0 unless both times are known on one clock (a replay's agent
-		 * time is the recording's, its start time the replay's own). */
+		/* 0 unless the agent came after the start (times from two
+		 * sources must not wrap into a huge delay). */
 		{"agent_after_exec_ms", p->early && p->agent_since_ns > p->early_since_ns
 						? (p->agent_since_ns - p->early_since_ns) / 1000000
 						: 0},

@@ -165,6 +165,10 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 		if (!(p = process_create(table, pid, uid, vm)))
 			return -1;
 		p->native_only = strcmp(vm, "native") == 0; /* native_processes.h */
+		/* Seen when the recording says (now is the event's own stamp,
+		 * jsampled's clock then), not when the replay runs: agent and
+		 * early times are compared with it. */
+		p->seen_ns = p->early_since_ns = now;
 		return 0;
 	}
 	if (!p)
@@ -305,7 +309,7 @@ static uint64_t batch_replay(struct process_table *table, uint64_t max_model_byt
 static int replay_file(const char *path, struct process_table *table, uint64_t max_model_bytes)
 {
 	struct recording *rec = recording_open(path);
-	uint64_t events = 0, bad = 0, now = 0;
+	uint64_t events = 0, bad = 0, now = 0, at;
 	int r;
 
 	if (!rec) {
@@ -331,12 +335,13 @@ static int replay_file(const char *path, struct process_table *table, uint64_t m
 		    ((const struct js_sample *)payload)->time_ns > now)
 			now = ((const struct js_sample *)payload)->time_ns;
 		replayed_samples += type == REC_SAMPLE;
+		at = type == REC_PROCESS ? t : now;
 		if (!cold_every) {
-			if (replay_event(table, type, pid, now, payload, len, max_model_bytes) != 0)
+			if (replay_event(table, type, pid, at, payload, len, max_model_bytes) != 0)
 				bad++;
 			continue;
 		}
-		if (batch_add(type, pid, now, payload, len) != 0) {
+		if (batch_add(type, pid, at, payload, len) != 0) {
 			bad += batch_replay(table, max_model_bytes) + 1;
 			continue;
 		}

@@ -8,7 +8,8 @@
 # recording.
 # Walks that join their thread's previous walk (walk_reuse.h) must give
 # exactly the outcomes of walks to the bottom (--no-walk-reuse), and some
-# must join.
+# must join. A process sampled since its exec reports its agent's delay on
+# the recording's clock (within jsampled's attach limit).
 # When a decoder change is meant to change outcomes, review the diff and
 # rerun with --update to store the new ones.
 set -uo pipefail
@@ -25,6 +26,7 @@ if [ ${#recs[@]} -eq 0 ]; then
 fi
 fail=0
 joined=0
+timed=0
 all=$(mktemp)
 trap 'rm -f "$all" "$all.actual"' EXIT
 for rec in "${recs[@]}"; do
@@ -44,7 +46,20 @@ for rec in "${recs[@]}"; do
 		echo "FAIL $name: jsreplay --cold changed outcomes"
 		fail=1
 	fi
-	joined=$(( joined + $("$REPLAY" "$rec" --stats | awk '$1 == "walks_joined" { s += $2 } END { print s + 0 }') ))
+	stats=$("$REPLAY" "$rec" --stats) || { echo "FAIL $name: jsreplay --stats failed"; fail=1; continue; }
+	joined=$(( joined + $(awk '$1 == "walks_joined" { s += $2 } END { print s + 0 }' <<<"$stats") ))
+	# A process sampled since its exec had its agent within jsampled's
+	# own attach limit (jvm_startup.h): the two times are of one clock,
+	# the recording's, not the replay's start against the recording's.
+	limit_ms=$(( $(sed -n 's/^#define STARTUP_ATTACH_LIMIT_S \([0-9]*\).*/\1/p' "$ROOT/daemon/jvm_startup.h") * 1000 ))
+	bad_delay=$(awk -v lim="$limit_ms" '$1 == "sampled_since_exec" { early = $2 }
+		$1 == "agent_after_exec_ms" { if (early == 1 && $2 > lim) print $2 }' <<<"$stats")
+	if [ -n "$bad_delay" ]; then
+		echo "FAIL $name: agent_after_exec_ms of a process sampled since its exec is past the $limit_ms ms attach limit: $bad_delay"
+		fail=1
+	fi
+	timed=$(( timed + $(awk '$1 == "sampled_since_exec" { early = $2 }
+		$1 == "agent_after_exec_ms" && early == 1 && $2 > 0 { n++ } END { print n + 0 }' <<<"$stats") ))
 	if [ $update = 1 ]; then
 		printf '%s\n' "$actual" >"$expected"
 		echo "updated $name"
@@ -69,6 +84,10 @@ for rule in $rules; do
 done
 if [ "$joined" -eq 0 ]; then
 	echo "FAIL: no recorded walk joined its thread's previous walk: the comparison with --no-walk-reuse tested nothing"
+	fail=1
+fi
+if [ "$timed" -eq 0 ]; then
+	echo "FAIL: no recorded process sampled since its exec got its agent: the attach delay check tested nothing"
 	fail=1
 fi
 [ $fail = 0 ] && echo "corpus: all outcomes as expected (the same without joining walks; $joined joined); every heuristic covered"
