@@ -66,9 +66,9 @@ static int slice_close(struct cct_slices *s, struct cct_slice *sl)
 	if (!sl->open)
 		return 0;
 	for (size_t i = 0; i < sl->counts.cap; i++) {
-		if (!sl->counts.keys[i])
+		if (!sl->counts.slots[i].key)
 			continue;
-		struct slice_count c = {.node = (uint32_t)(sl->counts.keys[i] - 1), .count = sl->counts.vals[i]};
+		struct slice_count c = {.node = (uint32_t)(sl->counts.slots[i].key - 1), .count = sl->counts.slots[i].val};
 		if (vec_push(&sl->closed, c) != 0)
 			return -1;
 	}
@@ -310,8 +310,8 @@ void cct_slices_window(const struct cct_slices *s, uint64_t *counts, size_t n, s
 		w->samples += sl->samples;
 		if (sl->open) {
 			for (size_t k = 0; k < sl->counts.cap; k++)
-				if (sl->counts.keys[k] && sl->counts.keys[k] - 1 < n)
-					counts[sl->counts.keys[k] - 1] += sl->counts.vals[k];
+				if (sl->counts.slots[k].key && sl->counts.slots[k].key - 1 < n)
+					counts[sl->counts.slots[k].key - 1] += sl->counts.slots[k].val;
 		} else {
 			for (size_t k = 0; k < sl->closed.n; k++)
 				if (sl->closed.v[k].node < n)

@@ -39,8 +39,8 @@ static void put(struct kernel_stacks *k, struct kernel_stack *ks)
 static void forget_all(struct kernel_stacks *k)
 {
 	for (size_t i = 0; i < k->by_sample.cap; i++)
-		if (k->by_sample.keys[i])
-			put(k, (struct kernel_stack *)(uintptr_t)k->by_sample.vals[i]);
+		if (k->by_sample.slots[i].key)
+			put(k, (struct kernel_stack *)(uintptr_t)k->by_sample.slots[i].val);
 	k->forgotten += k->by_sample.count;
 	u64_map_free(&k->by_sample);
 	u64_map_init(&k->by_sample);

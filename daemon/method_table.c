@@ -18,10 +18,14 @@ void method_table_init(struct method_table *t)
 
 #define MEMO_SLOTS 16384 /* a power of two: 256 KiB, the call edges of a large program */
 
+/* A call edge's answers: whether bci is a call site of the caller
+ * (method_table_is_call_site) and whether that site names the callee
+ * (method_table_calls), each -1, 0 or 1. */
 struct call_memo {
 	uint64_t key;        /* caller id << 40 | bci << 24 | callee id; 0: empty */
 	uint32_t generation; /* of the table when answered */
-	uint8_t bad;
+	int8_t site;
+	int8_t calls;
 };
 
 void method_table_free(struct method_table *t)
@@ -304,7 +308,7 @@ int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t
 	return call_index(m, bci) >= 0;
 }
 
-int method_table_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee)
+static int site_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee)
 {
 	const struct method_info *m = method_table_get(t, id), *c = method_table_get(t, callee);
 	int32_t at;
@@ -526,10 +530,10 @@ int method_table_drop_unloaded(struct method_table *t, uint64_t before_ns, bool 
 	for (size_t i = 0; i < t->by_method_ptr.cap; i++) {
 		const struct method_info *m;
 
-		if (!t->by_method_ptr.keys[i])
+		if (!t->by_method_ptr.slots[i].key)
 			continue;
-		m = method_slot(&kept, (uint32_t)t->by_method_ptr.vals[i]);
-		if (m && m->method_ptr && u64_map_put(&kept.by_method_ptr, t->by_method_ptr.keys[i], m->id) != 0)
+		m = method_slot(&kept, (uint32_t)t->by_method_ptr.slots[i].val);
+		if (m && m->method_ptr && u64_map_put(&kept.by_method_ptr, t->by_method_ptr.slots[i].key, m->id) != 0)
 			goto oom;
 	}
 	kept.changes = t->changes + 1;
@@ -543,11 +547,15 @@ oom:
 	return -1;
 }
 
-int method_table_bad_call(const struct method_table *t, uint32_t caller, int32_t bci, uint32_t callee)
+/* Both answers for a call edge, from the memo when it has them: a walk asks
+ * about the same few thousand edges sample after sample, and each answer
+ * costs two method lookups and a search of the caller's call sites, each
+ * missing the CPU caches in a large program; the memo slot is one line. */
+static void call_edge(const struct method_table *t, uint32_t caller, int32_t bci, uint32_t callee, int *site,
+		      int *calls)
 {
 	uint64_t key = (uint64_t)(caller & 0xffffff) << 40 | (uint64_t)(bci & 0xffff) << 24 | (callee & 0xffffff);
 	struct call_memo *slot = NULL;
-	int site, calls, bad;
 
 	/* The cache is no part of the table's value: filled through a const
 	 * table (the table object itself is never const). */
@@ -555,16 +563,34 @@ int method_table_bad_call(const struct method_table *t, uint32_t caller, int32_t
 		((struct method_table *)t)->memo = calloc(MEMO_SLOTS, sizeof(*t->memo));
 	if (t->memo && caller < (1u << 24) && callee < (1u << 24) && bci >= 0 && bci < 0x10000) {
 		slot = &t->memo[(key * 0x9e3779b97f4a7c15ull) >> 40 & (MEMO_SLOTS - 1)];
-		if (slot->key == key && slot->generation == t->generation)
-			return slot->bad;
+		if (slot->key == key && slot->generation == t->generation) {
+			*site = slot->site;
+			*calls = slot->calls;
+			return;
+		}
 	}
-	site = method_table_is_call_site(t, caller, bci);
-	calls = site == 0 ? 1 : method_table_calls(t, caller, bci, callee);
-	bad = site == 0 || calls == 0;
+	*site = method_table_is_call_site(t, caller, bci);
+	*calls = site_calls(t, caller, bci, callee); /* -1 where bci is no call site */
 	/* Only definite answers are kept: an unknown one may become known. */
-	if (slot && (bad || (site == 1 && calls == 1)))
-		*slot = (struct call_memo){.key = key, .generation = t->generation, .bad = (uint8_t)bad};
-	return bad;
+	if (slot && (*site == 0 || (*site == 1 && *calls >= 0)))
+		*slot = (struct call_memo){
+			.key = key, .generation = t->generation, .site = (int8_t)*site, .calls = (int8_t)*calls};
+}
+
+int method_table_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee)
+{
+	int site, calls;
+
+	call_edge(t, id, bci, callee, &site, &calls);
+	return calls;
+}
+
+int method_table_bad_call(const struct method_table *t, uint32_t caller, int32_t bci, uint32_t callee)
+{
+	int site, calls;
+
+	call_edge(t, caller, bci, callee, &site, &calls);
+	return site == 0 || calls == 0;
 }
 
 size_t method_table_bytes(const struct method_table *t)

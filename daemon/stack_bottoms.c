@@ -123,9 +123,9 @@ void stack_bottoms_forget(struct stack_bottoms *b, uint32_t tid, const struct bo
 void stack_bottoms_flush(struct stack_bottoms *b, const struct bottom_sink *sink)
 {
 	for (size_t i = 0; i < b->by_tid.cap; i++) {
-		struct stack_image *img = (struct stack_image *)(uintptr_t)b->by_tid.vals[i];
+		struct stack_image *img = (struct stack_image *)(uintptr_t)b->by_tid.slots[i].val;
 
-		while (b->by_tid.keys[i] && img->npend)
+		while (b->by_tid.slots[i].key && img->npend)
 			settle(b, img, 0, BOTTOM_NO_IMAGE, sink);
 	}
 }
@@ -133,8 +133,8 @@ void stack_bottoms_flush(struct stack_bottoms *b, const struct bottom_sink *sink
 void stack_bottoms_free(struct stack_bottoms *b)
 {
 	for (size_t i = 0; i < b->by_tid.cap; i++)
-		if (b->by_tid.keys[i])
-			image_free(b, (struct stack_image *)(uintptr_t)b->by_tid.vals[i], NULL);
+		if (b->by_tid.slots[i].key)
+			image_free(b, (struct stack_image *)(uintptr_t)b->by_tid.slots[i].val, NULL);
 	u64_map_free(&b->by_tid);
 	free(b->settling);
 	memset(b, 0, sizeof(*b));
@@ -360,9 +360,9 @@ static void settle_overdue(struct stack_bottoms *b, uint64_t now_ns, const struc
 		return;
 	b->swept_ns = now_ns;
 	for (size_t i = 0; i < b->by_tid.cap; i++) {
-		struct stack_image *img = (struct stack_image *)(uintptr_t)b->by_tid.vals[i];
+		struct stack_image *img = (struct stack_image *)(uintptr_t)b->by_tid.slots[i].val;
 
-		while (b->by_tid.keys[i] && img->npend && img->pend[0].s->time_ns + STACK_BOTTOM_PENDING_NS < now_ns)
+		while (b->by_tid.slots[i].key && img->npend && img->pend[0].s->time_ns + STACK_BOTTOM_PENDING_NS < now_ns)
 			settle(b, img, 0, BOTTOM_NO_IMAGE, sink);
 	}
 }

@@ -91,9 +91,9 @@ static void put_slices(const struct cct_slices *s, struct wbuf *w)
 		wbuf_u32(w, 0);
 		if (sl->open) {
 			for (size_t k = 0; k < sl->counts.cap; k++)
-				if (sl->counts.keys[k]) {
-					wbuf_u32(w, (uint32_t)(sl->counts.keys[k] - 1));
-					wbuf_u64(w, sl->counts.vals[k]);
+				if (sl->counts.slots[k].key) {
+					wbuf_u32(w, (uint32_t)(sl->counts.slots[k].key - 1));
+					wbuf_u64(w, sl->counts.slots[k].val);
 					n++;
 				}
 		} else {

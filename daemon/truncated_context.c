@@ -17,8 +17,8 @@ void context_table_init(struct context_table *c)
 void context_table_free(struct context_table *c)
 {
 	for (size_t i = 0; i < c->by_tid.cap; i++)
-		if (c->by_tid.keys[i])
-			free((void *)(uintptr_t)c->by_tid.vals[i]);
+		if (c->by_tid.slots[i].key)
+			free((void *)(uintptr_t)c->by_tid.slots[i].val);
 	u64_map_free(&c->by_tid);
 }
 
@@ -35,10 +35,10 @@ void context_forget(struct context_table *c, uint32_t tid)
 int context_each_method(const struct context_table *c, int (*each)(void *ctx, uint32_t id), void *ctx)
 {
 	for (size_t i = 0; i < c->by_tid.cap; i++) {
-		const struct thread_context *t = (const void *)(uintptr_t)c->by_tid.vals[i];
+		const struct thread_context *t = (const void *)(uintptr_t)c->by_tid.slots[i].val;
 		int r;
 
-		for (uint32_t k = 0; c->by_tid.keys[i] && k < t->n; k++)
+		for (uint32_t k = 0; c->by_tid.slots[i].key && k < t->n; k++)
 			if (t->frames[k].type <= FRAME_NATIVE && (r = each(ctx, t->frames[k].method_id)) != 0)
 				return r;
 	}
@@ -62,8 +62,8 @@ void context_remember(struct context_table *c, uint32_t tid, const struct trace 
 		if (c->by_tid.count >= CONTEXT_THREADS) {
 			/* Replace an arbitrary entry: the table stays bounded. */
 			for (size_t i = 0; i < c->by_tid.cap; i++)
-				if (c->by_tid.keys[i]) {
-					context_forget(c, (uint32_t)(c->by_tid.keys[i] - 1));
+				if (c->by_tid.slots[i].key) {
+					context_forget(c, (uint32_t)(c->by_tid.slots[i].key - 1));
 					break;
 				}
 		}

@@ -30,8 +30,8 @@ static void memo_free(struct walk_memo *m)
 static void free_all(struct walk_reuse *r)
 {
 	for (size_t i = 0; i < r->by_tid.cap; i++)
-		if (r->by_tid.keys[i])
-			memo_free((struct walk_memo *)(uintptr_t)r->by_tid.vals[i]);
+		if (r->by_tid.slots[i].key)
+			memo_free((struct walk_memo *)(uintptr_t)r->by_tid.slots[i].val);
 	u64_map_free(&r->by_tid); /* and empty again, ready for use */
 	r->bytes = 0;
 }

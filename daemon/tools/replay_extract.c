@@ -112,8 +112,8 @@ static int word_index_build(struct word_index *wi, const struct u64_map *words)
 	if (!wi->v)
 		return -1;
 	for (size_t i = 0; i < words->cap; i++)
-		if (words->keys[i])
-			wi->v[wi->n++] = words->keys[i];
+		if (words->slots[i].key)
+			wi->v[wi->n++] = words->slots[i].key;
 	qsort(wi->v, wi->n, sizeof(*wi->v), cmp_u64);
 	return 0;
 }
@@ -299,8 +299,8 @@ static int plan_minimal(struct extract_plan *x, const char *in, struct keep_sets
 		return -1;
 	/* The kept traces' methods, and what the samples reach. */
 	for (size_t i = 0; i < x->methods.cap; i++)
-		if (x->methods.keys[i])
-			u64_map_put(&k->methods, x->methods.keys[i], 1);
+		if (x->methods.slots[i].key)
+			u64_map_put(&k->methods, x->methods.slots[i].key, 1);
 	if (each_record(in, k, pass_reach) < 0 || each_record(in, k, pass_classes) < 0)
 		return -1;
 	return 0;

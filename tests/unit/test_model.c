@@ -714,6 +714,17 @@ static void test_call_targets(void)
 	CHECK(trace_bad_caller(&m.methods, f, 2, true) == 0);
 	CHECK(put_method_calls(&m, 2, 0x1111, 0, NULL, 0, NULL) == 0);
 	CHECK(trace_bad_caller(&m.methods, f, 2, true) == -1);
+	/* method_table_calls answers from the same memo: asked twice, the
+	 * second from the memo, and voided by the same records. */
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 2), 1);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 2), 1);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 5, 2), -1);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 5, 2), -1);
+	CHECK(put_method_calls(&m, 2, 0x7777, 0, NULL, 0, NULL) == 0);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 2), 0);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 2), 0);
+	CHECK(put_method_calls(&m, 2, 0x1111, 0, NULL, 0, NULL) == 0);
+	CHECK_EQ(method_table_calls(&m.methods, 1, 3, 2), 1);
 
 	/* Targets that do not match the call sites: refused. */
 	CHECK(put_method_calls(&m, 5, 0x3333, 2, calls, 1, targets) == -1);

@@ -168,8 +168,8 @@ uint64_t store_classes_unloaded_locked(struct agent_store *s, const uint32_t *cl
 	/* Their handles can never come back (HotSpot leaks the jmethodIDs of
 	 * an unloaded class loader): forget them, and the unresolved ones. */
 	for (size_t i = 0; gone.count && i < s->method_ids.cap; i++)
-		if (s->method_ids.keys[i] && u64_map_get(&gone, s->method_ids.vals[i] >> 32) &&
-		    u64_map_del(&s->method_ids, s->method_ids.keys[i]))
+		if (s->method_ids.slots[i].key && u64_map_get(&gone, s->method_ids.slots[i].val >> 32) &&
+		    u64_map_del(&s->method_ids, s->method_ids.slots[i].key))
 			i--; /* backward-shift deletion moved a later entry here */
 	kept = 0;
 	for (size_t i = 0; gone.count && i < s->pending.n; i++)

@@ -10,8 +10,7 @@ void u64_map_init(struct u64_map *m)
 
 void u64_map_free(struct u64_map *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->slots);
 	u64_map_init(m);
 }
 
@@ -20,9 +19,9 @@ uint64_t *u64_map_get(const struct u64_map *m, uint64_t key)
 	if (!m->cap || key == 0)
 		return NULL;
 	for (size_t i = u64_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key)
-			return &m->vals[i];
-		if (m->keys[i] == 0)
+		if (m->slots[i].key == key)
+			return &m->slots[i].val;
+		if (m->slots[i].key == 0)
 			return NULL;
 	}
 }
@@ -30,27 +29,20 @@ uint64_t *u64_map_get(const struct u64_map *m, uint64_t key)
 static int grow(struct u64_map *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 16;
-	uint64_t *keys = calloc(cap, sizeof(*keys));
-	uint64_t *vals = calloc(cap, sizeof(*vals));
+	struct u64_map_slot *slots = calloc(cap, sizeof(*slots));
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
+	if (!slots)
 		return -1;
-	}
 	for (size_t j = 0; j < m->cap; j++) {
-		if (!m->keys[j])
+		if (!m->slots[j].key)
 			continue;
-		size_t i = u64_hash(m->keys[j]) & (cap - 1);
-		while (keys[i])
+		size_t i = u64_hash(m->slots[j].key) & (cap - 1);
+		while (slots[i].key)
 			i = (i + 1) & (cap - 1);
-		keys[i] = m->keys[j];
-		vals[i] = m->vals[j];
+		slots[i] = m->slots[j];
 	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
+	free(m->slots);
+	m->slots = slots;
 	m->cap = cap;
 	return 0;
 }
@@ -69,10 +61,9 @@ int u64_map_put(struct u64_map *m, uint64_t key, uint64_t val)
 	if ((m->count + 1) * 4 > m->cap * 3 && grow(m) != 0) /* load factor 3/4 */
 		return -1;
 	size_t i = u64_hash(key) & (m->cap - 1);
-	while (m->keys[i])
+	while (m->slots[i].key)
 		i = (i + 1) & (m->cap - 1);
-	m->keys[i] = key;
-	m->vals[i] = val;
+	m->slots[i] = (struct u64_map_slot){.key = key, .val = val};
 	m->count++;
 	return 0;
 }
@@ -83,21 +74,19 @@ int u64_map_del(struct u64_map *m, uint64_t key)
 
 	if (!m->cap || key == 0)
 		return 0;
-	for (i = u64_hash(key) & mask; m->keys[i] != key; i = (i + 1) & mask)
-		if (m->keys[i] == 0)
+	for (i = u64_hash(key) & mask; m->slots[i].key != key; i = (i + 1) & mask)
+		if (m->slots[i].key == 0)
 			return 0;
 	/* Shift later members of the probe run back into the hole. */
-	for (j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-		size_t home = u64_hash(m->keys[j]) & mask;
+	for (j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
+		size_t home = u64_hash(m->slots[j].key) & mask;
 		/* Move j into i if its home is not in the cyclic range (i, j]. */
 		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			m->keys[i] = m->keys[j];
-			m->vals[i] = m->vals[j];
+			m->slots[i] = m->slots[j];
 			i = j;
 		}
 	}
-	m->keys[i] = 0;
-	m->vals[i] = 0;
+	m->slots[i] = (struct u64_map_slot){0};
 	m->count--;
 	return 1;
 }

@@ -7,10 +7,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A key and its value side by side: a lookup's probe and its answer are
+ * one cache line, not one in a keys array and another in a values array
+ * (the CCT's children and the method index are looked up for most frames
+ * of every sample, mostly missing the CPU caches). */
+struct u64_map_slot {
+	uint64_t key; /* 0 = empty slot */
+	uint64_t val;
+};
+
 struct u64_map {
-	uint64_t *keys; /* 0 = empty slot */
-	uint64_t *vals;
-	size_t cap;     /* power of two */
+	struct u64_map_slot *slots;
+	size_t cap; /* power of two */
 	size_t count;
 };
 

@@ -221,7 +221,7 @@ int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *wri
 	wbuf_put(&keys, "]", 1);
 	wbuf_put(&values, "]", 1);
 	for (size_t i = 0; i < counts.cap; i++) {
-		if (!counts.keys[i])
+		if (!counts.slots[i].key)
 			continue;
 		wbuf_printf(&b->samples, "{\"date\":\"%s\",\"time\":\"%s\",\"interval_s\":%u,\"host\":", date, stamp,
 			    b->interval_s);
@@ -232,12 +232,12 @@ int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *wri
 		wbuf_put(&b->samples, keys.data, keys.len);
 		wbuf_put(&b->samples, ",\"label_values\":", 16);
 		wbuf_put(&b->samples, values.data, values.len);
-		wbuf_printf(&b->samples, ",\"stack_hash\":%" PRIu64 ",\"count\":%" PRIu64 ",\"batch_id\":", counts.keys[i],
-			    counts.vals[i]);
+		wbuf_printf(&b->samples, ",\"stack_hash\":%" PRIu64 ",\"count\":%" PRIu64 ",\"batch_id\":", counts.slots[i].key,
+			    counts.slots[i].val);
 		json_quote(&b->samples, b->batch_id);
 		wbuf_put(&b->samples, "}\n", 2);
 		b->rows++;
-		b->samples_total += counts.vals[i];
+		b->samples_total += counts.slots[i].val;
 	}
 	if (keys.oom || values.oom || b->samples.oom || b->stacks.oom)
 		b->oom = 1;
