@@ -308,7 +308,8 @@ int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t
 	return call_index(m, bci) >= 0;
 }
 
-static int site_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee)
+/* Whether the call site at bci names callee (-1: unknown, or no call site). */
+static int site_names_callee(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee)
 {
 	const struct method_info *m = method_table_get(t, id), *c = method_table_get(t, callee);
 	int32_t at;
@@ -570,7 +571,7 @@ static void call_edge(const struct method_table *t, uint32_t caller, int32_t bci
 		}
 	}
 	*site = method_table_is_call_site(t, caller, bci);
-	*calls = site_calls(t, caller, bci, callee); /* -1 where bci is no call site */
+	*calls = *site == 0 ? -1 : site_names_callee(t, caller, bci, callee);
 	/* Only definite answers are kept: an unknown one may become known. */
 	if (slot && (*site == 0 || (*site == 1 && *calls >= 0)))
 		*slot = (struct call_memo){
