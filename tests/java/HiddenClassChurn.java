@@ -8,7 +8,9 @@ import java.lang.invoke.MethodType;
  * generators do: each one is used for a moment, then dropped, so the JVM
  * unloads it at a later GC. Between classes, ordinary work in a method of
  * its own (churnSpin) keeps a known share of the CPU.
- * Args: seconds.
+ * Args: seconds [gcEvery]: with gcEvery, System.gc() after every gcEvery
+ * classes (run with -XX:+ExplicitGCInvokesConcurrent, each call starts a
+ * concurrent mark that ends by unloading the dropped classes).
  */
 public class HiddenClassChurn {
     static volatile long sink;
@@ -28,6 +30,7 @@ public class HiddenClassChurn {
 
     public static void main(String[] args) throws Throwable {
         double seconds = Double.parseDouble(args[0]);
+        long gcEvery = args.length > 1 ? Long.parseLong(args[1]) : 0;
         byte[] bytes;
         try (InputStream in = HiddenClassChurn.class.getResourceAsStream("HiddenClassChurn$Template.class")) {
             bytes = in.readAllBytes();
@@ -41,6 +44,7 @@ public class HiddenClassChurn {
             x = (long) work.invokeExact(x);
             x = churnSpin(x);
             classes++;
+            if (gcEvery > 0 && classes % gcEvery == 0) System.gc();
         }
         sink = x;
         System.out.println("classes " + classes);

@@ -154,7 +154,7 @@ static void go_live(jvmtiEnv *jvmti, JNIEnv *jni)
 	code_events_replaying_past(g_agent.late_attach);
 	record_interpreter_entries();
 	register_existing_threads();
-	register_loaded_classes(jvmti);
+	register_loaded_classes(jvmti, jni);
 	if (g_agent.late_attach) {
 		(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 		(*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);

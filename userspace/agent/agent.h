@@ -52,12 +52,12 @@ void record_interpreter_entries(void);
 
 /* class_events.c */
 void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
-void register_loaded_classes(jvmtiEnv *jvmti);
+void register_loaded_classes(jvmtiEnv *jvmti, JNIEnv *jni);
 /* ObjectFree: a tagged class mirror was freed, so its class was unloaded. */
 void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag);
 /* Turns the classes unloaded since the last call into CLASS_UNLOAD records
  * (agent thread). */
-void report_unloaded_classes(void);
+void report_unloaded_classes(JNIEnv *jni);
 /* Resolves names, signatures and line tables of newly seen methods, at
  * most max of them (agent thread only: calls into JVMTI without holding the
  * store lock). Returns how many are still pending. */

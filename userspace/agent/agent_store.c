@@ -62,6 +62,13 @@ uint32_t store_method_id_locked(struct agent_store *s, uint64_t handle, uint32_t
 	return p.method_id;
 }
 
+uint32_t store_method_class_locked(const struct agent_store *s, uint64_t handle)
+{
+	const uint64_t *id = u64_map_get(&s->method_ids, handle);
+
+	return id ? (uint32_t)(*id >> 32) : 0;
+}
+
 uint32_t store_new_class_id_locked(struct agent_store *s)
 {
 	return s->next_class_id++;

@@ -71,6 +71,8 @@ uint32_t store_method_id_locked(struct agent_store *s, uint64_t handle, uint32_t
 				int *is_new);
 /* 1 if the handle already has an id. */
 int store_has_method_locked(const struct agent_store *s, uint64_t handle);
+/* The class id a method's handle is known under, 0 if none yet. */
+uint32_t store_method_class_locked(const struct agent_store *s, uint64_t handle);
 uint32_t store_new_class_id_locked(struct agent_store *s);
 uint64_t store_new_code_id_locked(struct agent_store *s);
 

@@ -12,6 +12,7 @@
 #include "../common/agent_protocol.h"
 #include "agent.h"
 #include "bytecode_calls.h"
+#include "class_refs.h"
 #include "constant_pool.h"
 #include "safe_read.h"
 
@@ -79,7 +80,7 @@ void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
 #define UNLOAD_REPORT_NS (100u * 1000000u)
 #define UNLOAD_REPORT_BURST 4096
 
-void report_unloaded_classes(void)
+void report_unloaded_classes(JNIEnv *jni)
 {
 	static uint64_t last_ns; /* agent thread only */
 	uint64_t now = agent_now_ns();
@@ -101,15 +102,16 @@ void report_unloaded_classes(void)
 		store_lock(&g_agent.store);
 		store_classes_unloaded_locked(&g_agent.store, ids, n, now);
 		store_unlock(&g_agent.store);
+		class_refs_forget(jni, ids, n);
 	}
 	free(ids);
 }
 
 /* Registers a class and its methods unless it was seen before (its mirror
- * is tagged; without tags, its first method is known). force: register a
- * class without methods too, and return a known class's id. Returns its
- * class id or 0. */
-static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
+ * is tagged; without tags, its first method is known), and keeps a weak
+ * reference to it for the agent thread. force: register a class without
+ * methods too, and return a known class's id. Returns its class id or 0. */
+static uint32_t register_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, int force)
 {
 	jint n = 0;
 	jmethodID *methods = NULL;
@@ -174,6 +176,8 @@ static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
 		class_id = 0;
 	}
 	store_unlock(&g_agent.store);
+	if (class_id)
+		class_refs_add(jni, class_id, klass);
 	/* The mirror's tag is its class id: when the class is unloaded, the
 	 * mirror is freed and ObjectFree hands the id back. Set outside the
 	 * store lock (JVMTI may post ObjectFree on this thread). */
@@ -188,14 +192,13 @@ static uint32_t register_class(jvmtiEnv *jvmti, jclass klass, int force)
 
 void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
-	(void)jni;
 	(void)thread;
 	if (atomic_load(&g_agent.disabled))
 		return;
-	register_class(jvmti, klass, 0);
+	register_class(jvmti, jni, klass, 0);
 }
 
-void register_loaded_classes(jvmtiEnv *jvmti)
+void register_loaded_classes(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	jint n = 0;
 	jclass *classes = NULL;
@@ -203,7 +206,7 @@ void register_loaded_classes(jvmtiEnv *jvmti)
 	if ((*jvmti)->GetLoadedClasses(jvmti, &n, &classes) != JVMTI_ERROR_NONE)
 		return;
 	for (jint i = 0; i < n; i++)
-		register_class(jvmti, classes[i], 0);
+		register_class(jvmti, jni, classes[i], 0);
 	deallocate(jvmti, classes);
 }
 
@@ -242,43 +245,74 @@ static void cp_cache_keep_or_drop(jvmtiEnv *jvmti, struct cp_cache *c, uint32_t 
 		cp_cache_drop(jvmti, c);
 }
 
+/* k: the class, held (class_refs.h) */
 static const struct constant_pool *class_constant_pool(jvmtiEnv *jvmti, struct cp_cache *c, uint32_t class_id,
-							jmethodID m)
+							jclass k)
 {
-	jclass k = NULL;
 	jint count = 0, len = 0;
 
-	if (!g_agent.has_constant_pool || !class_id)
+	if (!g_agent.has_constant_pool || !class_id || !k)
 		return NULL;
 	if (c->class_id == class_id)
 		return c->have ? &c->cp : NULL;
 	cp_cache_drop(jvmti, c);
 	c->class_id = class_id;
-	if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &k) != JVMTI_ERROR_NONE || !k ||
-	    (*jvmti)->GetConstantPool(jvmti, k, &count, &len, &c->bytes) != JVMTI_ERROR_NONE || !c->bytes)
+	if ((*jvmti)->GetConstantPool(jvmti, k, &count, &len, &c->bytes) != JVMTI_ERROR_NONE || !c->bytes)
 		return NULL;
 	c->have = constant_pool_parse(&c->cp, (uint32_t)count, c->bytes, (size_t)len) == 0;
 	return c->have ? &c->cp : NULL;
 }
 
-static void resolve_one(jvmtiEnv *jvmti, struct cp_cache *cpc, const struct pending_method *p, struct wbuf *w)
+/* Holds the class of a pending method for the calls that follow (in the
+ * caller's local frame), registering it if no class is known yet. Returns
+ * -1 if the class was unloaded: the method is not resolved, its records
+ * end with the class. */
+static int hold_method_class(jvmtiEnv *jvmti, JNIEnv *jni, const struct pending_method *p, uint32_t *class_id,
+			     jclass *k)
+{
+	jmethodID m = (jmethodID)(uintptr_t)p->handle;
+
+	*class_id = p->class_id;
+	if (!*class_id) {
+		/* Queued before its class was registered (a code event came
+		 * first): the class may be known by now. */
+		store_lock(&g_agent.store);
+		*class_id = store_method_class_locked(&g_agent.store, p->handle);
+		store_unlock(&g_agent.store);
+	}
+	switch (class_refs_hold(jni, *class_id, k)) {
+	case CLASS_HELD:
+		return 0;
+	case CLASS_GONE:
+		return -1;
+	case CLASS_UNKNOWN:
+		break;
+	}
+	*k = class_refs_hold_declaring(jvmti, jni, m);
+	if (!*k)
+		return jni ? -1 : 0; /* without JNI nothing can be held: names only */
+	if (!*class_id)
+		*class_id = register_class(jvmti, jni, *k, 1);
+	return 0;
+}
+
+static void resolve_one(jvmtiEnv *jvmti, JNIEnv *jni, struct cp_cache *cpc, const struct pending_method *p,
+			struct wbuf *w)
 {
 	jmethodID m = (jmethodID)(uintptr_t)p->handle;
 	char *name = NULL, *sig = NULL;
 	jint modifiers = 0, nlines = 0;
 	jvmtiLineNumberEntry *lines = NULL;
-	uint32_t class_id = p->class_id;
-	uint64_t method = method_pointer(p->handle), const_method = 0;
+	uint32_t class_id = 0;
+	jclass k = NULL;
+	uint64_t method, const_method = 0;
 	uint32_t code_size = 0;
 
+	if (hold_method_class(jvmti, jni, p, &class_id, &k) != 0)
+		return; /* unloaded meanwhile */
+	method = method_pointer(p->handle);
 	if ((*jvmti)->GetMethodName(jvmti, m, &name, &sig, NULL) != JVMTI_ERROR_NONE)
 		return; /* unloaded meanwhile */
-	if (class_id == 0) {
-		/* Seen first in an inlining record: name its class now. */
-		jclass k = NULL;
-		if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &k) == JVMTI_ERROR_NONE && k)
-			class_id = register_class(jvmti, k, 1);
-	}
 	(*jvmti)->GetMethodModifiers(jvmti, m, &modifiers);
 	if ((*jvmti)->GetLineNumberTable(jvmti, m, &nlines, &lines) != JVMTI_ERROR_NONE) {
 		nlines = 0;
@@ -302,7 +336,7 @@ static void resolve_one(jvmtiEnv *jvmti, struct cp_cache *cpc, const struct pend
 			ncalls = -1; /* too many to list: jsampled will not check this method */
 		deallocate(jvmti, bytes);
 		if (ncalls > 0)
-			cp = class_constant_pool(jvmti, cpc, class_id, m);
+			cp = class_constant_pool(jvmti, cpc, class_id, k);
 	}
 
 	wbuf_reset(w);
@@ -353,7 +387,7 @@ size_t resolve_pending_methods(jvmtiEnv *jvmti, JNIEnv *jni, size_t max)
 			 * references JVMTI hands out here must be freed here. */
 			if (jni && (*jni)->PushLocalFrame(jni, 16) != JNI_OK)
 				break;
-			resolve_one(jvmti, &cpc, &pending[i], &w);
+			resolve_one(jvmti, jni, &cpc, &pending[i], &w);
 			if (jni)
 				(*jni)->PopLocalFrame(jni, NULL);
 			cp_cache_keep_or_drop(jvmti, &cpc, i + 1 < n ? pending[i + 1].class_id : 0);

@@ -139,7 +139,7 @@ static int serve_request(JNIEnv *jni, int fd, struct wbuf *w, uint64_t *acked)
 			return -1;
 		/* Resolve first, so the batch names what its code refers to. */
 		size_t pending = resolve_pending_methods(g_agent.jvmti, jni, RESOLVE_PER_FETCH);
-		report_unloaded_classes();
+		report_unloaded_classes(jni);
 		*acked = since;
 		if (g_agent.store.dead >= COMPACT_DEAD_THRESHOLD)
 			store_compact(&g_agent.store, since);
@@ -176,7 +176,7 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 
 		/* In chunks, so a FETCH waits for one chunk at most. */
 		size_t left = resolve_pending_methods(jvmti, jni, RESOLVE_PER_FETCH);
-		report_unloaded_classes();
+		report_unloaded_classes(jni);
 		if (fd < 0 && monotonic_ms() >= next_connect) {
 			fd = connect_daemon(g_agent.socket_path);
 			if (fd >= 0 && send_hello(fd, &w) != 0) {
