@@ -92,9 +92,10 @@ static void parse_options(const char *options)
 			snprintf(g_agent.socket_path, sizeof(g_agent.socket_path), "%s", tok + 7);
 		else if (strcmp(tok, "verbose") == 0)
 			g_agent.verbose = 1;
-		else if (strcmp(tok, "perfmap") == 0 && perf_map_open() != 0)
-			agent_log(0, "cannot create /tmp/perf-%d.map", (int)getpid());
-		else
+		else if (strcmp(tok, "perfmap") == 0) {
+			if (perf_map_open() != 0)
+				agent_log(0, "cannot create /tmp/perf-%d.map", (int)getpid());
+		} else
 			agent_log(0, "ignoring unknown option '%s'", tok);
 	}
 	free(copy);

@@ -183,7 +183,13 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 	(void)map;
 	if (atomic_load(&g_agent.disabled) || code_size <= 0)
 		return;
-	perf_map_method(jvmti, method, code_addr, code_size);
+	if (perf_map_on()) {
+		JNIEnv *jni = NULL;
+
+		if ((*g_agent.vm)->GetEnv(g_agent.vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
+			jni = NULL;
+		perf_map_method(jvmti, jni, method, code_addr, code_size);
+	}
 	have_blob = hs_blob_find(&g_agent.layout, start, &blob) == 0;
 	if (have_blob)
 		hs_blob_nmethod(&g_agent.layout, &blob, &nm);

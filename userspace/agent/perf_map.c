@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "class_refs.h"
+
 static FILE *map;
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -51,17 +53,22 @@ static void write_line(uint64_t start, uint64_t size, const char *name)
 	pthread_mutex_unlock(&map_lock);
 }
 
-void perf_map_method(jvmtiEnv *jvmti, jmethodID method, const void *start, int size)
+void perf_map_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID method, const void *start, int size)
 {
 	char *mname = NULL, *csig = NULL, line[512];
-	jclass cls;
 
 	if (!map || size <= 0)
 		return;
 	if ((*jvmti)->GetMethodName(jvmti, method, &mname, NULL, NULL) != JVMTI_ERROR_NONE)
 		return;
-	if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &cls) == JVMTI_ERROR_NONE)
-		(*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL);
+	/* The class is held while it is asked for its name (class_refs.h). */
+	if (jni && (*jni)->PushLocalFrame(jni, 8) == JNI_OK) {
+		jclass cls = class_refs_hold_declaring(jvmti, jni, method);
+
+		if (cls)
+			(*jvmti)->GetClassSignature(jvmti, cls, &csig, NULL);
+		(*jni)->PopLocalFrame(jni, NULL);
+	}
 	/* "Lpkg/Class;" -> "pkg.Class" */
 	snprintf(line, sizeof(line), "%.*s.%s", csig && strlen(csig) > 2 ? (int)strlen(csig) - 2 : 9,
 		 csig && strlen(csig) > 2 ? csig + 1 : "[unknown]", mname);
@@ -72,6 +79,11 @@ void perf_map_method(jvmtiEnv *jvmti, jmethodID method, const void *start, int s
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)mname);
 	if (csig)
 		(*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
+}
+
+int perf_map_on(void)
+{
+	return map != NULL;
 }
 
 void perf_map_stub(const char *name, const void *start, int size)

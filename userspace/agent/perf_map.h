@@ -7,7 +7,9 @@
 
 /* 0, or -1 (the map stays off). */
 int perf_map_open(void);
-void perf_map_method(jvmtiEnv *jvmti, jmethodID method, const void *start, int size);
+int perf_map_on(void);
+/* jni: the calling thread's, or NULL (the line then names no class). */
+void perf_map_method(jvmtiEnv *jvmti, JNIEnv *jni, jmethodID method, const void *start, int size);
 void perf_map_stub(const char *name, const void *start, int size);
 
 #endif
