@@ -169,8 +169,15 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 	if (path)
 		path->n = shared;
 	for (uint32_t i = shared; i < n; i++) {
-		uint32_t next = cct_child(c, node, frames[i].method_id, frames[i].type, frame_bci(&frames[i]),
-					  c->nodes.n < c->max_nodes);
+		int32_t bci = frame_bci(&frames[i]);
+		uint32_t next;
+
+		/* cct_child's first check, without the call: most frames of a
+		 * path below its shared prefix are the node after their parent. */
+		if (node + 1 < c->nodes.n && is_node(&c->nodes.v[node + 1], node, frames[i].method_id, frames[i].type, bci))
+			next = node + 1;
+		else
+			next = cct_child(c, node, frames[i].method_id, frames[i].type, bci, c->nodes.n < c->max_nodes);
 
 		if (!next) {
 			/* Over the cap: the rest of the path collapses into [other]
