@@ -285,23 +285,69 @@ static enum step join_memo(struct walk *w, int j)
 	return STEP_COMPLETE;
 }
 
+/* The previous walk's steps from boundary kk down to d + 1 read the same
+ * words (walk_memo_join): the main walk logs them as they were, takes their
+ * frames and goes on in boundary d's state. false: no room for them. */
+static bool take_memo_steps(struct walk *w, uint32_t kk, uint32_t d)
+{
+	const struct walk_memo *m = w->log->memo;
+	struct walk_log *log = w->log;
+	const struct walk_step_state *to = &m->b[d].at;
+
+	if (w->out->n + (m->b[kk].below - m->b[d].below) > TRACE_MAX_FRAMES || log->n + (kk - d) + 1 > TRACE_MAX_FRAMES)
+		return false;
+	for (uint32_t i = kk; i > d; i--) {
+		const struct memo_boundary *b = &m->b[i];
+		uint32_t lo, hi;
+
+		log->step[log->n++] = (struct walk_log_step){
+			.at = b->at,
+			.n = w->out->n,
+			.step_lo = b->read_len ? b->read_lo : UINT64_MAX,
+			.step_hi = b->read_len ? b->read_lo + b->read_len : 0,
+		};
+		if (b->read_len && b->read_lo + b->read_len > log->hi)
+			log->hi = b->read_lo + b->read_len;
+		if (b->read_len && b->read_lo + b->read_len > w->max_read)
+			w->max_read = b->read_lo + b->read_len;
+		walk_memo_step_frames(m, i, &lo, &hi);
+		log->taken += hi - lo;
+		while (hi-- > lo)
+			w->out->frames[w->out->n++] = m->frames[hi];
+	}
+	if (w->ctx->explain)
+		fprintf(w->ctx->explain, "    the same as the thread's previous walk from sp %#llx to %#llx: %u frames\n",
+			(unsigned long long)w->sp, (unsigned long long)to->sp, m->b[kk].below - m->b[d].below);
+	w->via_vm = to->via_vm;
+	w->leaf_return = to->leaf_return;
+	w->crossing = to->crossing;
+	walk_to_caller(w, to->pc, to->sp, to->fp);
+	w->log_at = d + 1;
+	return true;
+}
+
 /* Below the top, each step of the main walk is logged; any walk joins the
  * previous one where it can. true: *st is the walk's end. */
 static bool at_step(struct walk *w, enum step *st)
 {
 	struct walk_step_state at;
+	int32_t skip_to = -1;
 	int j;
 
 	if (w->logging)
 		close_step(w);
 	at = step_state(w);
-	j = walk_memo_join(w->log, w->s, &at, &w->log_at);
+	j = walk_memo_join(w->log, w->s, &at, &w->log_at, w->logging ? &skip_to : NULL);
 	if (j >= 0 && w->out->n + w->log->memo->b[j].below <= TRACE_MAX_FRAMES) {
 		if (w->logging)
 			w->log->joined = j;
 		*st = join_memo(w, j);
 		return true;
 	}
+	/* Only the main walk takes a run of steps: it logs them for the next
+	 * memo (a trial walk's reads would have to be counted as its step's). */
+	if (skip_to >= 0 && take_memo_steps(w, w->log_at - 1, (uint32_t)skip_to))
+		at = step_state(w);
 	if (w->logging)
 		w->log->step[w->log->n++] =
 			(struct walk_log_step){.at = at, .n = w->out->n, .step_lo = UINT64_MAX, .step_hi = 0};
@@ -391,6 +437,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	if (log) {
 		log->memo = walk_memo_fits(ctx->memo, s, ctx->code, ctx->methods) ? ctx->memo : NULL;
 		log->joined = -1;
+		log->taken = 0;
 		log->checked = 0;
 		log->differs_at = -1;
 		log->n = 0;
@@ -411,6 +458,8 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		reverse(out);
 		if (log && log->joined >= 0)
 			out->joined = log->memo->b[log->joined].below;
+		if (log)
+			out->joined += log->taken;
 		if (log)
 			walk_memo_update(ctx->memo, log, s, out, ctx->code, ctx->methods);
 		return DECODE_RESOLVED;

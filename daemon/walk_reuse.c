@@ -139,13 +139,29 @@ static void prefetch_reads(const struct walk_memo *m, const struct js_sample *s,
 	}
 }
 
+/* Boundary kk's state matched, but the words of boundary differs_at < kk
+ * do not: the nearest boundary at or below kk whose words differ, looking
+ * down from kk (a walk's successive calls look at disjoint ranges: each
+ * starts above where the walk went on from the last). */
+static int32_t nearest_difference(const struct walk_log *log, const struct js_sample *s, uint32_t kk)
+{
+	const struct walk_memo *m = log->memo;
+
+	for (uint32_t i = kk; i > (uint32_t)log->differs_at; i--)
+		if (!same_words(m, s, &m->b[i]))
+			return (int32_t)i;
+	return log->differs_at;
+}
+
 int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct walk_step_state *at,
-		   uint32_t *from_index)
+		   uint32_t *from_index, int32_t *skip_to)
 {
 	const struct walk_memo *m = log->memo;
 	const struct memo_boundary *b;
 	uint32_t k = *from_index;
 
+	if (skip_to)
+		*skip_to = -1;
 	if (!m)
 		return -1;
 	while (k > 0 && m->b[k - 1].at.sp < at->sp)
@@ -156,19 +172,25 @@ int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct
 	/* Compared from the walk's last step up, once per sample: the
 	 * boundaries below the first step whose words differ can all be
 	 * joined. */
-	if (log->differs_at >= 0 && (uint32_t)log->differs_at < k)
-		return -1;
-	if (log->checked == 0 && k > 1)
+	if (log->checked == 0 && k > 1 && log->differs_at < 0)
 		prefetch_reads(m, s, k);
-	while (log->checked < k) {
+	while (log->differs_at < 0 && log->checked < k) {
 		b = &m->b[log->checked];
-		if (!same_words(m, s, b)) {
+		if (!same_words(m, s, b))
 			log->differs_at = (int32_t)log->checked;
-			return -1;
-		}
-		log->checked++;
+		else
+			log->checked++;
 	}
-	return (int)(k - 1);
+	if (log->differs_at < 0 || (uint32_t)log->differs_at >= k)
+		return (int)(k - 1);
+	/* Some step below differs: the steps down to the nearest such one
+	 * may still be taken. */
+	if (skip_to) {
+		int32_t d = nearest_difference(log, s, k - 1);
+		if ((uint32_t)d < k - 1)
+			*skip_to = d;
+	}
+	return -1;
 }
 
 static int reserve(struct walk_memo *m, void **v, uint32_t *cap, uint32_t n, size_t size)

@@ -14,6 +14,13 @@
  * runs between two samples (a loop around a call, a recursion that came
  * back up and went down again), while the words the walk reads stay.
  *
+ * A word that differs deep down (a recursion that came back through another
+ * call site) forbids taking the rest, but not the steps above it: from a
+ * step in the same state down to the step that read the differing word,
+ * the steps read the same words and found the same frames, so the main
+ * walk takes them and walks on from that step (in a Jython run, 20 steps a
+ * sample that were walked again before).
+ *
  * The rest of a walk depends on nothing else while the code map and the
  * method table are unchanged and no code was loaded or unloaded between the
  * two samples' times; a memo is used only then (walk_memo_fits).
@@ -95,6 +102,7 @@ struct walk_log_step {
 struct walk_log {
 	struct walk_memo *memo; /* the previous walk, NULL: none usable */
 	int32_t joined;         /* its boundary this walk joined, -1 none */
+	uint32_t taken;         /* frames taken from it above that (runs of its steps) */
 	/* The memo's boundaries [0, checked) read the same words in the
 	 * sample; boundary differs_at does not (-1: none found yet). */
 	uint32_t checked;
@@ -116,9 +124,26 @@ bool walk_memo_fits(const struct walk_memo *m, const struct js_sample *s, const 
 
 /* The memo's boundary a walk of s in state at may join (the words its walk
  * read from there on are the same in s), or -1. *from_index: where to look
- * from (bottom-first index, moved on as the walk goes down the stack). */
+ * from (bottom-first index, moved on as the walk goes down the stack).
+ *
+ * A join takes the memo's frames to the root, so one word that differs
+ * deep in the stack (a recursion that came back through another call site)
+ * forbids every join above it. The steps between still read what they read
+ * before: when -1 is returned with *skip_to >= 0, the boundary
+ * *from_index - 1 is in state at and the memo's steps from it down to
+ * boundary *skip_to + 1 read the same words in s, so a walk may take their
+ * frames and go on from boundary *skip_to's state, whose own words differ.
+ * skip_to NULL: not looked for (a trial walk, which logs no steps). */
 int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct walk_step_state *at,
-		   uint32_t *from_index);
+		   uint32_t *from_index, int32_t *skip_to);
+
+/* The frames (leaf first) the memo's step at boundary i found itself, from
+ * m->frames: root-first indices [*lo, *hi). */
+static inline void walk_memo_step_frames(const struct walk_memo *m, uint32_t i, uint32_t *lo, uint32_t *hi)
+{
+	*hi = m->b[i].below;
+	*lo = i ? m->b[i - 1].below : 0;
+}
 
 /* After a complete main walk of s that made trace (root first) and logged
  * its steps: the memo describes it from now on. The trace's call check
