@@ -141,8 +141,9 @@ static void prefetch_reads(const struct walk_memo *m, const struct js_sample *s,
 
 /* Boundary kk's state matched, but the words of boundary differs_at < kk
  * do not: the nearest boundary at or below kk whose words differ, looking
- * down from kk (a walk's successive calls look at disjoint ranges: each
- * starts above where the walk went on from the last). */
+ * down from kk. A walk's successive calls look at disjoint ranges (the walk
+ * goes on below the boundary the last one found), unless the run it found
+ * had no room in the trace (4096 frames). */
 static int32_t nearest_difference(const struct walk_log *log, const struct js_sample *s, uint32_t kk)
 {
 	const struct walk_memo *m = log->memo;
