@@ -22,6 +22,13 @@
 
 #define LISTENER_WAIT_MS 10000 /* for the JVM to create its socket */
 #define REPLY_MAX 4096
+/* HotSpot can swallow the trigger's SIGQUIT without starting its listener
+ * (an "Attach Listener" thread it could not start resets the state, and
+ * prints nothing). OpenJDK's own attach sends SIGQUIT again once half its
+ * timeout has passed (sun.tools.attach.VirtualMachineImpl, Linux); we do it
+ * sooner and repeatedly, since a listener normally answers in ~100 ms. */
+#define RESEND_FIRST_MS 1000
+#define RESEND_EVERY_MS 2000
 
 static const char *const names[ATTACH_RESULT_COUNT] = {
 	[ATTACH_OK] = "ok",
@@ -248,7 +255,7 @@ enum attach_result hotspot_attach_run(const struct attach_target *t, const char 
 			goto cleanup;
 		}
 		r = ATTACH_NO_LISTENER;
-		for (unsigned waited = 0, step = 20;
+		for (unsigned waited = 0, step = 20, resend = RESEND_FIRST_MS;
 		     (r == ATTACH_NO_LISTENER || r == ATTACH_NOT_THE_JVM) && waited < LISTENER_WAIT_MS; waited += step) {
 			sleep_ms(step);
 			step = step < 200 ? step * 2 : 200;
@@ -256,6 +263,17 @@ enum attach_result hotspot_attach_run(const struct attach_target *t, const char 
 			if (r != ATTACH_OK && !instance_alive(t->pidfd)) {
 				r = ATTACH_GONE;
 				goto cleanup;
+			}
+			/* Only after a failed connect: once the listener is up,
+			 * a SIGQUIT prints a thread dump on the JVM's stdout. */
+			if (r != ATTACH_OK && waited + step >= resend) {
+				fprintf(stderr, "jsampled attach: no attach socket from pid %d after %u ms; sending SIGQUIT again\n",
+					(int)t->pid, waited + step);
+				if (pidfd_send_signal(t->pidfd, SIGQUIT, NULL, 0) != 0) {
+					r = errno == ESRCH ? ATTACH_GONE : ATTACH_SIGNAL;
+					goto cleanup;
+				}
+				resend += RESEND_EVERY_MS;
 			}
 		}
 	}

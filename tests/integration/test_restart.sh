@@ -12,7 +12,8 @@ fib_samples() { # samples under PhasedWorkload.fib in a collapsed CCT
 	ctl cct "$1" --format collapsed | awk '/PhasedWorkload\.fib/ {s += $NF} END {print s + 0}'
 }
 
-ATTACH=auto start_daemon --agent-path "$TMP/libjsagent.so" --frequency 499 --state-dir "$TMP/state" --save-interval-s 2
+# --verbose: an attach that is slow shows each step in daemon.log.
+ATTACH=auto start_daemon --agent-path "$TMP/libjsagent.so" --frequency 499 --state-dir "$TMP/state" --save-interval-s 2 --verbose
 start_plain_jvm live PhasedWorkload 120 - 1
 LIVE=$JVM_PID
 start_plain_jvm short PhasedWorkload 3 - 1
