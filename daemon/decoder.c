@@ -269,6 +269,7 @@ static enum step join_memo(struct walk *w, int j)
 		w->out->frames[w->out->n++] = m->frames[i];
 	if (m->max_read > w->max_read)
 		w->max_read = m->max_read;
+	w->joined = b->below;
 	/* A trial walk's outcome is part of the main walk's step: that step
 	 * read what the memo's rest read (all of it, as one range). The main
 	 * walk's own join ends it: the memo's steps go into the next memo as
@@ -525,14 +526,29 @@ enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct
 		.leaf_return = at->leaf_return,
 		.work = &work,
 	};
+	struct walk_log *log = ctx->memo ? &ctx->scratch->log : NULL;
 	enum step st;
 
 	out->n = 0;
 	out->complete = false;
 	out->wait = 0;
 	out->n_crossings = 0;
+	out->joined = 0;
 	if (at->top || !ctx->layout->valid)
 		return DECODE_FAILED;
+	/* Walking on over a deep stack's older words mostly repeats the
+	 * thread's previous complete walk down there: it may join that walk
+	 * wherever the words it read are the same in s (a trial's way, no
+	 * steps logged). The main walk's log is free by now. */
+	if (log && walk_memo_fits(ctx->memo, s, ctx->code, ctx->methods)) {
+		log->memo = ctx->memo;
+		log->joined = -1;
+		log->checked = 0;
+		log->differs_at = -1;
+		log->n = 0;
+		w.log = log;
+		w.log_at = log->memo->nb;
+	}
 	st = walk_run(&w);
 	out->max_read = w.max_read;
 	out->work = work;
@@ -540,6 +556,7 @@ enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct
 	if (st != STEP_COMPLETE)
 		return st == STEP_RETRY ? DECODE_RETRY : DECODE_FAILED;
 	out->complete = true;
+	out->joined = w.joined;
 	/* Its crossings are not kept: the frames join another trace. */
 	for (uint32_t i = 0; i < out->n; i++)
 		out->frames[i].flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);

@@ -62,7 +62,9 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
  * the same thread's stack (stack_bottoms.c). DECODE_RESOLVED: out holds
  * the frames from the resume point down to the thread's first Java frame,
  * root first (none, if only an entry frame was left); anything else: the
- * copy did not lead there. */
+ * copy did not lead there. Like a main walk, it joins the thread's previous
+ * walk (ctx->memo) where the words it read are the same in s; out->joined
+ * counts the frames it took from there. */
 enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct js_sample *s,
 				      const struct walk_resume *at, struct trace *out);
 

@@ -510,11 +510,6 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	st = decode_sample(&ctx, s, tr, &reason);
 	if (st == DECODE_RETRY)
 		return false;
-	if (tr->joined) {
-		p->stats.walks_joined++;
-		p->stats.frames_joined += tr->joined;
-	}
-	p->stats.walk_memo_bytes = p->reuse.bytes;
 	walked = st;
 	learn_copy_end(t, p, s, walked, tr);
 	/* JVM-internal threads need no stack copies from now on. */
@@ -523,7 +518,14 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 		u64_map_put(&p->internal_threads, s->tid, 1);
 		t->hooks.on_internal_thread(t->hooks.ctx, p, s->tid);
 	}
-	if (complete_from_image(t, p, &ctx, s, &st, tr))
+	bool finish = complete_from_image(t, p, &ctx, s, &st, tr);
+	/* The walk on over a stack image joins the thread's walks too. */
+	if (tr->joined) {
+		p->stats.walks_joined++;
+		p->stats.frames_joined += tr->joined;
+	}
+	p->stats.walk_memo_bytes = p->reuse.bytes;
+	if (finish)
 		finish_sample(t, p, s, st, reason, tr);
 	return true;
 }

@@ -256,6 +256,7 @@ static enum bottom_outcome walk_on(const struct stack_image *img, const struct d
 	memmove(&tr->frames[m], &tr->frames[tr->n - keep], keep * sizeof(tr->frames[0]));
 	memcpy(tr->frames, scratch->frames, m * sizeof(tr->frames[0]));
 	tr->n = m + keep;
+	tr->joined += scratch->joined;
 	tr->complete = true;
 	tr->from_image = true;
 	return BOTTOM_COMPLETED;

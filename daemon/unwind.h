@@ -47,6 +47,7 @@ struct walk {
 	struct walk_log *log;
 	bool logging;
 	uint32_t log_at; /* the previous walk's boundary to compare next */
+	uint32_t joined; /* frames this walk took from the previous walk's rest */
 	/* walk_find_code's last lookup: the blob at found_pc (NULL: none). */
 	bool found_valid;
 	uint64_t found_pc;

@@ -498,6 +498,46 @@ static void test_stack_image_completion(void)
 	stack_bottoms_free(&b);
 }
 
+/* A walk on over a longer copy (a stack image) joins the thread's previous
+ * complete walk where the words it reads there are the same, and takes the
+ * frames the walk would have found. Here it goes on from A's frame: its
+ * first step (nothing pushed above it yet) is walked, main's is joined. */
+static void test_walk_on_joins(void)
+{
+	struct walk_reuse reuse;
+	struct decode_ctx ctx = image_ctx();
+	const struct walk_resume at_a = {.pc = A + 0x100, .sp = SB + 32, .fp = 0x1111};
+	struct js_sample *s;
+	int reason;
+
+	walk_reuse_init(&reuse, WALK_REUSE_PROCESS_BYTES);
+	ctx.memo = walk_reuse_of(&reuse, 2);
+	CHECK(ctx.memo != NULL);
+	build_compiled_over_interpreted();
+	s = sample(BB + 0x140, 0x2222, STACK_BYTES, 100, "main");
+	CHECK_EQ(decode_sample(&ctx, s, &tr, &reason), DECODE_RESOLVED);
+	free(s);
+	s = sample(BB + 0x140, 0x2222, STACK_BYTES, 200, "main");
+	for (int with_memo = 1; with_memo >= 0; with_memo--) {
+		struct decode_ctx c = ctx;
+
+		if (!with_memo)
+			c.memo = NULL;
+		CHECK_EQ(decode_from_caller(&c, s, &at_a, &bottom), DECODE_RESOLVED);
+		expect(&bottom, (uint32_t[]){5, 1}, NULL, (int32_t[]){17, 5}, 2);
+		CHECK_EQ(bottom.joined, with_memo ? 1u : 0u);
+	}
+	/* Where main's words differ, nothing is joined. */
+	put(SB + 160 - 8 * 8, CONST5 + 48 + 18);
+	free(s);
+	s = sample(BB + 0x140, 0x2222, STACK_BYTES, 300, "main");
+	CHECK_EQ(decode_from_caller(&ctx, s, &at_a, &bottom), DECODE_RESOLVED);
+	expect(&bottom, (uint32_t[]){5, 1}, NULL, (int32_t[]){18, 5}, 2);
+	CHECK_EQ(bottom.joined, 0u);
+	free(s);
+	walk_reuse_free(&reuse);
+}
+
 /* What a sink was last given. */
 static struct {
 	int n;
@@ -677,6 +717,7 @@ int main(void)
 	RUN(test_prologue_states);
 	RUN(test_incomplete);
 	RUN(test_stack_image_completion);
+	RUN(test_walk_on_joins);
 	RUN(test_stack_image_waits);
 	RUN(test_fragment_reads_cannot_wrap);
 	RUN(test_walk_joins_over_unread_words);
