@@ -300,6 +300,9 @@ static void done(struct candidate *c)
 	c->due_ns = UINT64_MAX;
 }
 
+/* The JVM option that turns HotSpot's attach listener off. */
+#define JVM_NO_ATTACH "-XX:+DisableAttachMechanism"
+
 /* Looks at one due candidate: not (yet) a JVM, excluded, or ready to attach. */
 static void check(struct discovery *d, struct candidate *c, uint64_t now)
 {
@@ -338,6 +341,15 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 	if (!process_rules_allow(&d->opt->rules, c->pid, st.euid, why, sizeof(why))) {
 		d->counters.excluded++;
 		log_info("not profiling JVM pid %d: %s", (int)c->pid, why);
+		done(c);
+		return;
+	}
+	/* With its attach mechanism off, HotSpot answers every SIGQUIT with
+	 * a thread dump on the JVM's stdout: never send one. */
+	if (procfs_java_option(c->pid, JVM_NO_ATTACH)) {
+		log_warn("cannot attach to JVM pid %d: it was started with %s; start it with -agentpath:%s to profile it",
+			 (int)c->pid, JVM_NO_ATTACH, d->opt->agent_path);
+		d->counters.attach_failed++;
 		done(c);
 		return;
 	}

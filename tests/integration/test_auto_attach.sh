@@ -35,6 +35,9 @@ JVM_PIDS+=("$!")
 # 4. opted out
 start_plain_jvm optout -Djsampled.disable=true PhasedWorkload 60 - 1
 OPTOUT_JVM=$JVM_PID
+# 5. attach mechanism off: HotSpot would print a thread dump for each SIGQUIT
+start_plain_jvm noattach -XX:+DisableAttachMechanism PhasedWorkload 60 - 1
+NOATTACH_JVM=$JVM_PID
 
 CTR_JVM=
 for _ in $(seq 1 100); do
@@ -79,6 +82,12 @@ done
 grep -q "pid $OPTOUT_JVM: the JVM opted out" "$TMP/daemon.log" || fail "no opt-out decision for pid $OPTOUT_JVM"
 [ -z "$(list_field "$OPTOUT_JVM" 2)" ] || fail "the opted-out JVM $OPTOUT_JVM is profiled"
 note "pid $OPTOUT_JVM (-Djsampled.disable=true) left alone"
+
+# The JVM without an attach mechanism: reported, and sent no SIGQUIT.
+grep -q "cannot attach to JVM pid $NOATTACH_JVM: it was started with -XX:+DisableAttachMechanism" "$TMP/daemon.log" ||
+	fail "no report that pid $NOATTACH_JVM cannot be attached"
+grep -q "Full thread dump" "$TMP/noattach.out" && fail "the JVM with -XX:+DisableAttachMechanism was sent SIGQUIT"
+note "pid $NOATTACH_JVM (-XX:+DisableAttachMechanism) reported, no SIGQUIT sent"
 
 # A reload excluding the test user: its JVM is let go, the others keep
 # being profiled, no profile is lost, and the new frequency applies.
