@@ -291,7 +291,7 @@ static uint64_t virtual_max(const struct codemap *m, size_t i, unsigned lvl)
 
 static void carry_hits(struct codemap *m, const uint64_t (*added)[2], size_t nadded, uint32_t old)
 {
-	for (size_t s = 0; s < CODEMAP_CACHE_SLOTS; s++) {
+	for (size_t s = 0; s < m->nhits; s++) {
 		struct codemap_hit *h = &m->hits[s];
 		bool held = false;
 
@@ -302,6 +302,26 @@ static void carry_hits(struct codemap *m, const uint64_t (*added)[2], size_t nad
 		if (!held)
 			h->generation = m->generation;
 	}
+}
+
+/* The hit cache for the code map's size: grown (and emptied) when the
+ * code outgrows it. Nonzero: the cache is new. Without memory it stays as
+ * it was (without any, every lookup searches). */
+static int size_hits(struct codemap *m)
+{
+	uint32_t want = CODEMAP_CACHE_MIN_SLOTS;
+	struct codemap_hit *h;
+
+	while (want < CODEMAP_CACHE_MAX_SLOTS && want < m->blobs.n * CODEMAP_CACHE_PER_BLOB)
+		want *= 2;
+	if (m->hits && want <= m->nhits)
+		return 0;
+	if (!(h = calloc(want, sizeof(*h))))
+		return 0;
+	free(m->hits);
+	m->hits = h;
+	m->nhits = want;
+	return 1;
 }
 
 static int build_index(struct codemap *m)
@@ -332,8 +352,8 @@ static int build_index(struct codemap *m)
 			m->nodes[i].max_end = r > e ? r : e;
 		}
 	}
-	if (!m->hits)
-		m->hits = calloc(CODEMAP_CACHE_SLOTS, sizeof(*m->hits)); /* without it, every lookup searches */
+	if (size_hits(m) != 0)
+		carry = false; /* a new, empty cache */
 	m->generation++;
 	if (carry)
 		carry_hits(m, (const uint64_t (*)[2])added, nadded, old);
@@ -422,7 +442,7 @@ static const struct code_blob *search(const struct codemap *m, uint64_t pc, uint
 
 static struct codemap_hit *hit_slot(const struct codemap *m, uint64_t pc)
 {
-	return m->hits ? &m->hits[u64_hash(pc) & (CODEMAP_CACHE_SLOTS - 1)] : NULL;
+	return m->hits ? &m->hits[u64_hash(pc) & (m->nhits - 1)] : NULL;
 }
 
 const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work)

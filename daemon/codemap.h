@@ -76,8 +76,16 @@ struct code_blob {
  * 'from' (code the JIT freed and reused). Entries of an older index
  * generation are stale. visited is what the search cost, counted again on
  * a hit so the decoder's work bound sees the same figures. The slots count
- * in the model's bytes (jvm_model_bytes). */
-#define CODEMAP_CACHE_SLOTS 4096
+ * in the model's bytes (jvm_model_bytes).
+ *
+ * A walk looks up every return address it meets, so the cache is sized to
+ * the code: CODEMAP_CACHE_PER_BLOB slots per blob, a power of two between
+ * the bounds below (xalan's 3,500 blobs hold more call sites than 4,096
+ * slots: a quarter of its lookups searched the index, 700 instructions
+ * each, before the cache grew with the code). */
+#define CODEMAP_CACHE_MIN_SLOTS 4096u
+#define CODEMAP_CACHE_MAX_SLOTS 65536u
+#define CODEMAP_CACHE_PER_BLOB 4u
 struct codemap_hit {
 	uint64_t pc;
 	const struct code_blob *blob; /* NULL: no blob holds pc */
@@ -95,7 +103,8 @@ struct codemap_node {
 
 struct codemap {
 	VEC(struct code_blob *) blobs; /* the first 'sorted' are in start order */
-	struct codemap_hit *hits;      /* CODEMAP_CACHE_SLOTS, allocated with the index */
+	struct codemap_hit *hits;      /* nhits slots, allocated with the index */
+	uint32_t nhits;                /* a power of two */
 	uint32_t generation;           /* of the index; 0: none built yet */
 	bool hits_void;                /* a blob was freed: no cached hit survives the next index */
 	size_t sorted;

@@ -155,7 +155,7 @@ size_t jvm_model_bytes(const struct jvm_model *m)
 {
 	return m->code.bytes + m->code.blobs.cap * sizeof(void *) +
 	       m->code.nodes_cap * sizeof(struct codemap_node) +
-	       (m->code.hits ? CODEMAP_CACHE_SLOTS * sizeof(*m->code.hits) : 0) +
+	       (size_t)m->code.nhits * sizeof(*m->code.hits) +
 	       u64_map_bytes(&m->code.by_id) + method_table_bytes(&m->methods) +
 	       m->thread_list.cap * sizeof(struct jvm_thread) + m->thread_changes.cap * sizeof(uint32_t) +
 	       u64_map_bytes(&m->threads);

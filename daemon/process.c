@@ -379,9 +379,10 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
 		log_failure(p, s, tr, reason);
 	if (st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) {
-		/* The walk checked its own resolved trace, with what its memo
+		/* The walk checked its own resolved trace (and the walk on over
+		 * a stack image its completed one), with what the thread's memo
 		 * had checked before (walk_reuse.h). */
-		int at = tr == t->trace && st == DECODE_RESOLVED && tr->bad_call_known
+		int at = st == DECODE_RESOLVED && tr->bad_call_known
 				 ? tr->bad_call
 				 : trace_bad_caller(&p->jvm.methods, tr->frames, tr->n, true);
 		if (at >= 0) {

@@ -83,6 +83,7 @@ static struct trace *unpack(struct stack_bottoms *b, const struct pending_trace 
 	tr->work = 0;
 	tr->resume = pt->resume;
 	tr->from_image = false;
+	tr->bad_call_known = false;
 	memcpy(tr->frames, pending_frames(pt), pt->n * sizeof(tr->frames[0]));
 	return tr;
 }
@@ -259,6 +260,13 @@ static enum bottom_outcome walk_on(const struct stack_image *img, const struct d
 	tr->joined += scratch->joined;
 	tr->complete = true;
 	tr->from_image = true;
+	/* The trace's call check: the frames the walk on joined from the
+	 * thread's memo were checked with it (a deep stack's completions
+	 * were each a whole-trace check, 30,000 instructions apiece in a
+	 * Jython replay). */
+	tr->bad_call = walk_memo_bad_call(scratch->joined ? ctx->memo : NULL, scratch->joined, tr->frames, tr->n,
+					  ctx->methods);
+	tr->bad_call_known = true;
 	return BOTTOM_COMPLETED;
 }
 

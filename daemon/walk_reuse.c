@@ -219,20 +219,18 @@ static void forget_walk(struct walk_memo *m)
 	m->bad_known = false;
 }
 
-/* The trace's first wrong call: the memo's, if it lies in the frames the
- * trace took from it (j joined, r frames), else the first from there on. */
-static int32_t first_bad_call(const struct walk_memo *m, int32_t j, uint32_t r, const struct trace *trace,
-			      const struct method_table *methods)
+int32_t walk_memo_bad_call(const struct walk_memo *m, uint32_t joined, const struct trace_frame *frames, uint32_t n,
+			   const struct method_table *methods)
 {
 	uint32_t start = 0;
 	int at;
 
-	if (j >= 0 && m->bad_known && r > 0) {
-		if (m->bad_at >= 0 && (uint32_t)m->bad_at + 1 < r)
+	if (m && m->bad_known && joined > 0 && joined <= m->nf) {
+		if (m->bad_at >= 0 && (uint32_t)m->bad_at + 1 < joined)
 			return m->bad_at;
-		start = r - 1; /* the call from the last joined frame on */
+		start = joined - 1; /* the call from the last joined frame on */
 	}
-	at = trace_bad_caller(methods, trace->frames + start, trace->n - start, true);
+	at = trace_bad_caller(methods, frames + start, n - start, true);
 	return at >= 0 ? at + (int32_t)start : -1;
 }
 
@@ -290,7 +288,7 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 	m->nb = nb;
 	m->nv = nv;
 	m->hi = hi;
-	m->bad_at = first_bad_call(m, j, r, trace, methods);
+	m->bad_at = walk_memo_bad_call(m, j >= 0 ? r : 0, trace->frames, n, methods);
 	m->bad_known = true;
 	trace->bad_call = m->bad_at;
 	trace->bad_call_known = true;

@@ -145,6 +145,13 @@ static inline void walk_memo_step_frames(const struct walk_memo *m, uint32_t i, 
 	*lo = i ? m->b[i - 1].below : 0;
 }
 
+/* trace_bad_caller(frames, n, root first) of a trace whose first joined
+ * frames a join took from m (they are m's first frames): m's own answer
+ * stands for the calls among those, so only the calls from the last of
+ * them on are checked. */
+int32_t walk_memo_bad_call(const struct walk_memo *m, uint32_t joined, const struct trace_frame *frames, uint32_t n,
+			   const struct method_table *methods);
+
 /* After a complete main walk of s that made trace (root first) and logged
  * its steps: the memo describes it from now on. The trace's call check
  * (trace_bad_caller) is made then, only for the calls the memo did not
