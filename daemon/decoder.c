@@ -258,6 +258,13 @@ static struct walk_step_state step_state(const struct walk *w)
 	return at;
 }
 
+/* A step of the main walk, as the memo will keep it (its reads are noted
+ * when it is closed). */
+static void log_step(struct walk *w, const struct walk_step_state *at)
+{
+	w->log->step[w->log->n++] = (struct walk_log_step){.at = *at, .n = w->out->n, .step_lo = UINT64_MAX, .step_hi = 0};
+}
+
 /* The rest of the walk is the previous walk's from its boundary j: its
  * frames below that step, its end (walk_reuse.h). */
 static enum step join_memo(struct walk *w, int j)
@@ -350,9 +357,48 @@ static bool at_step(struct walk *w, enum step *st)
 	if (skip_to >= 0 && take_memo_steps(w, w->log_at - 1, (uint32_t)skip_to))
 		at = step_state(w);
 	if (w->logging)
-		w->log->step[w->log->n++] =
-			(struct walk_log_step){.at = at, .n = w->out->n, .step_lo = UINT64_MAX, .step_hi = 0};
+		log_step(w, &at);
 	return false;
+}
+
+static void note_resume(struct walk *w)
+{
+	w->resume = (struct walk_resume){.pc = w->pc, .sp = w->sp, .fp = w->fp, .n = w->out->n,
+					 .top = w->top, .via_vm = w->via_vm, .leaf_return = w->leaf_return};
+}
+
+/* A step below the top that is a plain compiled frame (unwind.h) and no
+ * join candidate (no boundary of the thread's previous walk in its state) is
+ * taken without at_step and step_frame: logged as at_step logs it and
+ * walked as step_frame would walk it, so the walk comes out the same (on
+ * the recorded runs, traces byte for byte). In deep recursions nearly
+ * every step is one (a Jython replay: 6.4M of its 6.9M steps), and the
+ * general path's dispatch and bookkeeping were most of their cost.
+ * false: not such a step, nothing done but the lookup of pc (which the
+ * general path then finds remembered). */
+static bool plain_step(struct walk *w, enum step *st)
+{
+	const struct code_blob *b;
+	const struct pc_scope *sc;
+	struct walk_step_state at;
+
+	/* A join (or a run of the memo's steps) needs a boundary in the same
+	 * state: at this sp, and (the cheapest part of the state to compare)
+	 * at this pc. In a recursion most frames sit where the previous walk
+	 * had frames too, at other return addresses. */
+	if (w->log && w->log->memo && walk_memo_seek(w->log->memo, w->sp, &w->log_at) &&
+	    w->log->memo->b[w->log_at - 1].at.pc == w->pc)
+		return false;
+	if (!(b = compiled_plain_blob(w, &sc)))
+		return false;
+	if (w->logging) {
+		close_step(w);
+		at = step_state(w);
+		log_step(w, &at);
+	}
+	note_resume(w);
+	*st = unwind_compiled_plain(w, b, sc);
+	return true;
 }
 
 enum step walk_run(struct walk *w)
@@ -364,10 +410,11 @@ enum step walk_run(struct walk *w)
 			return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 		if (++*w->work > DECODE_WORK_BUDGET)
 			return walk_fail(w, DECODE_FAIL_WORK_LIMIT);
+		if (!w->top && plain_step(w, &st))
+			continue;
 		if (w->log && !w->top && at_step(w, &st))
 			break;
-		w->resume = (struct walk_resume){.pc = w->pc, .sp = w->sp, .fp = w->fp, .n = w->out->n,
-						 .top = w->top, .via_vm = w->via_vm, .leaf_return = w->leaf_return};
+		note_resume(w);
 		st = step_frame(w);
 		w->top = false;
 	}

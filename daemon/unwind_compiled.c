@@ -249,6 +249,41 @@ static bool in_stub_section(const struct code_blob *b, uint64_t pc)
 	return b->stub_offset > 0 && pc >= b->start + (uint64_t)b->stub_offset;
 }
 
+const struct code_blob *compiled_plain_blob(struct walk *w, const struct pc_scope **sc)
+{
+	const struct code_blob *b;
+
+	if (w->top || w->via_vm || w->leaf_return || w->ctx->explain || w->pc == w->ctx->layout->call_stub_return)
+		return NULL;
+	b = walk_find_code(w, w->pc);
+	if (!b || (b->kind != JS_CODE_NMETHOD && b->kind != JS_CODE_NATIVE_WRAPPER) || b->frame_size_words <= 0 ||
+	    in_stub_section(b, w->pc))
+		return NULL;
+	*sc = codemap_exact_scope(w->ctx->code, b, w->pc);
+	return *sc && w->out->n + (*sc)->depth <= TRACE_MAX_FRAMES ? b : NULL;
+}
+
+enum step unwind_compiled_plain(struct walk *w, const struct code_blob *b, const struct pc_scope *sc)
+{
+	struct trace_frame *f = &w->out->frames[w->out->n];
+	const struct scope_frame *from = &b->frames[sc->first];
+	uint64_t sender_sp = w->sp + (uint64_t)b->frame_size_words * 8, ret, saved_fp = 0;
+	enum step st;
+
+	/* emit_compiled_frames: the inline chain, innermost first, the
+	 * blob's own method last */
+	for (uint32_t d = 0; d < sc->depth; d++)
+		f[d] = (struct trace_frame){.method_id = from[d].method_id, .type = FRAME_INLINED, .bci = from[d].bci};
+	f[sc->depth - 1].type = b->kind == JS_CODE_NATIVE_WRAPPER ? FRAME_NATIVE : FRAME_COMPILED;
+	w->out->n += sc->depth;
+	/* unwind_compiled below the top */
+	if ((st = walk_read(w, sender_sp - 8, &ret)) != STEP_CALLER)
+		return st;
+	if (!fp_dead_in(w, ret) && (st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
+		return st;
+	return walk_to_caller(w, ret, sender_sp, saved_fp);
+}
+
 enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 {
 	uint64_t sender_sp, ret, saved_fp;

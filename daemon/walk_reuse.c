@@ -159,16 +159,14 @@ int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct
 {
 	const struct walk_memo *m = log->memo;
 	const struct memo_boundary *b;
-	uint32_t k = *from_index;
+	uint32_t k;
 
 	if (skip_to)
 		*skip_to = -1;
-	if (!m)
+	if (!m || !walk_memo_seek(m, at->sp, from_index))
 		return -1;
-	while (k > 0 && m->b[k - 1].at.sp < at->sp)
-		k--;
-	*from_index = k;
-	if (k == 0 || m->b[k - 1].at.sp != at->sp || !same_state(&m->b[k - 1].at, at))
+	k = *from_index;
+	if (!same_state(&m->b[k - 1].at, at))
 		return -1;
 	/* Compared from the walk's last step up, once per sample: the
 	 * boundaries below the first step whose words differ can all be

@@ -122,6 +122,19 @@ void walk_reuse_forget(struct walk_reuse *r, uint32_t tid);
 bool walk_memo_fits(const struct walk_memo *m, const struct js_sample *s, const struct codemap *code,
 		    const struct method_table *methods);
 
+/* Moves *from_index (a walk's place in the memo's boundaries, bottom
+ * first; see walk_memo_join) down past the boundaries below sp; true if a
+ * boundary is at sp, the only place a join may be tried. */
+static inline bool walk_memo_seek(const struct walk_memo *m, uint64_t sp, uint32_t *from_index)
+{
+	uint32_t k = *from_index;
+
+	while (k > 0 && m->b[k - 1].at.sp < sp)
+		k--;
+	*from_index = k;
+	return k > 0 && m->b[k - 1].at.sp == sp;
+}
+
 /* The memo's boundary a walk of s in state at may join (the words its walk
  * read from there on are the same in s), or -1. *from_index: where to look
  * from (bottom-first index, moved on as the walk goes down the stack).
