@@ -334,9 +334,9 @@ $(B)/bench/%.bpf.o: tests/bench/peers/%.bpf.c $(B)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(LLVM_STRIP) -g $@
-$(B)/bench/null_sampler: tests/bench/peers/null_sampler.c $(B)/bench/null_sampler.skel.h
+$(B)/bench/null_sampler: tests/bench/peers/null_sampler.c $(B)/bench/null_sampler.skel.h $(B)/libjsdaemon.a $(B)/libjsdecode.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(OPT) -I$(B)/bench $< -o $@ -lbpf -lelf -lz
+	$(CC) $(BASE_CFLAGS) $(OPT) -I$(B)/bench $< $(B)/libjsdaemon.a $(B)/libjsdecode.a -o $@ -lbpf -lelf -lz
 $(B)/bench/libspsampler.so: tests/bench/peers/safepoint_sampler.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(OPT) -fPIC -shared $(JNI_INC) $< -o $@

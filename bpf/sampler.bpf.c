@@ -115,6 +115,7 @@ static __always_inline struct js_thread_info *thread_info(struct task_struct *ta
 		.stack_end = b.end,
 		.stack_low = b.start,
 		.tgid = tgid,
+		.ticked = ti && ti->tgid == tgid ? ti->ticked : 0,
 	};
 	bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
 	return bpf_map_lookup_elem(&threads, &tid);
@@ -376,6 +377,19 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	__u64 from = sp;
 	__u64 want = fragment_bytes;
 	struct js_thread_info *ti = thread_info(task, tgid, tid, sp, cnt);
+	/* A thread created while its process's events were being opened may
+	 * run a second one (daemon/sampler_events.h): those have an odd
+	 * period, the first events an even one. The second's ticks count
+	 * until the first's show up, so every thread is sampled once. */
+	if (ctx->sample_period & 1) {
+		if (ti && ti->ticked) {
+			if (cnt)
+				cnt->doubled++;
+			return 0;
+		}
+	} else if (ti && !ti->ticked) {
+		ti->ticked = 1;
+	}
 	s->stack_end = ti ? ti->stack_end : 0;
 	s->flags = flags;
 	if (ti && ti->anchor_addr)

@@ -161,7 +161,12 @@ struct js_thread_info {
 	/* The process the thread belongs to: the BPF program ignores an entry
 	 * of another process (tids are reused; entries come from agents). */
 	__u32 tgid;
-	__u32 reserved;
+	/* Written by the BPF program: 1 once a tick of the thread's first
+	 * event came (an even sample period). A thread may also run a second
+	 * event (an odd period: daemon/sampler_events.h); its ticks are
+	 * dropped once the first event's have shown up. jsampled keeps it
+	 * when it rewrites the entry. */
+	__u32 ticked;
 	/* Written by the BPF program: the lowest address of the part of the
 	 * stack, up to its end, that the thread's newest copies covered
 	 * without a gap (0: none yet). */
@@ -209,6 +214,7 @@ struct js_counters {
 	__u64 fill_bytes;    /* their stack bytes */
 	__u64 fills_skipped; /* gaps left: the rest of the stack exceeded fill_bytes */
 	__u64 kstacks;       /* kernel stacks written (JS_SAMPLE_KSTACK) */
+	__u64 doubled;       /* ticks of a thread's second event, dropped (js_thread_info.ticked) */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

@@ -1,5 +1,6 @@
 #include "jvm_startup.h"
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "admission.h"
@@ -63,6 +64,11 @@ static void start_early(struct daemon *d, pid_t pid, uint64_t start, uint64_t no
 	}
 	p->start_time = start;
 	procfs_comm(pid, p->comm, sizeof(p->comm));
+	/* The watch first (attaching it takes a while), then the target it
+	 * reports on, then a look at what the JVM did meanwhile: a handler
+	 * installed before the target was added went unreported. */
+	if (sampler_watch_sigquit(d->sampler, true) != 0)
+		log_debug("cannot watch for SIGQUIT handlers: the attach waits for discovery's checks");
 	if (add_early_target(d, p) != 0) {
 		log_warn("cannot add pid %d to the sampler's targets", (int)pid);
 		process_agent_gone(&d->processes, p, false, now);
@@ -70,9 +76,11 @@ static void start_early(struct daemon *d, pid_t pid, uint64_t start, uint64_t no
 	}
 	d->counters.startup_sampled++;
 	discovery_mark_early(&d->discovery, pid);
-	if (sampler_watch_sigquit(d->sampler, true) != 0)
-		log_debug("cannot watch for SIGQUIT handlers: the attach waits for discovery's checks");
 	log_debug("sampling pid %d (%s, uid %u) before its agent: %s", (int)pid, p->comm, (unsigned)st.euid, what);
+	if (procfs_status(pid, &st) == 0 && (st.sig_caught & (1ull << (SIGQUIT - 1)))) {
+		discovery_attach_soon(&d->discovery, pid, now);
+		discovery_tick(&d->discovery, now);
+	}
 }
 
 static bool enabled(const struct daemon *d)

@@ -353,6 +353,7 @@ int main(int argc, char **argv)
 		d->next_save_ns = monotonic_ns() + d->opt.save_interval_s * 1000000000ull;
 	}
 
+	sc.events = d->opt.sample_events;
 	sc.frequency_hz = d->opt.frequency_hz;
 	sc.fragment_bytes = d->opt.fragment_bytes;
 	sc.fill_bytes = d->opt.fill_bytes;
@@ -404,11 +405,14 @@ int main(int argc, char **argv)
 		if (!execs || !watch_add(&d->loop, W_EXEC, ring_buffer__epoll_fd(execs), execs, EPOLLIN))
 			log_warn("cannot watch exec events: new JVMs are found by the periodic scan");
 	}
-	if (!d->opt.keep_caps && privileges_drop(err, sizeof(err)) != 0)
+	if (!d->opt.keep_caps &&
+	    privileges_drop(d->opt.sample_events == SAMPLE_EVENTS_THREADS, err, sizeof(err)) != 0)
 		log_warn("%s", err);
 
-	log_info("sampling at %u Hz on %u CPUs, %u-byte fragments; queries on %s, agents on %s; attach %s",
-		 d->opt.frequency_hz, sampler_cpus(d->sampler), d->opt.fragment_bytes, d->opt.socket_path,
+	log_info("sampling at %u Hz (timers on %s), %u-byte fragments; queries on %s, agents on %s; attach %s",
+		 d->opt.frequency_hz,
+		 d->opt.sample_events == SAMPLE_EVENTS_CPUS ? "every CPU" : "the profiled processes' threads",
+		 d->opt.fragment_bytes, d->opt.socket_path,
 		 d->opt.agent_socket_path, d->opt.attach == ATTACH_AUTO ? "auto" : "off");
 	discovery_tick(&d->discovery, monotonic_ns()); /* the JVMs already running */
 	service_notify_init(monotonic_ns());

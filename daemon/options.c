@@ -26,6 +26,7 @@ enum opt_type {
 	T_FLAG,   /* no argument: sets a bool */
 	T_RULE,   /* repeatable glob pattern, appended to a rule_list */
 	T_ATTACH, /* auto | off */
+	T_EVENTS, /* threads | cpus */
 	T_ONOFF,  /* on | off: a bool, default def */
 	T_CONFIG, /* --config: read before the rest */
 	T_HELP,
@@ -75,7 +76,10 @@ static const struct opt_spec specs[] = {
 	{"exclude-cgroup", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.exclude_cgroup), true, "never these cgroups"},
 	{"rescan-s", T_UINT, "N", 1, 86400, 0, 60, NULL, F(rescan_s), true,
 	 "full /proc scan for JVMs every N s (exec events find new JVMs in between)"},
-	{"frequency", T_UINT, "HZ", SAMPLER_MIN_HZ, SAMPLER_MAX_HZ, 0, 99, NULL, F(frequency_hz), true, "samples per second per CPU"},
+	{"frequency", T_UINT, "HZ", SAMPLER_MIN_HZ, SAMPLER_MAX_HZ, 0, 99, NULL, F(frequency_hz), true,
+	 "samples per second of a thread's CPU time"},
+	{"sample-events", T_EVENTS, "threads|cpus", 0, 0, SAMPLE_EVENTS_THREADS, 0, NULL, F(sample_events), false,
+	 "timers on the profiled processes' threads only, or on every CPU (interrupting every task on the host)"},
 	{"fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_DEFAULT_FRAGMENT_BYTES, NULL,
 	 F(fragment_bytes), false, "user stack bytes copied per sample (only the live part is copied)"},
 	{"max-fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_MAX_FRAGMENT_BYTES, NULL,
@@ -152,6 +156,8 @@ static void usage(FILE *f)
 			snprintf(def, sizeof(def), " (default %.40s)", s->sdef);
 		} else if (s->type == T_ATTACH) {
 			snprintf(def, sizeof(def), " (default auto)");
+		} else if (s->type == T_EVENTS) {
+			snprintf(def, sizeof(def), " (default threads)");
 		} else if (s->type == T_ONOFF) {
 			snprintf(def, sizeof(def), " (default %s)", s->def ? "on" : "off");
 		}
@@ -257,6 +263,14 @@ static int apply(struct options *o, const struct opt_spec *s, const char *arg)
 		else
 			return fail("--attach must be auto or off, got '%s'", arg);
 		return 0;
+	case T_EVENTS:
+		if (strcmp(arg, "threads") == 0)
+			o->sample_events = SAMPLE_EVENTS_THREADS;
+		else if (strcmp(arg, "cpus") == 0)
+			o->sample_events = SAMPLE_EVENTS_CPUS;
+		else
+			return fail("--sample-events must be threads or cpus, got '%s'", arg);
+		return 0;
 	case T_ONOFF:
 		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
 			return fail("--%s must be on or off, got '%s'", s->name, arg);
@@ -278,6 +292,8 @@ static void set_defaults(struct options *o)
 			snprintf(field(o, s), s->size, "%s", s->sdef);
 		else if (s->type == T_ATTACH)
 			o->attach = (enum attach_mode)s->def;
+		else if (s->type == T_EVENTS)
+			o->sample_events = (enum sample_events)s->def;
 		else if (s->type == T_ONOFF)
 			*(bool *)field(o, s) = s->def != 0;
 	}

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sampler_events.h"
+
 #define JSAMPLED_DEFAULT_SOCKET "/run/jsampled/jsampled.sock"
 #define JSAMPLED_DEFAULT_AGENT "/usr/lib/jsampled/libjsagent.so"
 #define RULE_MAX 16
@@ -40,6 +42,7 @@ struct options {
 	char agent_path[256];   /* the agent library loaded into JVMs */
 	char state_dir[256];    /* empty: profiles are not saved */
 	unsigned frequency_hz;
+	enum sample_events sample_events; /* which tasks the sampling timers interrupt */
 	unsigned fragment_bytes;
 	unsigned max_fragment_bytes; /* deep threads' copies grow up to this */
 	unsigned fill_bytes;         /* gap-filling windows (bpf/sampler.h JS_SAMPLE_FILL) */

@@ -12,6 +12,11 @@
 
 static const cap_value_t kept[] = {CAP_BPF, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SETUID, CAP_SETGID, CAP_KILL};
 #define NKEPT (sizeof(kept) / sizeof(kept[0]))
+/* Kept too when perf events are opened after start: on each new target's
+ * threads (sampler_events.h). A task's event sees its kernel-mode ticks
+ * only with perfmon rights at kernel.perf_event_paranoid 2; Debian's
+ * paranoid level 3 wants CAP_SYS_ADMIN for any perf event. */
+static const cap_value_t perf_kept[] = {CAP_PERFMON, CAP_SYS_ADMIN};
 
 int privileges_socket_access(const char *path, const char *group, char *why, size_t whylen)
 {
@@ -33,11 +38,24 @@ int privileges_socket_access(const char *path, const char *group, char *why, siz
 	return 0;
 }
 
-int privileges_drop(char *why, size_t whylen)
+int privileges_perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int level = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 2;
+		fclose(f);
+	}
+	return level;
+}
+
+int privileges_drop(bool perf_events, char *why, size_t whylen)
 {
 	cap_t caps = cap_get_proc(), next = NULL;
 	cap_flag_value_t have;
-	cap_value_t keep[NKEPT];
+	cap_value_t keep[NKEPT + 2];
 	int nkeep = 0, r = -1, bound_errno = 0;
 
 	if (!caps) {
@@ -47,6 +65,10 @@ int privileges_drop(char *why, size_t whylen)
 	for (size_t i = 0; i < NKEPT; i++)
 		if (CAP_IS_SUPPORTED(kept[i]) && cap_get_flag(caps, kept[i], CAP_PERMITTED, &have) == 0 && have)
 			keep[nkeep++] = kept[i];
+	for (size_t i = 0; perf_events && i < 2; i++)
+		if ((i == 0 || privileges_perf_paranoid() > 2) && CAP_IS_SUPPORTED(perf_kept[i]) &&
+		    cap_get_flag(caps, perf_kept[i], CAP_PERMITTED, &have) == 0 && have)
+			keep[nkeep++] = perf_kept[i];
 	/* The bounding set first, while CAP_SETPCAP is still ours (the unit
 	 * grants it for this alone). */
 	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {

@@ -168,6 +168,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 {
 	struct decode_stats sum = d->processes.retired;
 	struct js_counters k = {0};
+	struct sampler_events_counters ev = {0};
 	uint64_t run_ns = 0, run_cnt = 0;
 	uint64_t held_bytes = 0, held_samples = 0; /* waiting in the held queues now */
 	struct rusage ru;
@@ -186,6 +187,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	if (d->sampler) {
 		sampler_read_counters(d->sampler, &k);
 		sampler_prog_stats(d->sampler, &run_ns, &run_cnt);
+		sampler_read_events(d->sampler, &ev);
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	/* Kernel-side drops belong to no process: they count in the total. */
@@ -218,8 +220,17 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"fills", k.fills},
 		{"fill_bytes", k.fill_bytes},
 		{"fills_skipped", k.fills_skipped},
+		{"doubled", k.doubled},
 		{"run_time_ns", run_ns},
 		{"run_cnt", run_cnt},
+	};
+	/* The perf events behind the program (sampler_events.h). */
+	const struct stat_field events[] = {
+		{"cpus", ev.cpus},
+		{"processes", ev.processes},
+		{"open", ev.events},
+		{"doubled_threads", ev.doubled},
+		{"failed", ev.open_failed},
 	};
 	const struct stat_field discovery[] = {
 		{"execs_seen", dc->execs_seen},
@@ -263,6 +274,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	stats_format_list(top, STATS_N(top), out, json);
 	stats_format_reals(times, STATS_N(times), out, json);
 	stats_format_group("bpf", bpf, STATS_N(bpf), out, json);
+	stats_format_group("events", events, STATS_N(events), out, json);
 	stats_format_group("discovery", discovery, STATS_N(discovery), out, json);
 	stats_format_group("daemon", daemon, STATS_N(daemon), out, json);
 	stats_format_decode(&sum, out, json);

@@ -13,14 +13,13 @@
 #include <bpf/libbpf.h>
 
 #include "log.h"
+#include "procfs.h"
 #include "sampler.skel.h"
 
 struct sampler {
 	struct sampler_bpf *skel;
-	struct bpf_link **links; /* one per possible CPU, NULL where offline */
-	int *event_fds;
+	struct sampler_events *events;
 	int ncpus;
-	unsigned attached;
 };
 
 static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -37,57 +36,6 @@ static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list
 		line[--n] = 0;
 	log_msg(prio, "%s", line);
 	return 0;
-}
-
-/* Parses a CPU list such as "0-3,5" into a byte mask of ncpus entries. */
-static int read_cpu_list(const char *path, unsigned char *mask, int ncpus)
-{
-	char buf[4096];
-	FILE *f = fopen(path, "r");
-	char *p;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	memset(mask, 0, ncpus);
-	for (p = buf; *p && *p != '\n';) {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-
-		if (end == p)
-			return -EINVAL;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1)
-				return -EINVAL;
-			p = end;
-		}
-		for (long c = a; c <= b && c < ncpus; c++)
-			if (c >= 0)
-				mask[c] = 1;
-		if (*p == ',')
-			p++;
-	}
-	return 0;
-}
-
-static int open_cpu_clock(int cpu, unsigned frequency_hz)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		/* cpu-clock counts nanoseconds: a fixed period gives the rate. */
-		.sample_period = 1000000000ull / frequency_hz,
-	};
-
-	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 static const char *privilege_hint(int e)
@@ -115,7 +63,6 @@ static const char *privilege_hint(int e)
 int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
-	unsigned char *online = NULL;
 	int e = 0;
 
 	*out = NULL;
@@ -175,52 +122,17 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 				 strerror(errno));
 	}
 
-	online = calloc(s->ncpus, 1);
-	s->links = calloc(s->ncpus, sizeof(*s->links));
-	s->event_fds = calloc(s->ncpus, sizeof(*s->event_fds));
-	if (!online || !s->links || !s->event_fds) {
-		e = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
+	e = sampler_events_open(&s->events, cfg->events, bpf_program__fd(s->skel->progs.sample_stack),
+				cfg->frequency_hz, err, errlen);
+	if (e) {
+		size_t n = strlen(err);
+		snprintf(err + n, errlen - n, "%s", privilege_hint(-e));
 		goto cleanup;
 	}
-	if (read_cpu_list("/sys/devices/system/cpu/online", online, s->ncpus) != 0)
-		memset(online, 1, s->ncpus);
-	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		s->event_fds[cpu] = -1;
-		if (!online[cpu])
-			continue;
-		int fd = open_cpu_clock(cpu, cfg->frequency_hz);
-		if (fd < 0) {
-			if (errno == ENODEV) { /* went offline meanwhile */
-				log_info("CPU %d is offline, not sampled", cpu);
-				continue;
-			}
-			e = -errno;
-			snprintf(err, errlen, "perf_event_open(cpu-clock, cpu %d): %s%s", cpu,
-				 strerror(-e), privilege_hint(-e));
-			goto cleanup;
-		}
-		s->event_fds[cpu] = fd;
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.sample_stack, fd);
-		if (!s->links[cpu]) {
-			e = -errno;
-			snprintf(err, errlen, "cannot attach to the perf event on cpu %d: %s", cpu,
-				 strerror(-e));
-			goto cleanup;
-		}
-		s->attached++;
-	}
-	if (!s->attached) {
-		e = -ENODEV;
-		snprintf(err, errlen, "no online CPU could be sampled");
-		goto cleanup;
-	}
-	free(online);
 	*out = s;
 	return 0;
 
 cleanup:
-	free(online);
 	sampler_close(s);
 	return e ? e : -EINVAL;
 }
@@ -229,14 +141,8 @@ void sampler_close(struct sampler *s)
 {
 	if (!s)
 		return;
-	for (int cpu = 0; s->links && cpu < s->ncpus; cpu++)
-		bpf_link__destroy(s->links[cpu]);
-	for (int cpu = 0; s->event_fds && cpu < s->ncpus; cpu++)
-		if (s->event_fds[cpu] >= 0)
-			close(s->event_fds[cpu]);
+	sampler_events_close(s->events);
 	sampler_bpf__destroy(s->skel);
-	free(s->links);
-	free(s->event_fds);
 	free(s);
 }
 
@@ -267,36 +173,42 @@ int sampler_watch_sigquit(struct sampler *s, bool on)
 
 int sampler_set_frequency(struct sampler *s, unsigned frequency_hz)
 {
-	__u64 period;
-
 	if (frequency_hz < SAMPLER_MIN_HZ || frequency_hz > SAMPLER_MAX_HZ)
 		return -EINVAL;
-	period = 1000000000ull / frequency_hz;
-	for (int cpu = 0; cpu < s->ncpus; cpu++)
-		if (s->event_fds[cpu] >= 0 && ioctl(s->event_fds[cpu], PERF_EVENT_IOC_PERIOD, &period) != 0)
-			return -errno;
-	return 0;
+	return sampler_events_set_frequency(s->events, frequency_hz);
 }
 
 int sampler_enable(struct sampler *s, int on)
 {
-	for (int cpu = 0; cpu < s->ncpus; cpu++)
-		if (s->event_fds[cpu] >= 0 &&
-		    ioctl(s->event_fds[cpu], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) != 0)
-			return -errno;
-	return 0;
+	return sampler_events_enable(s->events, on);
 }
 
-unsigned sampler_cpus(const struct sampler *s)
+void sampler_read_events(const struct sampler *s, struct sampler_events_counters *c)
 {
-	return s->attached;
+	sampler_events_read(s->events, c);
+}
+
+const char *sampler_events_name(const struct sampler *s)
+{
+	return sampler_events_mode(s->events) == SAMPLE_EVENTS_CPUS ? "cpus" : "threads";
 }
 
 int sampler_add_target(struct sampler *s, pid_t pid, const struct js_target *tg)
 {
 	__u32 key = (__u32)pid;
+	int e = bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), tg, sizeof(*tg), BPF_ANY);
 
-	return bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), tg, sizeof(*tg), BPF_ANY);
+	if (e)
+		return e;
+	/* The entry first: the events' first ticks find it. */
+	e = sampler_events_add(s->events, pid);
+	if (e < 0) {
+		log_warn("pid %d: no perf event could be opened on its threads: %s; not sampled", (int)pid,
+			 strerror(-e));
+		bpf_map__delete_elem(s->skel->maps.targets, &key, sizeof(key), 0);
+		return e;
+	}
+	return 0;
 }
 
 int sampler_remove_target(struct sampler *s, pid_t pid)
@@ -304,15 +216,20 @@ int sampler_remove_target(struct sampler *s, pid_t pid)
 	__u32 key = (__u32)pid;
 	int e = bpf_map__delete_elem(s->skel->maps.targets, &key, sizeof(key), 0);
 
+	sampler_events_remove(s->events, pid);
 	return e == -ENOENT ? 0 : e;
 }
 
 int sampler_set_thread(struct sampler *s, pid_t pid, pid_t tid, const struct js_thread_info *ti)
 {
-	struct js_thread_info v = *ti;
+	struct js_thread_info v = *ti, cur;
 	__u32 key = (__u32)tid;
 
 	v.tgid = (__u32)pid;
+	/* What the BPF program learnt of the thread's events stays. */
+	if (bpf_map__lookup_elem(s->skel->maps.threads, &key, sizeof(key), &cur, sizeof(cur), 0) == 0 &&
+	    cur.tgid == v.tgid)
+		v.ticked = cur.ticked;
 	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &v, sizeof(v), BPF_ANY);
 }
 

@@ -1,5 +1,6 @@
-/* The BPF sampler's lifecycle: open the skeleton, set its knobs, load, attach
- * one cpu-clock perf event per online CPU, and manage the maps jsampled fills
+/* The BPF sampler's lifecycle: open the skeleton, set its knobs, load, run
+ * it on cpu-clock perf events (one per thread of each target process, or
+ * one per CPU: sampler_events.h), and manage the maps jsampled fills
  * (target processes, per-thread facts). */
 #ifndef JSAMPLED_SAMPLER_BPF_H
 #define JSAMPLED_SAMPLER_BPF_H
@@ -10,6 +11,7 @@
 #include <sys/types.h>
 
 #include "../bpf/sampler.h"
+#include "sampler_events.h"
 
 /* cpu-clock periods down to 10 us; the option table takes its range from
  * here. */
@@ -17,6 +19,7 @@
 #define SAMPLER_MAX_HZ 100000
 
 struct sampler_config {
+	enum sample_events events; /* which tasks the timers interrupt */
 	unsigned frequency_hz;
 	unsigned fragment_bytes;
 	unsigned fill_bytes;
@@ -45,10 +48,12 @@ int sampler_watch_sigquit(struct sampler *s, bool on);
 int sampler_set_frequency(struct sampler *s, unsigned frequency_hz);
 /* Enables or disables every perf event (a paused sampler costs nothing). */
 int sampler_enable(struct sampler *s, int on);
-/* Number of CPUs with an attached perf event. */
-unsigned sampler_cpus(const struct sampler *s);
+/* The perf events: their mode's name ("threads" or "cpus") and counters. */
+const char *sampler_events_name(const struct sampler *s);
+void sampler_read_events(const struct sampler *s, struct sampler_events_counters *c);
 
-/* Starts sampling pid (or updates its facts). */
+/* Starts sampling pid (or updates its facts): in mode threads, opens its
+ * threads' events the first time. -errno if it cannot be sampled. */
 int sampler_add_target(struct sampler *s, pid_t pid, const struct js_target *tg);
 int sampler_remove_target(struct sampler *s, pid_t pid);
 /* Per-thread entries belong to a process (pid): set writes pid into the

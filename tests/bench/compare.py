@@ -326,9 +326,11 @@ def proc_cpu_s(pid):
 
 
 class NullSwitch:
-    """The null sampler, started with its events disabled; SIGUSR1/2 switch them."""
-    def __init__(self, rate):
-        self.proc = subprocess.Popen([NULL_SAMPLER, str(rate), "off"])
+    """The null sampler on the JVM's threads (as jsampled's default
+    --sample-events threads opens its own), started with its events
+    disabled; SIGUSR1/2 switch them."""
+    def __init__(self, rate, pid):
+        self.proc = subprocess.Popen([NULL_SAMPLER, str(rate), "off", str(pid)])
 
     def on(self):
         self.proc.send_signal(signal.SIGUSR1)
@@ -517,7 +519,7 @@ def run_overhead(work, kinds, rate, threads, rounds, window_s, settle_s):
         try:
             for k in kinds:
                 if k != "perf":
-                    sw[k] = (NullSwitch(rate) if k == "null" else JsampledSwitch(daemon) if k == "jsampled" else
+                    sw[k] = (NullSwitch(rate, proc.pid) if k == "null" else JsampledSwitch(daemon) if k == "jsampled" else
                              FileSwitch(f"{d}/sp.on") if k == "safepoint" else
                              FileSwitch(f"{d}/jfr.on", jfr_settings_for(rate, d)))
             if daemon:
