@@ -33,7 +33,10 @@ JAVA_HOME  ?= /usr/lib/jvm/java-17-openjdk-amd64
 JAVAC      ?= $(JAVA_HOME)/bin/javac
 
 B ?= build
-OPT ?= -O2 -g
+# Link-time optimisation: the decoder's small helpers in other files (code
+# and method lookups, map probes) inline into the walk; xalan live, three
+# interleaved pairs: 4.15 -> 4.01 us of jsampled CPU per sample.
+OPT ?= -O2 -g -flto=auto
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B) -I$(B)/gen
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all

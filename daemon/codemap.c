@@ -43,6 +43,7 @@ void codemap_free(struct codemap *m)
 	u64_map_free(&m->by_id);
 	free(m->nodes);
 	free(m->hits);
+	free(m->added);
 	codemap_init(m);
 }
 
@@ -283,25 +284,48 @@ static uint64_t virtual_max(const struct codemap *m, size_t i, unsigned lvl)
 	return m->nodes[i].max_end;
 }
 
-/* A cached hit says only one blob holds its pc: that stays true through a
- * new index unless a blob added since holds the pc too, or a blob went
- * (its pointer with it). A JIT compiling all the time then keeps its
- * cache; a batch of many new blobs starts it over. */
-#define HITS_KEPT_UP_TO 32
-
-static void carry_hits(struct codemap *m, const uint64_t (*added)[2], size_t nadded, uint32_t old)
+/* Logs the ranges of the blobs an index build adds (see codemap.h); hits
+ * the log cannot vouch for any more are void from now on. */
+static void log_added(struct codemap *m, size_t first, size_t n, uint32_t generation)
 {
-	for (size_t s = 0; s < m->nhits; s++) {
-		struct codemap_hit *h = &m->hits[s];
-		bool held = false;
-
-		if (h->generation != old)
-			continue;
-		for (size_t i = 0; i < nadded && !held; i++)
-			held = h->pc >= added[i][0] && h->pc < added[i][1];
-		if (!held)
-			h->generation = m->generation;
+	if (!m->added && !(m->added = malloc(CODEMAP_ADDED_LOG * sizeof(*m->added)))) {
+		m->hits_from = generation;
+		return;
 	}
+	for (size_t i = first; i < first + n; i++) {
+		struct codemap_added *a = &m->added[m->added_next];
+
+		if (m->added_n == CODEMAP_ADDED_LOG && a->generation > m->hits_from)
+			m->hits_from = a->generation; /* a hit older than this needs the entry */
+		*a = (struct codemap_added){.start = m->blobs.v[i]->start, .end = blob_end(m->blobs.v[i]),
+					    .generation = generation};
+		m->added_next = (m->added_next + 1) % CODEMAP_ADDED_LOG;
+		if (m->added_n < CODEMAP_ADDED_LOG)
+			m->added_n++;
+	}
+}
+
+/* Whether slot h's answer for pc holds for the current index; an older
+ * one that no blob added since covers is brought up to date. */
+static bool hit_current(struct codemap *m, struct codemap_hit *h, uint64_t pc)
+{
+	if (h->pc != pc)
+		return false;
+	if (h->generation == m->generation)
+		return true;
+	if (h->generation < m->hits_from || h->generation > m->generation)
+		return false;
+	for (uint32_t k = 1; k <= m->added_n; k++) {
+		const struct codemap_added *a =
+			&m->added[(m->added_next + CODEMAP_ADDED_LOG - k) % CODEMAP_ADDED_LOG];
+
+		if (a->generation <= h->generation)
+			break; /* older entries were there when the hit was made */
+		if (pc >= a->start && pc < a->end)
+			return false;
+	}
+	h->generation = m->generation;
+	return true;
 }
 
 /* The hit cache for the code map's size: grown (and emptied) when the
@@ -326,15 +350,14 @@ static int size_hits(struct codemap *m)
 
 static int build_index(struct codemap *m)
 {
-	size_t n = m->blobs.n, nadded = n - m->sorted;
-	uint64_t added[HITS_KEPT_UP_TO][2];
-	uint32_t old = m->generation;
-	bool carry = m->hits && !m->hits_void && old && nadded <= HITS_KEPT_UP_TO;
+	size_t n = m->blobs.n, first = m->sorted, nadded = n - m->sorted;
+	uint32_t generation = m->generation + 1;
 
-	for (size_t i = 0; carry && i < nadded; i++) {
-		added[i][0] = m->blobs.v[m->sorted + i]->start;
-		added[i][1] = blob_end(m->blobs.v[m->sorted + i]);
-	}
+	/* The new blobs, still after the sorted ones, before the merge. */
+	if (m->hits && !m->hits_void && m->generation)
+		log_added(m, first, nadded, generation);
+	else
+		m->hits_from = generation;
 	if (merge_new(m) != 0) {
 		m->hits_void = true;
 		return -1;
@@ -353,10 +376,8 @@ static int build_index(struct codemap *m)
 		}
 	}
 	if (size_hits(m) != 0)
-		carry = false; /* a new, empty cache */
-	m->generation++;
-	if (carry)
-		carry_hits(m, (const uint64_t (*)[2])added, nadded, old);
+		m->hits_from = generation; /* a new, empty cache */
+	m->generation = generation;
 	m->hits_void = false;
 	m->indexed = true;
 	return 0;
@@ -455,7 +476,7 @@ const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uin
 	if (m->blobs.n == 0 || (!m->indexed && build_index(m) != 0))
 		return NULL;
 	h = hit_slot(m, pc);
-	if (h && h->generation == m->generation && h->pc == pc && t >= h->from) {
+	if (h && hit_current(m, h, pc) && t >= h->from) {
 		/* With at most one blob holding pc, the search's answer at any
 		 * time is that blob while it is live; with one live among
 		 * unloaded ones, it is from the last of their loads and unloads
@@ -489,7 +510,7 @@ const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_
 {
 	struct codemap_hit *h = hit_slot(m, pc);
 
-	if (!h || h->pc != pc || h->blob != b || h->generation != m->generation || !m->indexed)
+	if (!h || !m->indexed || h->blob != b || !hit_current(m, h, pc))
 		return code_blob_scope(b, pc, true);
 	if (!h->exact_known) {
 		h->exact = code_blob_scope(b, pc, true);

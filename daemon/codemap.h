@@ -101,12 +101,28 @@ struct codemap_node {
 	uint64_t start, end, max_end, unused; /* 32 bytes: two to a line, none across two */
 };
 
+/* A cached hit says only one blob holds its pc: that stays true through a
+ * new index unless a blob added since holds the pc too, or a blob went
+ * (its pointer with it). The ranges recent index builds added are logged,
+ * and a hit of an older index is checked against those added since when it
+ * is next used (not every slot at every build: the cache has up to 65,536
+ * slots, and a JIT that compiles all the time has the index rebuilt at
+ * every batch of its agent's). */
+#define CODEMAP_ADDED_LOG 512
+struct codemap_added {
+	uint64_t start, end;
+	uint32_t generation; /* of the index it was added in */
+};
+
 struct codemap {
 	VEC(struct code_blob *) blobs; /* the first 'sorted' are in start order */
 	struct codemap_hit *hits;      /* nhits slots, allocated with the index */
 	uint32_t nhits;                /* a power of two */
 	uint32_t generation;           /* of the index; 0: none built yet */
 	bool hits_void;                /* a blob was freed: no cached hit survives the next index */
+	uint32_t hits_from;            /* hits of an older index are void */
+	struct codemap_added *added;   /* a ring of CODEMAP_ADDED_LOG, newest at added_next - 1 */
+	uint32_t added_next, added_n;
 	size_t sorted;
 	/* The index's nodes, one per sorted blob: the first 'sorted' blobs'
 	 * start and end in their order (the index is merged and searched over

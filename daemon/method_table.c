@@ -299,13 +299,16 @@ static int32_t call_index(const struct method_info *m, int32_t bci)
 	return lo < m->ncalls && m->calls[lo] == bci ? lo : -1;
 }
 
-int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t bci)
+int method_is_call_site(const struct method_info *m, int32_t bci)
 {
-	const struct method_info *m = method_table_get(t, id);
-
 	if (!m || !m->named || m->ncalls < 0 || bci < 0)
 		return -1;
 	return call_index(m, bci) >= 0;
+}
+
+int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t bci)
+{
+	return method_is_call_site(method_table_get(t, id), bci);
 }
 
 /* Whether the call site at bci names callee (-1: unknown, or no call site). */

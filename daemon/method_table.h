@@ -103,6 +103,8 @@ uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr);
 /* Whether bci is an invoke instruction of the method: 1 yes, 0 no, -1
  * unknown (method or its bytecode not known). */
 int method_table_is_call_site(const struct method_table *t, uint32_t id, int32_t bci);
+/* The same, for a method already looked up (NULL: unknown). */
+int method_is_call_site(const struct method_info *m, int32_t bci);
 /* Whether the call at bci of method id may run method callee: 1 yes, 0 no
  * (it names another method), -1 unknown (no targets, a dynamic call, or
  * either method not known by name hash). */

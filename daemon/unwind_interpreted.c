@@ -9,6 +9,7 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 {
 	const struct vm_layout *L = w->ctx->layout;
 	uint64_t fp = w->fp, method, bcp = 0, ret, sender_sp, saved_fp;
+	const struct method_info *m;
 	uint32_t id;
 	int32_t bci = -1;
 	enum step st;
@@ -22,8 +23,10 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 	if (!id)
 		return w->ctx->final ? walk_fail(w, DECODE_FAIL_INTERP_BAD_METHOD)
 				     : walk_retry(w, WAIT_METHOD, method);
+	/* Looked up once for the bci, the call-site check and the frame type. */
+	if (!(m = method_table_get(w->ctx->methods, id)))
+		return walk_fail(w, DECODE_FAIL_INTERP_BAD_METHOD);
 	if (walk_read(w, fp + (uint64_t)(L->interp_bcp_offset * 8), &bcp) == STEP_CALLER) {
-		const struct method_info *m = method_table_get(w->ctx->methods, id);
 		uint64_t code = m->const_method + (uint64_t)L->const_method_size;
 
 		if (m->const_method && bcp >= code && bcp < code + m->code_size)
@@ -34,11 +37,9 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 	 * has since given to another method (a hidden class unloaded, its
 	 * metaspace reused): wait for the newer agent data that says so. */
 	if (!w->top && !w->via_vm && bci >= 0 && w->out->n > 0 &&
-	    w->out->frames[w->out->n - 1].type != FRAME_PSEUDO &&
-	    method_table_is_call_site(w->ctx->methods, id, bci) == 0)
+	    w->out->frames[w->out->n - 1].type != FRAME_PSEUDO && method_is_call_site(m, bci) == 0)
 		return w->ctx->final ? walk_fail(w, DECODE_FAIL_INTERP_BAD_METHOD) : walk_retry(w, WAIT_UNKNOWN, method);
-	if (walk_push(w, id, method_is_native(method_table_get(w->ctx->methods, id)) ? FRAME_NATIVE : FRAME_INTERPRETED,
-		      bci) != 0)
+	if (walk_push(w, id, method_is_native(m) ? FRAME_NATIVE : FRAME_INTERPRETED, bci) != 0)
 		return walk_fail(w, DECODE_FAIL_DEPTH_LIMIT);
 	if ((st = walk_read(w, fp + 8, &ret)) != STEP_CALLER)
 		return st;

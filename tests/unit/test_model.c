@@ -99,6 +99,54 @@ static void test_cached_hits_across_indexes(void)
 	jvm_model_free(&m);
 }
 
+/* A hit cached several indexes ago is checked against the code every
+ * index since added (codemap.h, CODEMAP_ADDED_LOG), not only the last:
+ * a blob added over its pc two rebuilds ago wins; and past what the log
+ * holds (one batch of more blobs than that), the cache starts over. */
+static void test_cached_hits_across_many_indexes(void)
+{
+	struct jvm_model m;
+	const struct code_blob *b;
+	const struct test_code a = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x1000,
+				    .frame_size = 4, .frame_complete = 8, .method_id = 1, .load_ns = 10};
+	const struct test_code inside = {.id = 2, .kind = JS_CODE_STUB, .start = 0x1400, .size = 0x40,
+					 .frame_size = 0, .frame_complete = -1, .name = "stub", .load_ns = 20};
+	struct test_code other = {.kind = JS_CODE_NMETHOD, .size = 0x10, .frame_size = 4, .frame_complete = 8,
+				  .method_id = 3, .load_ns = 20};
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &a) == 0);
+	b = codemap_find(&m.code, 0x1410, 50);
+	CHECK(b && b->id == 1);
+	CHECK(tb_apply_code(&m, &inside) == 0);
+	other.id = 3;
+	other.start = 0x9000;
+	CHECK(tb_apply_code(&m, &other) == 0);
+	CHECK(codemap_find(&m.code, 0x9000, 50) != NULL); /* the first rebuild */
+	other.id = 4;
+	other.start = 0x9100;
+	CHECK(tb_apply_code(&m, &other) == 0);
+	CHECK(codemap_find(&m.code, 0x9100, 50) != NULL); /* the second */
+	b = codemap_find(&m.code, 0x1410, 50);            /* cached two rebuilds ago */
+	CHECK(b && b->id == 2);
+	CHECK(codemap_exact_scope(&m.code, b, 0x1410) == code_blob_scope(b, 0x1410, true));
+	b = codemap_find(&m.code, 0x1800, 50);
+	CHECK(b && b->id == 1);
+	/* More new blobs in one index than the log holds, one of them over a
+	 * cached pc. */
+	for (uint32_t i = 0; i < CODEMAP_ADDED_LOG + 8; i++) {
+		other.id = 100 + i;
+		other.start = i == CODEMAP_ADDED_LOG / 2 ? 0x1800 : 0x100000 + 0x100 * (uint64_t)i;
+		other.kind = i == CODEMAP_ADDED_LOG / 2 ? JS_CODE_STUB : JS_CODE_NMETHOD;
+		CHECK(tb_apply_code(&m, &other) == 0);
+	}
+	b = codemap_find(&m.code, 0x1800, 50);
+	CHECK(b && b->id == 100 + CODEMAP_ADDED_LOG / 2);
+	b = codemap_find(&m.code, 0x1410, 50);
+	CHECK(b && b->id == 2);
+	jvm_model_free(&m);
+}
+
 /* Code the JIT freed and reused: a pc held by an unloaded blob and a live
  * one is cached for times after both (the live one), and an older sample's
  * lookup still finds the blob live at its time. */
@@ -736,6 +784,7 @@ int main(void)
 {
 	RUN(test_find_nested_and_timed);
 	RUN(test_cached_hits_across_indexes);
+	RUN(test_cached_hits_across_many_indexes);
 	RUN(test_cached_hits_of_reused_code);
 	RUN(test_lookup_cost);
 	RUN(test_index_merges_and_removals);
