@@ -33,6 +33,7 @@ import socket
 import struct
 import sys
 import tempfile
+import threading
 import time
 
 MAGIC = 0x4741534A
@@ -279,7 +280,6 @@ def agent(path, mode, args):
         sock.sendall(frame(BATCH, batch(recs, more=1)))
         # Answers every FETCH with "more", in a thread, while the main
         # thread burns CPU.
-        import threading
         threading.Thread(target=serve, args=(sock, [], 1, float(args[0])), daemon=True).start()
         busy(float(args[0]))
         print("withheld for %s s" % args[0], flush=True)
@@ -289,7 +289,6 @@ def agent(path, mode, args):
 
 
 def listener(path, reply):
-    import threading
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(path)
     srv.listen(4)
@@ -312,7 +311,14 @@ def fake_jvm(mode, args):
     pid = os.getpid()
     path = "/tmp/.java_pid%d" % pid
 
+    busy = []
+
     def on_quit(signum, frm):
+        # A second SIGQUIT may come while the first is handled (jsampled
+        # sends it again when no listener shows up): once at a time.
+        if busy:
+            return
+        busy.append(1)
         try:
             if mode == "symlink":
                 os.symlink(args[0], path)
@@ -322,6 +328,8 @@ def fake_jvm(mode, args):
                 listener(path, os.urandom(1 << 20))
         except OSError:
             pass
+        finally:
+            busy.clear()
     signal.signal(signal.SIGQUIT, on_quit)
     print("fake JVM %d (%s)" % (pid, mode), flush=True)
     while True:
