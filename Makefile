@@ -86,7 +86,7 @@ JAVA_SRC := $(wildcard tests/java/*.java)
 
 # Unit tests, by what they link: the decoding core, core and service, the agent.
 UNIT_CORE := test_cct test_common test_decoder test_kernel_symbols test_model test_process test_profiles test_recording
-UNIT_SERVICE := test_links test_native_unwind test_service
+UNIT_SERVICE := test_links test_native_unwind test_sampler_events test_service
 UNIT_AGENT := test_agent
 # The exporter's parts that need neither network nor daemon.
 UNIT_CTL := test_export

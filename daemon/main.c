@@ -142,6 +142,8 @@ static void maintenance(struct daemon *d, uint64_t now)
 	}
 	native_processes_check(d, now);
 	jvm_startup_check(d, now);
+	if (d->sampler)
+		sampler_sweep(d->sampler);
 	process_table_expire(&d->processes, now, d->opt.retention_s * 1000000000ull);
 	discovery_tick(&d->discovery, now);
 	if (d->opt.state_dir[0] && now >= d->next_save_ns) {

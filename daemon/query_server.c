@@ -231,6 +231,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"open", ev.events},
 		{"doubled_threads", ev.doubled},
 		{"failed", ev.open_failed},
+		{"swept", ev.swept},
 	};
 	const struct stat_field discovery[] = {
 		{"execs_seen", dc->execs_seen},

@@ -188,6 +188,11 @@ void sampler_read_events(const struct sampler *s, struct sampler_events_counters
 	sampler_events_read(s->events, c);
 }
 
+void sampler_sweep(struct sampler *s)
+{
+	sampler_events_sweep(s->events);
+}
+
 const char *sampler_events_name(const struct sampler *s)
 {
 	return sampler_events_mode(s->events) == SAMPLE_EVENTS_CPUS ? "cpus" : "threads";

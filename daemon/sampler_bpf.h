@@ -51,6 +51,8 @@ int sampler_enable(struct sampler *s, int on);
 /* The perf events: their mode's name ("threads" or "cpus") and counters. */
 const char *sampler_events_name(const struct sampler *s);
 void sampler_read_events(const struct sampler *s, struct sampler_events_counters *c);
+/* Periodic: closes what exited processes left open (sampler_events_sweep). */
+void sampler_sweep(struct sampler *s);
 
 /* Starts sampling pid (or updates its facts): in mode threads, opens its
  * threads' events the first time. -errno if it cannot be sampled. */

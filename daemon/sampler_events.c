@@ -13,6 +13,7 @@
 #include "../userspace/common/u64_map.h"
 #include "../userspace/common/vec.h"
 #include "log.h"
+#include "procfs.h"
 
 /* Listings of a process's threads while its events are opened: each finds
  * the threads the last one's threads created before they had an event.
@@ -28,6 +29,7 @@ struct thread_event {
 /* One target process's own events (inherited copies have none). */
 struct process_events {
 	pid_t pid;
+	uint64_t start_time; /* the instance (procfs_start_time) */
 	VEC(struct thread_event) threads;
 	struct u64_map tids; /* the threads' tids (a JVM may have thousands) */
 };
@@ -235,7 +237,7 @@ static int open_listed(struct sampler_events *e, struct process_events *pe, bool
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pe->pid);
 	if (!(dir = opendir(path)))
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	while ((de = readdir(dir))) {
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
@@ -282,6 +284,7 @@ int sampler_events_add(struct sampler_events *e, pid_t pid)
 	if (!(pe = calloc(1, sizeof(*pe))))
 		return -ENOMEM;
 	pe->pid = pid;
+	pe->start_time = procfs_start_time(pid);
 	u64_map_init(&pe->tids);
 	for (int listing = 0; listing < MAX_LISTINGS; listing++) {
 		n = open_listed(e, pe, listing > 0, false, &failed);
@@ -315,6 +318,21 @@ void sampler_events_remove(struct sampler_events *e, pid_t pid)
 	close_process(e, (struct process_events *)(uintptr_t)*v);
 	u64_map_del(&e->by_pid, (uint64_t)pid);
 	e->c.processes--;
+}
+
+void sampler_events_sweep(struct sampler_events *e)
+{
+	for (size_t i = 0; i < e->by_pid.cap; i++) {
+		const struct process_events *pe = (const struct process_events *)(uintptr_t)e->by_pid.slots[i].val;
+
+		if (e->by_pid.slots[i].key && procfs_start_time(pe->pid) != pe->start_time) {
+			log_warn("pid %d exited without its perf events being closed: closing %zu", (int)pe->pid,
+				 pe->threads.n);
+			e->c.swept++;
+			sampler_events_remove(e, pe->pid);
+			i = (size_t)-1; /* the map moved: from its start again */
+		}
+	}
 }
 
 int sampler_events_set_frequency(struct sampler_events *e, unsigned frequency_hz)

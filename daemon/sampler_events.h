@@ -44,6 +44,7 @@ struct sampler_events_counters {
 	uint64_t events;         /* events open now, one descriptor each */
 	uint64_t doubled;        /* threads given a possibly second (odd-period) event, ever */
 	uint64_t open_failed;    /* threads whose event could not be opened, ever */
+	uint64_t swept;          /* processes whose events were closed by a sweep, ever */
 };
 
 /* Opens the per-CPU events at once in mode cpus; mode threads opens none
@@ -63,6 +64,11 @@ int sampler_events_add(struct sampler_events *e, pid_t pid);
  * event of a thread that exited stays open: the copies its descendants
  * inherited hang on it, whoever lives.) */
 void sampler_events_remove(struct sampler_events *e, pid_t pid);
+
+/* Closes the events of processes that have exited (a backstop: jsampled
+ * removes a process when it learns of its end; a slip would keep a
+ * descriptor per thread it had). */
+void sampler_events_sweep(struct sampler_events *e);
 
 /* A new period for every event: mode cpus changes it in place, mode threads
  * opens each process's events anew (an inherited copy keeps the period of
