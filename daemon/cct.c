@@ -14,6 +14,12 @@ int cct_init(struct cct *c, uint32_t max_nodes)
 	return vec_push(&c->nodes, root);
 }
 
+void cct_set_caps(struct cct *c, uint32_t max_nodes, size_t max_bytes)
+{
+	c->max_nodes = max_nodes < 2 ? 2 : max_nodes;
+	c->max_bytes = max_bytes;
+}
+
 void cct_free(struct cct *c)
 {
 	vec_free(&c->nodes);
@@ -47,53 +53,179 @@ static uint32_t remember_child(struct cct *c, uint32_t parent, uint32_t child)
 	return child;
 }
 
-uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create)
+/* The child of parent for a frame, 0 if it has none; *key is set to the
+ * child's children-map key whenever a new child would go into the map. */
+static uint32_t find_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
+			   uint64_t *key)
 {
-	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type, .bci = bci};
-	uint64_t key = 0;
-
+	*key = 0;
 	if (parent >= c->nodes.n)
 		return 0;
 	/* A node's children all come after it, so the newest node has none:
 	 * below it (most of a new path) there is nothing to look up. */
-	if (parent + 1 < c->nodes.n) {
-		/* The nodes made for one new path are consecutive, so a child
-		 * is most often the node right after its parent, on the line the
-		 * parent's check has just read or the next: no miss, where the
-		 * hint and the map below cost one or two each (measured in
-		 * replays of fop, xalan and Jython: the next node is the child in
-		 * 67-89 % of lookups). */
-		if (is_node(&c->nodes.v[parent + 1], parent, method_id, type, bci))
-			return parent + 1;
-		if (parent < c->last_child.n) {
-			uint32_t hint = c->last_child.v[parent];
-			if (hint && hint < c->nodes.n && is_node(&c->nodes.v[hint], parent, method_id, type, bci))
-				return hint;
-		}
-		for (uint32_t attempt = 0;; attempt++) {
-			uint64_t *hit;
-
-			key = child_key(parent, method_id, type, bci, attempt);
-			hit = u64_map_get(&c->children, key);
-			if (!hit)
-				break;
-			if (is_node(&c->nodes.v[*hit], parent, method_id, type, bci))
-				return remember_child(c, parent, (uint32_t)*hit);
-		}
-	}
-	if (!create || c->nodes.n >= UINT32_MAX - 1)
+	if (parent + 1 >= c->nodes.n)
 		return 0;
-	if (vec_push(&c->nodes, n) != 0)
+	/* The nodes made for one new path are consecutive, so a child is
+	 * most often the node right after its parent, on the line the
+	 * parent's check has just read or the next: no miss, where the hint
+	 * and the map below cost one or two each (measured in replays of
+	 * fop, xalan and Jython: the next node is the child in 67-89 % of
+	 * lookups). */
+	if (is_node(&c->nodes.v[parent + 1], parent, method_id, type, bci))
+		return parent + 1;
+	if (!parent && c->root_other && is_node(&c->nodes.v[c->root_other], 0, method_id, type, bci))
+		return c->root_other;
+	if (parent < c->last_child.n) {
+		uint32_t hint = c->last_child.v[parent];
+		if (hint && hint < c->nodes.n && is_node(&c->nodes.v[hint], parent, method_id, type, bci))
+			return hint;
+	}
+	for (uint32_t attempt = 0;; attempt++) {
+		uint64_t *hit;
+
+		*key = child_key(parent, method_id, type, bci, attempt);
+		hit = u64_map_get(&c->children, *key);
+		if (!hit)
+			return 0;
+		if (is_node(&c->nodes.v[*hit], parent, method_id, type, bci))
+			return remember_child(c, parent, (uint32_t)*hit);
+	}
+}
+
+/* What the tree itself holds: its nodes, their hints and the children
+ * map, as allocated (the path cache and time slices are apart). */
+static size_t tree_bytes(const struct cct *c)
+{
+	return c->nodes.cap * sizeof(struct cct_node) + c->last_child.cap * sizeof(uint32_t) +
+	       u64_map_bytes(&c->children);
+}
+
+/* A node and its hint. */
+#define NODE_BYTES (sizeof(struct cct_node) + sizeof(uint32_t))
+
+/* The bytes ordinary nodes may take; the rest of max_bytes is kept for
+ * [other] nodes, one per parent where paths pass the cap, and the last
+ * node's room for the root's. */
+static size_t nodes_budget(const struct cct *c)
+{
+	return c->max_bytes - c->max_bytes / 32 - NODE_BYTES;
+}
+
+/* Grows the node array and its hints together to room for n nodes, more
+ * if budget allows (by half, as vec.h grows), never past it with the map's
+ * coming growth (map_growth bytes); past it only if must (then to n). */
+static bool reserve_nodes(struct cct *c, size_t n, size_t budget, size_t map_growth, bool must)
+{
+	const size_t per = NODE_BYTES;
+	size_t want = c->nodes.cap < 4096 ? 2 * c->nodes.cap + 8 : c->nodes.cap + c->nodes.cap / 2;
+	struct cct_node *nodes;
+	uint32_t *hints;
+
+	if (n <= c->nodes.cap && n <= c->last_child.cap)
+		return true;
+	if (want < n)
+		want = n;
+	if (c->max_bytes) {
+		size_t used = tree_bytes(c) + map_growth, have = c->nodes.cap > c->last_child.cap ? c->nodes.cap : c->last_child.cap;
+		size_t fit = used >= budget ? have : have + (budget - used) / per;
+
+		if (want > fit)
+			want = fit;
+		if (want < n && !must)
+			return false;
+		if (want < n)
+			want = n;
+	}
+	if (!(nodes = realloc(c->nodes.v, want * sizeof(*nodes))))
+		return false;
+	c->nodes.v = nodes;
+	c->nodes.cap = want;
+	if (!(hints = realloc(c->last_child.v, want * sizeof(*hints))))
+		return false;
+	c->last_child.v = hints;
+	c->last_child.cap = want;
+	return true;
+}
+
+/* Whether one more node (with a children-map entry if in_map) fits
+ * budget bytes of memory actually allocated (and, unless an [other] node,
+ * max_nodes). The arrays grow here, within the budget, so the push that
+ * follows needs no more. */
+static bool room_for_node(struct cct *c, bool in_map, size_t budget, bool other)
+{
+	if ((!other && c->nodes.n >= c->max_nodes) || c->nodes.n >= UINT32_MAX - 1)
+		return false;
+	if (!c->max_bytes)
+		return true;
+	/* The map doubles when it passes three quarters full (u64_map.c). */
+	size_t map_growth = in_map && (c->children.count + 1) * 4 > c->children.cap * 3
+				    ? (c->children.cap ? c->children.cap : 16) * 16
+				    : 0;
+
+	if (tree_bytes(c) + map_growth > budget)
+		return false;
+	return reserve_nodes(c, c->nodes.n + 1, budget, map_growth, false);
+}
+
+/* Makes the child found missing by find_child (key: its map key, 0 if it
+ * is the node right after parent). 0 without memory. */
+static uint32_t make_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
+			   uint64_t key)
+{
+	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type, .bci = bci};
+
+	if (parent >= c->nodes.n || c->nodes.n >= UINT32_MAX - 1 ||
+	    !reserve_nodes(c, c->nodes.n + 1, c->max_bytes, 0, true) || vec_push(&c->nodes, n) != 0)
 		return 0;
 	/* A child made right after its parent is always found by the check
 	 * of the next node, so only the others go into the children map (a
 	 * new path's nodes after its first: one map write each saved, and
-	 * the map's size). key is set whenever the child is not the next. */
+	 * the map's size). */
 	if (key && u64_map_put(&c->children, key, c->nodes.n - 1) != 0) {
 		c->nodes.n--;
 		return 0;
 	}
 	return remember_child(c, parent, (uint32_t)(c->nodes.n - 1));
+}
+
+uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create)
+{
+	uint64_t key;
+	uint32_t found = find_child(c, parent, method_id, type, bci, &key);
+
+	return found || !create ? found : make_child(c, parent, method_id, type, bci, key);
+}
+
+/* The child for a frame, made if the caps leave room for it; 0 if not. */
+static uint32_t child_within_caps(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci)
+{
+	uint64_t key;
+	uint32_t found = find_child(c, parent, method_id, type, bci, &key);
+
+	if (found || parent >= c->nodes.n || !room_for_node(c, key != 0, nodes_budget(c), false))
+		return found;
+	return make_child(c, parent, method_id, type, bci, key);
+}
+
+/* Where a path past the caps ends: parent's [other] node, made in the
+ * memory kept for such nodes; with that gone too, the root's, which is
+ * kept apart from the children map (whose next growth may not fit): one
+ * node's room is always left for it. 0 without memory. */
+static uint32_t overflow_node(struct cct *c, uint32_t parent)
+{
+	uint64_t key;
+	uint32_t found = find_child(c, parent, PSEUDO_OVERFLOW, FRAME_PSEUDO, -1, &key);
+
+	if (found)
+		return found;
+	if (parent >= c->nodes.n)
+		return 0;
+	if (parent) {
+		if (room_for_node(c, key != 0, c->max_bytes ? c->max_bytes - NODE_BYTES : 0, true))
+			return make_child(c, parent, PSEUDO_OVERFLOW, FRAME_PSEUDO, -1, key);
+		return overflow_node(c, 0);
+	}
+	return c->root_other = make_child(c, 0, PSEUDO_OVERFLOW, FRAME_PSEUDO, -1, 0);
 }
 
 static int32_t frame_bci(const struct trace_frame *f)
@@ -177,12 +309,13 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 		if (node + 1 < c->nodes.n && is_node(&c->nodes.v[node + 1], node, frames[i].method_id, frames[i].type, bci))
 			next = node + 1;
 		else
-			next = cct_child(c, node, frames[i].method_id, frames[i].type, bci, c->nodes.n < c->max_nodes);
+			next = child_within_caps(c, node, frames[i].method_id, frames[i].type, bci);
 
 		if (!next) {
 			/* Over the cap: the rest of the path collapses into [other]
-			 * (one such node per parent, allowed past the cap). */
-			next = cct_child(c, node, PSEUDO_OVERFLOW, FRAME_PSEUDO, -1, 1);
+			 * (one such node per parent, past the node cap, in the
+			 * bytes kept for them; past those, the root's). */
+			next = overflow_node(c, node);
 			if (next)
 				c->overflow_samples += count;
 			return next;
@@ -231,16 +364,6 @@ size_t cct_bytes(const struct cct *c)
 	       u64_map_bytes(&c->children) + c->slices.bytes;
 }
 
-uint32_t cct_nodes_for_bytes(size_t bytes)
-{
-	/* A node's slot in the vector (doubling: up to twice its size) and its
-	 * entry in the children map, if it has one (16 bytes, at most half
-	 * full: 32). */
-	size_t per = 2 * sizeof(struct cct_node) + 32;
-	size_t n = bytes / per;
-	return n > UINT32_MAX - 2 ? UINT32_MAX - 2 : (uint32_t)n;
-}
-
 int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
 			 uint64_t self)
 {
@@ -253,9 +376,9 @@ int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uin
 	if (c->nodes.v[parent].type == FRAME_PSEUDO && c->nodes.v[parent].method_id == PSEUDO_OVERFLOW && parent) {
 		at = parent; /* below a folded node: everything folds there too */
 	} else {
-		at = cct_child(c, parent, method_id, type, bci, c->nodes.n < c->max_nodes);
+		at = child_within_caps(c, parent, method_id, type, bci);
 		if (!at) {
-			at = cct_child(c, parent, PSEUDO_OVERFLOW, FRAME_PSEUDO, -1, 1);
+			at = overflow_node(c, parent);
 			if (!at)
 				return -1;
 			c->overflow_samples += self;

@@ -5,8 +5,9 @@
  * frame), so line numbers can be shown; the text and page renderings merge
  * frames that differ only by bci (cct_view.h). Nodes are only appended, and
  * always after their parent, so a reverse scan accumulates totals. The tree
- * is capped in nodes; paths past the cap end in an [other] node under the
- * deepest context that fits, with the overflow counted. Where samples carry
+ * is capped in nodes and in the bytes it has allocated; paths past a cap
+ * end in an [other] node under the deepest context that fits, with the
+ * overflow counted. Where samples carry
  * a time, cct_slices.h keeps them per time slice too. */
 #ifndef JSAMPLED_CCT_H
 #define JSAMPLED_CCT_H
@@ -61,12 +62,23 @@ struct cct {
 	 * is checked against the node, a collision tries the next attempt */
 	struct u64_map children;
 	uint32_t max_nodes;
+	/* Bytes the nodes, their hints and the children map may allocate (0:
+	 * no cap): counted as allocated, so a tree of small nodes holds as
+	 * many as its memory allows (Jython's deep recursions: 43 bytes a node,
+	 * not the worst case of 80 the node cap used to be derived from). */
+	size_t max_bytes;
+	/* The root's [other] node, made apart from the children map (0: none):
+	 * where paths go when even the bytes kept for [other] nodes are spent. */
+	uint32_t root_other;
 	uint64_t samples;
 	uint64_t overflow_samples; /* samples that landed in an [other] node */
 	struct cct_slices slices;  /* the same samples by time, where known */
 };
 
 int cct_init(struct cct *c, uint32_t max_nodes);
+/* Caps the tree at max_nodes and max_bytes (0: none); a tree already past
+ * them keeps what it has and makes no more nodes but [other] ones. */
+void cct_set_caps(struct cct *c, uint32_t max_nodes, size_t max_bytes);
 void cct_free(struct cct *c);
 /* Adds count samples of a root-first path. -1 on allocation failure. */
 int cct_add(struct cct *c, const struct trace_frame *root_first, uint32_t n, uint64_t count);
@@ -81,10 +93,8 @@ int cct_add_sample(struct cct *c, const struct trace_frame *root_first, uint32_t
  * not created. */
 uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create);
 size_t cct_bytes(const struct cct *c);
-/* The node cap that keeps a CCT within about bytes of memory. */
-uint32_t cct_nodes_for_bytes(size_t bytes);
 /* Restores a saved node under parent (an index of this tree; saved nodes
- * come after their parents). Within the node cap it becomes parent's child
+ * come after their parents). Within the caps it becomes parent's child
  * (merged with an equal one); past it, it and everything below fold into
  * parent's [other] node, counted. Returns the node's index, or -1 if
  * parent is out of range or memory ran out. */

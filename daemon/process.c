@@ -104,6 +104,7 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 		process_free(p);
 		return NULL;
 	}
+	cct_set_caps(&p->cct, t->limits.cct_max_nodes, t->limits.cct_max_bytes);
 	cct_slices_set_finest(&p->cct.slices, t->limits.slice_s);
 	if (t->limits.slice_max_bytes)
 		p->cct.slices.max_bytes = t->limits.slice_max_bytes;

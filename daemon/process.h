@@ -36,6 +36,7 @@ enum process_state {
 
 struct process_limits {
 	uint32_t cct_max_nodes;
+	size_t cct_max_bytes; /* 0: no byte cap */
 	size_t held_max_bytes;
 	uint64_t hold_ns; /* how long a sample may wait for the code map */
 	uint32_t slice_s; /* the finest time slice of the CCTs (0: the default) */

@@ -16,9 +16,8 @@ static void restart_needed(const char *name)
 void daemon_apply_limits(struct daemon *d)
 {
 	const struct options *o = &d->opt;
-	uint32_t nodes = cct_nodes_for_bytes(o->cct_max_bytes);
-
-	d->processes.limits.cct_max_nodes = nodes < o->cct_max_nodes ? nodes : o->cct_max_nodes;
+	d->processes.limits.cct_max_nodes = o->cct_max_nodes;
+	d->processes.limits.cct_max_bytes = o->cct_max_bytes;
 	d->processes.limits.held_max_bytes = o->held_max_bytes;
 	d->processes.limits.hold_ns = o->hold_ms * 1000000ull;
 	d->processes.limits.slice_s = o->window_resolution_s;
@@ -28,7 +27,7 @@ void daemon_apply_limits(struct daemon *d)
 	d->processes.period_ns = o->frequency_hz ? 1000000000ull / o->frequency_hz : 0;
 	for (size_t i = 0; i < d->processes.all.n; i++) {
 		struct process *p = d->processes.all.v[i];
-		p->cct.max_nodes = d->processes.limits.cct_max_nodes;
+		cct_set_caps(&p->cct, o->cct_max_nodes, o->cct_max_bytes);
 		p->hold_ns = d->processes.limits.hold_ns;
 		p->held.max_bytes = o->held_max_bytes;
 		p->cct.slices.max_bytes = o->window_max_bytes;

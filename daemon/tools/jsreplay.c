@@ -472,6 +472,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	limits.cct_max_nodes = defaults.cct_max_nodes;
+	limits.cct_max_bytes = defaults.cct_max_bytes;
 	limits.held_max_bytes = defaults.held_max_bytes;
 	limits.hold_ns = defaults.hold_ms * 1000000ull;
 	optind = 1;
