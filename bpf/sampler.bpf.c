@@ -76,6 +76,18 @@ struct {
 	__type(value, struct js_counters);
 } counters SEC(".maps");
 
+/* A page of zeros (array maps start zeroed; nothing writes it): what a
+ * stack page the thread never touched would read as. */
+struct zero_page {
+	__u8 bytes[JS_PAGE_SIZE];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct zero_page);
+} zeros SEC(".maps");
+
 struct vma_bounds {
 	__u64 start;
 	__u64 end;
@@ -179,12 +191,61 @@ static __always_inline void read_anchor_tls(struct js_sample *s, struct task_str
 		s->flags |= JS_SAMPLE_HAS_STATE;
 }
 
-/* Copy [sp, sp+len) into dst. One read when every page is readable, else page
- * by page until the first fault. Returns the number of bytes copied. */
-static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 len, struct js_sample *s,
+/* The state of a page-by-page copy (copy_stack), passed to copy_page. */
+struct page_copy {
+	__u8 *dst;
+	__u64 sp;
+	__u32 len, copied;
+	const struct zero_page *zero; /* NULL: an unreadable page ends the copy */
+	struct js_sample *s;
+	struct js_counters *cnt;
+};
+
+/* One page of a copy (a bpf_loop callback: verified once, not per page).
+ * 1 ends the loop. */
+static long copy_page(__u32 i, void *arg)
+{
+	struct page_copy *c = arg;
+	__u32 copied = c->copied;
+	__u64 chunk;
+	__u8 *to;
+
+	(void)i;
+	if (copied >= c->len || copied >= JS_MAX_FRAGMENT_BYTES)
+		return 1;
+	chunk = JS_PAGE_SIZE - ((c->sp + copied) & (JS_PAGE_SIZE - 1));
+	if (chunk > c->len - copied)
+		chunk = c->len - copied;
+	/* Keep the bound visible to the verifier. */
+	asm volatile("" : "+r"(chunk));
+	if (chunk > JS_PAGE_SIZE || chunk == 0)
+		return 1;
+	to = c->dst + (copied & (JS_MAX_FRAGMENT_BYTES - 1));
+	if (bpf_probe_read_user(to, chunk, (void *)(c->sp + copied)) != 0) {
+		if (!(c->s->flags & JS_SAMPLE_STACK_FAULT) && c->cnt)
+			c->cnt->copy_fault++;
+		c->s->flags |= JS_SAMPLE_STACK_FAULT;
+		if (!c->zero || bpf_probe_read_kernel(to, chunk, c->zero->bytes) != 0)
+			return 1;
+		c->s->flags |= JS_SAMPLE_STACK_HOLE;
+	}
+	c->copied = copied + (__u32)chunk;
+	return 0;
+}
+
+/* Copy [sp, sp+len) into dst. One read when every page is readable, else
+ * page by page. A page that cannot be read (a BPF program cannot fault one
+ * in) ends the copy, unless holes is set (the range lies within the
+ * thread's stack): then it is copied as zeros and the copy goes on. A
+ * function with a frame larger than a page can leave a page of the stack
+ * untouched, which reads as zeros once touched; the words beyond it are
+ * the older frames (HotSpot 25's main thread starting the VM had such a
+ * hole under its first Java frames). Returns the number of bytes copied. */
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 len, bool holes, struct js_sample *s,
 					struct js_counters *cnt)
 {
-	__u32 copied = 0;
+	__u32 zero_key = 0;
+	struct page_copy c = {.dst = dst, .sp = sp, .s = s, .cnt = cnt};
 	__u64 n = len;
 
 	/* Keep the bound visible to the verifier (clang may fold it away). */
@@ -195,30 +256,10 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 len, struct j
 		return 0;
 	if (bpf_probe_read_user(dst, n, (void *)sp) == 0)
 		return (__u32)n;
-	len = (__u32)n;
-
-	for (int i = 0; i < JS_MAX_FRAGMENT_BYTES / JS_PAGE_SIZE + 1; i++) {
-		__u64 chunk;
-
-		if (copied >= len)
-			break;
-		chunk = JS_PAGE_SIZE - ((sp + copied) & (JS_PAGE_SIZE - 1));
-		if (chunk > len - copied)
-			chunk = len - copied;
-		/* Keep the bound visible to the verifier. */
-		asm volatile("" : "+r"(chunk));
-		if (chunk > JS_PAGE_SIZE)
-			break;
-		if (bpf_probe_read_user(dst + (copied & (JS_MAX_FRAGMENT_BYTES - 1)), chunk,
-					(void *)(sp + copied)) != 0) {
-			s->flags |= JS_SAMPLE_STACK_FAULT;
-			if (cnt)
-				cnt->copy_fault++;
-			break;
-		}
-		copied += chunk;
-	}
-	return copied;
+	c.len = (__u32)n;
+	c.zero = holes ? bpf_map_lookup_elem(&zeros, &zero_key) : NULL;
+	bpf_loop(JS_MAX_FRAGMENT_BYTES / JS_PAGE_SIZE + 1, copy_page, &c, 0);
+	return c.copied;
 }
 
 /* A deep thread's copies cover its stack from ti->covered up to the end
@@ -438,10 +479,15 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	if (ti && fill_bytes && (ti->thread_flags & JS_THREAD_FILL_GAPS))
 		fill_gap(s, stack, ti, from, want, cnt);
 
-	__u32 len = copy_stack(stack, from, (__u32)want, s, cnt);
+	/* Holes are zero-filled only where the stack's end is known: the
+	 * copy then ends within the thread's stack. */
+	__u64 len = copy_stack(stack, from, (__u32)want, ti && ti->stack_end, s, cnt);
+	/* Keep the bound visible to the verifier (it comes back from bpf_loop
+	 * through the stack). */
+	asm volatile("" : "+r"(len));
 	if (len > JS_MAX_FRAGMENT_BYTES)
 		len = JS_MAX_FRAGMENT_BYTES;
-	s->stack_len = len;
+	s->stack_len = (__u32)len;
 
 	__u64 avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
 	__u64 rb_flags = BPF_RB_NO_WAKEUP;

@@ -38,7 +38,8 @@ enum js_sample_flags {
 	JS_SAMPLE_KERNEL_MODE = 1u << 0,
 	/* The copy stopped at the fragment limit before the end of the stack. */
 	JS_SAMPLE_STACK_CAPPED = 1u << 1,
-	/* The copy stopped early at an unreadable page. */
+	/* A page of the copy was unreadable: the copy stopped there, or (with
+	 * JS_SAMPLE_STACK_HOLE) went on with the page as zeros. */
 	JS_SAMPLE_STACK_FAULT = 1u << 2,
 	/* anchor_* hold the thread's JavaFrameAnchor as read at sample time. */
 	JS_SAMPLE_HAS_ANCHOR = 1u << 3,
@@ -68,6 +69,10 @@ enum js_sample_flags {
 	 * kernel: stack[] holds stack_len / 8 return addresses from
 	 * bpf_get_stack, innermost first; stack_addr is 0. */
 	JS_SAMPLE_KSTACK = 1u << 12,
+	/* Unreadable pages of the copy (within the thread's stack) were
+	 * copied as zeros: pages the thread never touched (bpf/sampler.bpf.c,
+	 * copy_stack). */
+	JS_SAMPLE_STACK_HOLE = 1u << 13,
 	/* Set by jsampled, never by the BPF program: the daemon cut this
 	 * sample's copy to fit its held-sample queue (sample_queue.c). */
 	JS_SAMPLE_HELD_TRIMMED = 1u << 15,
@@ -204,7 +209,7 @@ struct js_counters {
 	__u64 target;        /* invocations that hit a target process */
 	__u64 emitted;       /* records written to the ring buffer */
 	__u64 ringbuf_full;  /* records dropped: ring buffer full */
-	__u64 copy_fault;    /* copies cut short by an unreadable page */
+	__u64 copy_fault;    /* copies with an unreadable page (cut short there, or zero-filled: JS_SAMPLE_STACK_HOLE) */
 	__u64 no_user_regs;  /* target task without user registers */
 	__u64 vma_lookup_failed; /* stack end unknown: copied up to the limit */
 	__u64 wakeups;       /* forced consumer wake-ups (watermark) */
