@@ -29,6 +29,11 @@
  * sooner and repeatedly, since a listener normally answers in ~100 ms. */
 #define RESEND_FIRST_MS 1000
 #define RESEND_EVERY_MS 2000
+/* The socket is looked for every 10 ms for this long, then every 200 ms:
+ * a JVM sampled since its exec holds its samples until its agent comes
+ * (a stat a poll; polls growing to 200 ms apart kept JDK 25 JVMs, whose
+ * listener comes up 0.1-0.6 s after the exec, waiting 100-200 ms more). */
+#define FAST_POLL_MS 2000
 
 static const char *const names[ATTACH_RESULT_COUNT] = {
 	[ATTACH_OK] = "ok",
@@ -255,10 +260,10 @@ enum attach_result hotspot_attach_run(const struct attach_target *t, const char 
 			goto cleanup;
 		}
 		r = ATTACH_NO_LISTENER;
-		for (unsigned waited = 0, step = 20, resend = RESEND_FIRST_MS;
+		for (unsigned waited = 0, step = 10, resend = RESEND_FIRST_MS;
 		     (r == ATTACH_NO_LISTENER || r == ATTACH_NOT_THE_JVM) && waited < LISTENER_WAIT_MS; waited += step) {
 			sleep_ms(step);
-			step = step < 200 ? step * 2 : 200;
+			step = waited < FAST_POLL_MS ? 10 : 200;
 			r = connect_listener(t, st.nspid, st.euid, &fd);
 			if (r != ATTACH_OK && !instance_alive(t->pidfd)) {
 				r = ATTACH_GONE;

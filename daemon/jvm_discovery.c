@@ -436,7 +436,10 @@ bool discovery_child_exited(struct discovery *d, pid_t child, int ws, uint64_t n
 	case ATTACH_NOT_READY:
 	case ATTACH_NOT_LIVE:
 		c->not_ready++;
-		c->due_ns = now + (c->early ? 50 : 1000) * MS;
+		c->due_ns = now + (c->early ? 20 : 1000) * MS;
+		/* The ticks that check a starting JVM resume at once (they
+		 * stopped while its attach ran): its samples wait for it. */
+		d->early_waiting += c->early;
 		break;
 	default:
 		d->counters.attach_failed++;

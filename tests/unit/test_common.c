@@ -149,6 +149,45 @@ static void test_sample_queue_trims_big_samples(void)
 	sample_queue_free(&q);
 }
 
+/* Still full with every copy at SAMPLE_QUEUE_TRIM_BYTES, the queue cuts
+ * copies to SAMPLE_QUEUE_MIN_BYTES before it drops one: a JVM sampled
+ * since its exec holds its samples until its agent comes. */
+static void test_sample_queue_trims_further(void)
+{
+	const size_t head = sizeof(struct js_sample);
+	struct sample_queue q;
+	uint32_t trimmed = 0, at_min = 0;
+	struct held_sample h;
+	struct js_sample *s;
+
+	sample_queue_init(&q, 4 * (head + SAMPLE_QUEUE_TRIM_BYTES));
+	for (uint32_t i = 0; i < 12; i++) {
+		s = make_sample(4 * SAMPLE_QUEUE_TRIM_BYTES, i);
+		CHECK_EQ(sample_queue_push(&q, s, WAIT_LAYOUT, 0, &trimmed), 0); /* cut, not dropped */
+		free(s);
+		CHECK(q.bytes <= q.max_bytes);
+	}
+	CHECK_EQ(trimmed, 12); /* each sample counted once, however often cut */
+	CHECK_EQ(sample_queue_len(&q), 12);
+	for (uint32_t i = 0; sample_queue_pop(&q, &h); i++) {
+		CHECK_EQ(h.s->tid, i); /* in order */
+		CHECK(h.s->flags & JS_SAMPLE_HELD_TRIMMED);
+		CHECK(h.s->stack_len == SAMPLE_QUEUE_MIN_BYTES || h.s->stack_len == SAMPLE_QUEUE_TRIM_BYTES);
+		at_min += h.s->stack_len == SAMPLE_QUEUE_MIN_BYTES;
+		free(h.s);
+	}
+	CHECK(at_min >= 8);
+	/* Past the last level, the oldest go. */
+	for (uint32_t i = 0; i < 40; i++) {
+		s = make_sample(4 * SAMPLE_QUEUE_TRIM_BYTES, i);
+		CHECK(sample_queue_push(&q, s, WAIT_LAYOUT, 0, &trimmed) >= 0);
+		free(s);
+	}
+	CHECK(q.bytes <= q.max_bytes);
+	CHECK(sample_queue_len(&q) < 40);
+	sample_queue_free(&q);
+}
+
 static void test_sample_queue_bounded(void)
 {
 	struct sample_queue q;
@@ -235,6 +274,7 @@ int main(void)
 	RUN(test_u64_map_against_reference);
 	RUN(test_sample_queue_bounded);
 	RUN(test_sample_queue_trims_big_samples);
+	RUN(test_sample_queue_trims_further);
 	RUN(test_string_pool);
 	RUN(test_safe_text);
 	return CHECK_DONE();
