@@ -36,11 +36,9 @@ struct recording {
 	/* The current entry's payload (aligned: payloads are structs). */
 	uint8_t *buf;
 	uint32_t cap;
-	/* The threads' last stacks (REC_SAMPLE_SHARED), and a sample rebuilt
-	 * from one. */
+	/* The threads' last stacks (REC_SAMPLE_SHARED); reading, also the
+	 * buffers samples are read into. */
 	struct recording_stacks stacks;
-	uint8_t *sample;
-	uint32_t sample_cap;
 };
 
 /* Compresses what is buffered (ending the frame at the close) and writes it. */
@@ -124,7 +122,6 @@ void recording_close(struct recording *r)
 	free(r->in);
 	free(r->out);
 	free(r->buf);
-	free(r->sample);
 	recording_stacks_free(&r->stacks);
 	free(r);
 }
@@ -309,28 +306,46 @@ static bool reserve(uint8_t **buf, uint32_t *cap, uint32_t n)
 	return true;
 }
 
-/* The whole sample of a REC_SAMPLE_SHARED entry (in r->buf, len bytes),
- * returned as a REC_SAMPLE; -1 if it is malformed or names a stack the
- * file has not shown. */
-static int rebuild_sample(struct recording *r, uint8_t *type, const uint8_t **payload, uint32_t *len)
+/* The rest of an entry whose first have bytes (the header h) were read,
+ * returned as it is, in r->buf. */
+static int read_rest(struct recording *r, const struct js_sample *h, uint32_t have, const uint8_t **payload,
+		     uint32_t len)
 {
-	struct js_sample h;
-	uint32_t shared, whole;
+	if (!reserve(&r->buf, &r->cap, len))
+		return -1;
+	memcpy(r->buf, h, have);
+	if (read_bytes(r, r->buf + have, len - have) != (long)(len - have))
+		return -1;
+	*payload = r->buf;
+	return 1;
+}
 
-	if (*len < sizeof(h) + 4)
+/* A REC_SAMPLE or REC_SAMPLE_SHARED entry of len bytes, read into its
+ * thread's buffer beside its last sample (recording_stacks.h) and returned
+ * whole, as a REC_SAMPLE; -1 if it is malformed or names a stack the file
+ * has not shown. A REC_SAMPLE that is no whole sample comes back as read. */
+static int read_sample(struct recording *r, uint8_t *type, const uint8_t **payload, uint32_t *len)
+{
+	const bool delta = *type == REC_SAMPLE_SHARED;
+	struct js_sample h, *s;
+	uint32_t shared = 0;
+
+	if (*len < sizeof(h) + (delta ? 4 : 0) || read_bytes(r, &h, sizeof(h)) != (long)sizeof(h) ||
+	    (delta && read_bytes(r, &shared, 4) != 4))
 		return -1;
-	memcpy(&h, r->buf, sizeof(h));
-	memcpy(&shared, r->buf + sizeof(h), 4);
-	if (shared > h.stack_len || h.stack_len > JS_MAX_FRAGMENT_BYTES ||
-	    *len != sizeof(h) + 4 + (h.stack_len - shared))
+	if (!delta && *len != sizeof(h) + (uint64_t)h.stack_len)
+		return read_rest(r, &h, sizeof(h), payload, *len);
+	if (delta && (shared > h.stack_len || h.stack_len > JS_MAX_FRAGMENT_BYTES ||
+		      *len != sizeof(h) + 4 + (h.stack_len - shared)))
 		return -1;
-	whole = (uint32_t)sizeof(h) + h.stack_len;
-	if (!reserve(&r->sample, &r->sample_cap, whole) ||
-	    !recording_stacks_rebuild(&r->stacks, &h, shared, r->buf + sizeof(h) + 4, r->sample))
+	if (!(s = recording_stacks_next(&r->stacks, &h, shared)))
+		return delta ? -1 : read_rest(r, &h, sizeof(h), payload, *len);
+	if (read_bytes(r, s->stack, h.stack_len - shared) != (long)(h.stack_len - shared))
 		return -1;
+	recording_stacks_keep(&r->stacks, s);
 	*type = REC_SAMPLE;
-	*payload = r->sample;
-	*len = whole;
+	*payload = (const uint8_t *)s;
+	*len = (uint32_t)sizeof(h) + h.stack_len;
 	return 1;
 }
 
@@ -351,14 +366,12 @@ int recording_next(struct recording *r, uint8_t *type, pid_t *pid, uint64_t *tim
 	memcpy(&l, hdr + 13, 4);
 	if (l > RECORDING_MAX_ENTRY)
 		return -1;
+	*pid = (pid_t)p;
+	*len = l;
+	if ((*type == REC_SAMPLE && l >= sizeof(struct js_sample)) || *type == REC_SAMPLE_SHARED)
+		return read_sample(r, type, payload, len);
 	if (!reserve(&r->buf, &r->cap, l) || (l && read_bytes(r, r->buf, l) != (long)l))
 		return -1;
-	*pid = (pid_t)p;
 	*payload = r->buf;
-	*len = l;
-	if (*type == REC_SAMPLE && whole_sample(r->buf, l))
-		recording_stacks_saw(&r->stacks, (const struct js_sample *)r->buf);
-	else if (*type == REC_SAMPLE_SHARED)
-		return rebuild_sample(r, type, payload, len);
 	return 1;
 }

@@ -7,8 +7,11 @@
 
 void recording_stacks_free(struct recording_stacks *t)
 {
-	for (uint32_t i = 0; i < RECORDING_STACK_SLOTS; i++)
+	for (uint32_t i = 0; i < RECORDING_STACK_SLOTS; i++) {
 		free(t->slot[i].bytes);
+		free(t->slot[i].last);
+		free(t->slot[i].next);
+	}
 	memset(t, 0, sizeof(*t));
 }
 
@@ -93,28 +96,58 @@ uint32_t recording_stacks_put(struct recording_stacks *t, const struct js_sample
 	return same;
 }
 
-void recording_stacks_saw(struct recording_stacks *t, const struct js_sample *s)
-{
-	uint64_t end;
-
-	if (end_of(s, &end))
-		keep(slot_of(t, s->pid, s->tid), s, end, s->stack, 0);
-}
-
-bool recording_stacks_rebuild(struct recording_stacks *t, const struct js_sample *h, uint32_t shared,
-			      const uint8_t *top, uint8_t *out)
+struct js_sample *recording_stacks_next(struct recording_stacks *t, const struct js_sample *h, uint32_t shared)
 {
 	struct recording_stack_slot *sl = slot_of(t, h->pid, h->tid);
-	uint8_t *stack = out + sizeof(*h);
+	uint32_t whole = (uint32_t)sizeof(*h) + h->stack_len;
+	struct js_sample *s;
 	uint64_t end;
 
-	if (!end_of(h, &end) || shared > h->stack_len || !holds(sl, h, end) || shared > sl->len)
-		return false;
-	memcpy(out, h, sizeof(*h));
-	memcpy(stack, top, h->stack_len - shared);
+	if (!end_of(h, &end) || shared > h->stack_len)
+		return NULL;
+	if (shared && (!holds(sl, h, end) || !sl->last || shared > sl->last->stack_len))
+		return NULL;
+	/* As the writer's keep: a longer copy, or no memory, empties the
+	 * slot (the writer then wrote the thread's next sample whole, or
+	 * the file reads as corrupt where it did not). */
+	if (h->stack_len > JS_MAX_FRAGMENT_BYTES) {
+		sl->used = false;
+		return NULL;
+	}
+	if (whole > sl->next_cap) {
+		free(sl->next);
+		sl->next_cap = 0;
+		if (!(sl->next = malloc(whole))) {
+			sl->used = false;
+			return NULL;
+		}
+		sl->next_cap = whole;
+	}
+	s = sl->next;
+	memcpy(s, h, sizeof(*h));
 	if (shared)
-		memcpy(stack + h->stack_len - shared, sl->bytes + sl->cap - shared, shared);
-	keep(sl, h, end, stack, shared);
+		memcpy(s->stack + h->stack_len - shared, sl->last->stack + sl->last->stack_len - shared, shared);
 	t->shared_bytes += shared;
-	return true;
+	return s;
+}
+
+void recording_stacks_keep(struct recording_stacks *t, struct js_sample *s)
+{
+	struct recording_stack_slot *sl = slot_of(t, s->pid, s->tid);
+	struct js_sample *was = sl->last;
+	uint32_t was_cap = sl->last_cap;
+	uint64_t end;
+
+	if (s != sl->next || !end_of(s, &end)) {
+		sl->used = false;
+		return;
+	}
+	sl->last = sl->next;
+	sl->last_cap = sl->next_cap;
+	sl->next = was;
+	sl->next_cap = was_cap;
+	sl->used = true;
+	sl->pid = s->pid;
+	sl->tid = s->tid;
+	sl->end = end;
 }

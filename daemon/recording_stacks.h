@@ -15,7 +15,11 @@
  * (pid, tid) and keeps stacks of at most JS_MAX_FRAGMENT_BYTES: a thread
  * whose slot another took, or a longer copy, is written whole. A reader
  * that runs out of memory for a slot the writer had finds the file
- * corrupt at the next entry naming it.
+ * corrupt at the next entry naming it. The reader keeps a thread's last
+ * sample whole and builds the next one in a second buffer beside it (then
+ * the two swap): the bytes read from the file go straight into place, and
+ * only the shared bottom is copied (a replay of Jython's recording spent
+ * a tenth of its time copying each stack three times more).
  */
 #ifndef JSAMPLED_RECORDING_STACKS_H
 #define JSAMPLED_RECORDING_STACKS_H
@@ -33,8 +37,13 @@ struct recording_stack_slot {
 	bool used;
 	uint32_t pid, tid;
 	uint64_t end;      /* address just past the stack's last byte */
+	/* Writer: the stack, its last byte at bytes[cap - 1]. */
 	uint32_t len, cap;
-	uint8_t *bytes;    /* the stack's last byte at bytes[cap - 1] */
+	uint8_t *bytes;
+	/* Reader: the thread's last sample, whole, and a buffer for its next
+	 * (sizes in bytes). */
+	struct js_sample *last, *next;
+	uint32_t last_cap, next_cap;
 };
 
 struct recording_stacks {
@@ -48,13 +57,14 @@ void recording_stacks_free(struct recording_stacks *t);
  * (a multiple of 8, 0 if fewer than RECORDING_MIN_SHARED); then s is the
  * thread's last stack. */
 uint32_t recording_stacks_put(struct recording_stacks *t, const struct js_sample *s);
-/* Reader: a whole sample, as the writer's put saw it. */
-void recording_stacks_saw(struct recording_stacks *t, const struct js_sample *s);
-/* Reader: rebuilds into out (room for sizeof(*h) + h->stack_len bytes) the
- * sample of header h whose stack is top (h->stack_len - shared bytes) and
- * the thread's last stack's bottom shared bytes; then it is the thread's
- * last stack. false if the table holds no such bottom (a corrupt file). */
-bool recording_stacks_rebuild(struct recording_stacks *t, const struct js_sample *h, uint32_t shared,
-			      const uint8_t *top, uint8_t *out);
+/* Reader: room for the sample of header h (h->stack_len at most
+ * JS_MAX_FRAGMENT_BYTES) whose stack's last shared bytes (0: none) are its
+ * thread's last stack's: the header and that bottom are in place, and the
+ * caller reads the first h->stack_len - shared bytes into its stack. NULL
+ * if the table holds no such bottom (a corrupt file) or without memory. */
+struct js_sample *recording_stacks_next(struct recording_stacks *t, const struct js_sample *h, uint32_t shared);
+/* Reader: the sample recording_stacks_next gave, read whole, is its
+ * thread's last from now on (valid until the thread's next one but one). */
+void recording_stacks_keep(struct recording_stacks *t, struct js_sample *s);
 
 #endif
