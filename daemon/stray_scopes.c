@@ -72,8 +72,9 @@ static int cmp_candidate(const void *a, const void *b)
  * middle of another call's code), grouped by scope; the largest group
  * whose descriptors sit in code of at least two different calls (a node
  * shared across the method; two inlined calls unrolled in one loop only
- * interleave with each other) is marked. false when none qualifies. */
-static bool mark_round(struct code_blob *b, struct candidate *c, uint32_t *prev, uint32_t *next)
+ * interleave with each other) is marked. Returns one of the marked
+ * descriptors, NONE when none qualifies. */
+static uint32_t mark_round(struct code_blob *b, struct candidate *c, uint32_t *prev, uint32_t *next)
 {
 	uint32_t last = NONE, n = 0, best_from = 0, best_n = 0;
 
@@ -118,17 +119,63 @@ static bool mark_round(struct code_blob *b, struct candidate *c, uint32_t *prev,
 		}
 	}
 	if (!best_n)
-		return false;
+		return NONE;
 	for (uint32_t k = best_from; k < n && c[k].hash == c[best_from].hash; k++)
 		if (c[k].index != NONE)
 			b->pcs[c[k].index].stray = true;
-	return true;
+	return c[best_from].index;
+}
+
+/* Whether descriptor i has the scope of one of the shared nodes found. */
+static bool of_shared_node(const struct code_blob *b, uint32_t i, const uint32_t *found, int nfound)
+{
+	for (int k = 0; k < nfound; k++)
+		if (same_scope(b, &b->pcs[i], &b->pcs[found[k]]))
+			return true;
+	return false;
+}
+
+/* Shared nodes' descriptors also come in runs (JDK 25's C2 put phaseHash's
+ * and phaseRecurse's shared `sink` node one after the other amid
+ * phaseMatrix's loop), where none stands alone: with the scopes the rounds
+ * found seen through, a descriptor of one of them between two kept
+ * descriptors of one call unrelated to it is stray too. */
+static void mark_runs(struct code_blob *b, const uint32_t *found, int nfound, uint32_t *prev, uint32_t *next,
+		      bool *shared)
+{
+	uint32_t last = NONE;
+
+	for (uint32_t i = 0; i < b->npcs; i++)
+		shared[i] = b->pcs[i].stray || of_shared_node(b, i, found, nfound);
+	for (uint32_t i = 0; i < b->npcs; i++) {
+		prev[i] = last;
+		if (!shared[i])
+			last = i;
+	}
+	last = NONE;
+	for (uint32_t i = b->npcs; i-- > 0;) {
+		next[i] = last;
+		if (!shared[i])
+			last = i;
+	}
+	for (uint32_t i = 0; i < b->npcs; i++) {
+		const struct pc_scope *s = &b->pcs[i], *p, *q;
+
+		if (s->stray || !shared[i] || prev[i] == NONE || next[i] == NONE)
+			continue;
+		p = &b->pcs[prev[i]];
+		q = &b->pcs[next[i]];
+		if (unrelated(b, s, p) && unrelated(b, s, q) && !unrelated(b, p, q))
+			b->pcs[i].stray = true;
+	}
 }
 
 void stray_scopes_mark(struct code_blob *b)
 {
 	struct candidate *c = NULL;
-	uint32_t *prev = NULL, *next = NULL;
+	uint32_t *prev = NULL, *next = NULL, found[STRAY_ROUNDS];
+	bool *shared = NULL;
+	int nfound = 0;
 
 	for (uint32_t i = 0; i < b->npcs; i++)
 		b->pcs[i].stray = false;
@@ -137,12 +184,16 @@ void stray_scopes_mark(struct code_blob *b)
 	c = malloc(b->npcs * sizeof(*c));
 	prev = malloc(b->npcs * sizeof(*prev));
 	next = malloc(b->npcs * sizeof(*next));
-	if (!c || !prev || !next)
+	shared = malloc(b->npcs * sizeof(*shared));
+	if (!c || !prev || !next || !shared)
 		goto cleanup; /* only the attribution is coarser */
-	for (int round = 0; round < STRAY_ROUNDS && mark_round(b, c, prev, next); round++)
-		;
+	while (nfound < STRAY_ROUNDS && (found[nfound] = mark_round(b, c, prev, next)) != NONE)
+		nfound++;
+	if (nfound)
+		mark_runs(b, found, nfound, prev, next, shared);
 cleanup:
 	free(c);
 	free(prev);
 	free(next);
+	free(shared);
 }

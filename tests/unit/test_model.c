@@ -381,6 +381,67 @@ static void test_stray_scopes(void)
 	jvm_model_free(&m);
 }
 
+/* Shared nodes' descriptors in a run, none standing alone (JDK 25's
+ * runPhase: phaseHash's and phaseRecurse's `sink` nodes one after the
+ * other in phaseMatrix's loop, 0.7 % of the profile charged to phaseHash):
+ * once the rounds know their scopes, the run is stray too. */
+static void test_stray_scope_runs(void)
+{
+	enum { RUNPHASE = 1, HASH = 2, MATRIX = 3, RECURSE = 4, FIB = 5 };
+	static const struct test_scope scopes[] = {
+		{0x10, 1, {RUNPHASE}, {-1}},
+		{0x20, 2, {MATRIX, RUNPHASE}, {97, 29}},
+		{0x28, 2, {HASH, RUNPHASE}, {54, 36}}, /* alone in phaseMatrix's code */
+		{0x30, 2, {MATRIX, RUNPHASE}, {118, 29}},
+		{0x38, 2, {HASH, RUNPHASE}, {54, 36}},
+		{0x40, 2, {MATRIX, RUNPHASE}, {97, 29}},
+		{0x48, 2, {RECURSE, RUNPHASE}, {20, 50}}, /* alone too */
+		{0x50, 2, {MATRIX, RUNPHASE}, {118, 29}},
+		{0x58, 2, {HASH, RUNPHASE}, {54, 36}}, /* a run of three */
+		{0x60, 2, {RECURSE, RUNPHASE}, {20, 50}},
+		{0x68, 2, {HASH, RUNPHASE}, {54, 36}},
+		{0x70, 2, {MATRIX, RUNPHASE}, {142, 29}},
+		{0x78, 2, {RECURSE, RUNPHASE}, {20, 50}},
+		{0x80, 2, {MATRIX, RUNPHASE}, {148, 29}},
+		{0x90, 3, {FIB, RECURSE, RUNPHASE}, {13, 12, 50}}, /* in phaseRecurse's code */
+		{0x98, 2, {HASH, RUNPHASE}, {54, 36}},
+		{0xa0, 3, {FIB, RECURSE, RUNPHASE}, {19, 12, 50}},
+		{0xa8, 2, {RECURSE, RUNPHASE}, {20, 50}}, /* phaseRecurse's own */
+		{0xb0, 2, {HASH, RUNPHASE}, {60, 36}},
+		{0xb8, 2, {HASH, RUNPHASE}, {54, 36}}, /* phaseHash's own */
+		{0xc0, 2, {HASH, RUNPHASE}, {66, 36}},
+		{0xc8, 2, {RECURSE, RUNPHASE}, {20, 50}}, /* alone in phaseHash's code */
+		{0xd0, 2, {HASH, RUNPHASE}, {60, 36}},
+	};
+	const struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x100,
+				    .frame_size = 4, .frame_complete = 8, .method_id = RUNPHASE,
+				    .scopes = scopes, .nscopes = sizeof(scopes) / sizeof(scopes[0])};
+	const struct code_blob *b;
+	const struct pc_scope *sc;
+	struct jvm_model m;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &c) == 0);
+	b = codemap_find(&m.code, 0x1000, 0);
+	CHECK(b != NULL);
+	if (b) {
+		/* Before the run, and inside it: phaseMatrix's next descriptor. */
+		sc = code_blob_scope(b, 0x1054, false);
+		CHECK(sc && sc->pc_offset == 0x70 && b->frames[sc->first].method_id == MATRIX);
+		sc = code_blob_scope(b, 0x1064, false);
+		CHECK(sc && sc->pc_offset == 0x70 && b->frames[sc->first].method_id == MATRIX);
+		/* The owners' own code keeps its descriptors. */
+		sc = code_blob_scope(b, 0x10b4, false);
+		CHECK(sc && sc->pc_offset == 0xb8 && b->frames[sc->first].method_id == HASH);
+		sc = code_blob_scope(b, 0x10a4, false);
+		CHECK(sc && sc->pc_offset == 0xa8 && b->frames[sc->first].method_id == RECURSE);
+		/* Return addresses are exact. */
+		sc = code_blob_scope(b, 0x1058, true);
+		CHECK(sc && sc->pc_offset == 0x58 && b->frames[sc->first].method_id == HASH);
+	}
+	jvm_model_free(&m);
+}
+
 static void test_lying_code_records(void)
 {
 	struct jvm_model m;
@@ -790,6 +851,7 @@ int main(void)
 	RUN(test_index_merges_and_removals);
 	RUN(test_scopes_and_states);
 	RUN(test_stray_scopes);
+	RUN(test_stray_scope_runs);
 	RUN(test_class_unload);
 	RUN(test_lying_code_records);
 	RUN(test_methods);
