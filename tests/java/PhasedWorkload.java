@@ -16,6 +16,10 @@ import java.util.Map;
  * Every phase call is accounted. With THREADS > 1, that many threads run the
  * phases and their times are summed. The report is one line per phase,
  * "phase NAME CPU_NS", and "total CPU_NS".
+ * With -Dphased.timeline=FILE, each thread also notes when every phase call
+ * began and ended (System.nanoTime: CLOCK_MONOTONIC, the samples' clock)
+ * and its Linux thread id, and FILE gets lines "tl TID NS PHASE" (PHASE -1:
+ * the call ended): the truth for each sample (check_sample_truth.py).
  */
 public class PhasedWorkload {
     static volatile long sink;
@@ -83,15 +87,35 @@ public class PhasedWorkload {
     // Work per round, chosen so the shares differ (roughly 15:25:20:40 in time).
     static final int[] REPS = {3, 70, 3, 125};
 
+    static final String TIMELINE = System.getProperty("phased.timeline");
+    static final java.util.concurrent.ConcurrentLinkedQueue<String> TIMELINES =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+
     /** Runs rounds of all phases until the deadline, adding each phase's CPU time. */
     static void work(long end, long[] cpu) {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        int max = TIMELINE == null ? 0 : 1 << 20, n = 0;
+        long[] at = new long[max];
+        int[] phase = new int[max];
         while (System.nanoTime() < end) {
             for (int p = 0; p < NAMES.length; p++) {
                 long t0 = mx.getCurrentThreadCpuTime();
+                if (n + 2 <= max) { at[n] = System.nanoTime(); phase[n++] = p; }
                 runPhase(p, REPS[p]);
+                if (n + 1 <= max) { at[n] = System.nanoTime(); phase[n++] = -1; }
                 cpu[p] += mx.getCurrentThreadCpuTime() - t0;
             }
+        }
+        if (TIMELINE != null) {
+            String tid;
+            try {
+                tid = java.nio.file.Files.readSymbolicLink(java.nio.file.Paths.get("/proc/thread-self")).getFileName().toString();
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("no /proc/thread-self", e);
+            }
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < n; i++) sb.append("tl ").append(tid).append(' ').append(at[i]).append(' ').append(phase[i]).append('\n');
+            TIMELINES.add(sb.toString());
         }
     }
 
@@ -124,6 +148,11 @@ public class PhasedWorkload {
             total += sum;
         }
         System.out.println("total " + total);
+        if (TIMELINE != null) {
+            try (java.io.PrintWriter w = new java.io.PrintWriter(TIMELINE)) {
+                for (String t : TIMELINES) w.print(t);
+            }
+        }
         System.out.flush();
         if (goFile != null) {
             long give_up = System.nanoTime() + 60_000_000_000L;
