@@ -26,7 +26,8 @@ struct held_sample {
  * attached under its thread's known context): to SAMPLE_QUEUE_TRIM_BYTES,
  * and, still full, to SAMPLE_QUEUE_MIN_BYTES, before anything is dropped.
  * At 10 kHz a starting JVM's samples, 6 KiB each, fill 16 MiB in a quarter
- * of a second, and JDK 25 admits its agent 0.1-0.9 s after the exec. */
+ * of a second, and a JDK 25 JVM admits its agent 0.1-0.25 s after the exec
+ * (up to 1 s under load). */
 #define SAMPLE_QUEUE_TRIM_BYTES 4096u
 #define SAMPLE_QUEUE_MIN_BYTES 1024u
 #define SAMPLE_QUEUE_TRIM_LEVELS 2
