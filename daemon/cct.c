@@ -108,7 +108,9 @@ static size_t tree_bytes(const struct cct *c)
  * node's room for the root's. */
 static size_t nodes_budget(const struct cct *c)
 {
-	return c->max_bytes - c->max_bytes / 32 - NODE_BYTES;
+	size_t kept = c->max_bytes / 32 + NODE_BYTES;
+
+	return c->max_bytes > kept ? c->max_bytes - kept : 0;
 }
 
 /* Grows the node array and its hints together to room for n nodes, more

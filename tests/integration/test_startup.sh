@@ -83,6 +83,8 @@ tvd() {
 	cat "$TMP/$name.accuracy" >&2
 	awk '/^total variation distance/ {print $4}' "$TMP/$name.accuracy"
 }
+# close_enough TVD: within the bound.
+close_enough() { "$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 0.005 else 1)" "$1"; }
 start_plain_jvm phased PhasedWorkload 10 - 2
 PHASED=$JVM_PID
 wait "$PHASED" || fail "the phased JVM failed: $(cat "$TMP/phased.err")"
@@ -95,7 +97,7 @@ start_jvm atstart PhasedWorkload 10 - 2
 AT_START=$JVM_PID
 wait "$AT_START" || fail "the phased JVM with -agentpath failed: $(cat "$TMP/atstart.err")"
 base=$(tvd "$AT_START" atstart)
-"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 0.005 else 1)" "$zero" ||
+close_enough "$zero" ||
 	fail "zero-config lands $zero total variation distance from the measured phases (limit 0.005; with -agentpath: $base)"
 note "2. a 10-s phased program: total variation distance $zero profiled zero-config (limit 0.005), $base with -agentpath"
 # And on JDK 25, zero-config: its C2 puts shared nodes' descriptors in runs
@@ -104,7 +106,7 @@ JAVA=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java start_plain_jvm p
 PHASED25=$JVM_PID
 wait "$PHASED25" || fail "the JDK 25 phased JVM failed: $(cat "$TMP/phased25.err")"
 zero25=$(tvd "$PHASED25" phased25)
-"$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) <= 0.005 else 1)" "$zero25" ||
+close_enough "$zero25" ||
 	fail "zero-config on JDK 25 lands $zero25 total variation distance from the measured phases (limit 0.005)"
 note "2. on JDK 25: total variation distance $zero25 profiled zero-config (limit 0.005)"
 
