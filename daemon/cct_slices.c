@@ -26,13 +26,13 @@ void cct_slices_set_finest(struct cct_slices *s, uint32_t finest_s)
 
 static size_t slice_bytes(const struct cct_slice *sl)
 {
-	return sl->open ? u64_map_bytes(&sl->counts) : sl->closed.cap * sizeof(struct slice_count);
+	return (sl->counts.cap + sl->pending.cap) * sizeof(struct slice_count);
 }
 
 static void slice_free(struct cct_slice *sl)
 {
-	u64_map_free(&sl->counts);
-	vec_free(&sl->closed);
+	vec_free(&sl->counts);
+	vec_free(&sl->pending);
 }
 
 void cct_slices_free(struct cct_slices *s)
@@ -58,50 +58,104 @@ static int by_node(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* An open slice's map becomes a sorted array (a third of the memory). */
+/* Sorts v[0..n) by node, stable, through tmp (n entries): least
+ * significant 11 bits first, skipping the digits every node has zero. */
+static void sort_by_node(struct slice_count *v, struct slice_count *tmp, size_t n)
+{
+	struct slice_count *from = v, *to = tmp;
+	uint32_t any = 0;
+
+	for (size_t i = 0; i < n; i++)
+		any |= v[i].node;
+	for (unsigned shift = 0; shift < 32 && (any >> shift); shift += 11) {
+		size_t at[2048] = {0}, sum = 0;
+
+		for (size_t i = 0; i < n; i++)
+			at[(from[i].node >> shift) & 2047]++;
+		for (size_t d = 0; d < 2048; d++) {
+			size_t c = at[d];
+			at[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[at[(from[i].node >> shift) & 2047]++] = from[i];
+		struct slice_count *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+}
+
+/* Merges a[0..na) and b[0..nb), each ascending by node (b may repeat
+ * one), into out, one entry a node; the count of entries. */
+static size_t merge_counts(const struct slice_count *a, size_t na, const struct slice_count *b, size_t nb,
+			   struct slice_count *out)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < na || j < nb) {
+		struct slice_count c = j == nb || (i < na && a[i].node <= b[j].node) ? a[i++] : b[j++];
+
+		if (k && out[k - 1].node == c.node)
+			out[k - 1].count += c.count;
+		else
+			out[k++] = c;
+	}
+	return k;
+}
+
+/* Folds an open slice's pending counts into its sorted ones. */
+static int fold_pending(struct cct_slices *s, struct cct_slice *sl)
+{
+	size_t n = sl->pending.n, room = sl->counts.n + n, before = slice_bytes(sl);
+	struct slice_count *tmp, *m;
+
+	if (!n)
+		return 0;
+	if (!(tmp = malloc(n * sizeof(*tmp))))
+		return -1;
+	sort_by_node(sl->pending.v, tmp, n);
+	free(tmp);
+	if (!(m = malloc(room * sizeof(*m))))
+		return -1;
+	sl->counts.n = merge_counts(sl->counts.v, sl->counts.n, sl->pending.v, n, m);
+	free(sl->counts.v);
+	sl->counts.v = m;
+	sl->counts.cap = room;
+	sl->pending.n = 0;
+	s->bytes = s->bytes - before + slice_bytes(sl);
+	return 0;
+}
+
+/* An open slice's last counts are folded in and its log goes. */
 static int slice_close(struct cct_slices *s, struct cct_slice *sl)
 {
-	size_t before = slice_bytes(sl);
+	size_t before;
 
 	if (!sl->open)
 		return 0;
-	for (size_t i = 0; i < sl->counts.cap; i++) {
-		if (!sl->counts.slots[i].key)
-			continue;
-		struct slice_count c = {.node = (uint32_t)(sl->counts.slots[i].key - 1), .count = sl->counts.slots[i].val};
-		if (vec_push(&sl->closed, c) != 0)
-			return -1;
-	}
-	qsort(sl->closed.v, sl->closed.n, sizeof(*sl->closed.v), by_node);
-	u64_map_free(&sl->counts);
+	if (fold_pending(s, sl) != 0)
+		return -1;
+	before = slice_bytes(sl);
+	vec_free(&sl->pending);
 	sl->open = false;
 	s->bytes = s->bytes - before + slice_bytes(sl);
 	return 0;
 }
 
-/* Merges closed slice b into closed slice a (both sorted by node). */
+/* Merges closed slice b into closed slice a. */
 static int slice_merge(struct cct_slices *s, struct cct_slice *a, struct cct_slice *b)
 {
-	size_t room = a->closed.n + b->closed.n + 1;
+	size_t room = a->counts.n + b->counts.n + 1, before = slice_bytes(a) + slice_bytes(b);
 	struct slice_count *m = malloc(room * sizeof(*m));
-	size_t i = 0, j = 0, k = 0, before = slice_bytes(a) + slice_bytes(b);
 
 	if (!m)
 		return -1;
-	while (i < a->closed.n || j < b->closed.n) {
-		if (j == b->closed.n || (i < a->closed.n && a->closed.v[i].node < b->closed.v[j].node))
-			m[k++] = a->closed.v[i++];
-		else if (i == a->closed.n || b->closed.v[j].node < a->closed.v[i].node)
-			m[k++] = b->closed.v[j++];
-		else {
-			m[k] = a->closed.v[i++];
-			m[k++].count += b->closed.v[j++].count;
-		}
-	}
-	free(a->closed.v);
-	a->closed.v = m;
-	a->closed.n = k;
-	a->closed.cap = room;
+	a->counts.n = merge_counts(a->counts.v, a->counts.n, b->counts.v, b->counts.n, m);
+	free(a->counts.v);
+	a->counts.v = m;
+	a->counts.cap = room;
 	a->samples += b->samples;
 	slice_free(b);
 	b->samples = 0;
@@ -123,7 +177,6 @@ static struct cct_slice *slice_insert(struct cct_slices *s, size_t at, int64_t s
 {
 	struct cct_slice fresh = {.start_s = start, .span_s = s->span[0], .open = true};
 
-	u64_map_init(&fresh.counts);
 	if (vec_grow(&s->v) != 0)
 		return NULL;
 	memmove(&s->v.v[at + 1], &s->v.v[at], (s->v.n - at) * sizeof(s->v.v[0]));
@@ -134,41 +187,36 @@ static struct cct_slice *slice_insert(struct cct_slices *s, size_t at, int64_t s
 
 static int slice_count_add(struct cct_slices *s, struct cct_slice *sl, uint32_t node, uint64_t count)
 {
+	struct slice_count c = {.node = node, .count = count};
+
 	sl->samples += count;
 	if (sl->open) {
-		uint64_t *v = u64_map_get(&sl->counts, (uint64_t)node + 1);
-		size_t before;
+		size_t before = sl->pending.cap;
 
-		if (v) {
-			*v += count;
-			return 0;
-		}
-		before = u64_map_bytes(&sl->counts);
-		if (u64_map_put(&sl->counts, (uint64_t)node + 1, count) != 0)
+		if (vec_push(&sl->pending, c) != 0)
 			return -1;
-		s->bytes += u64_map_bytes(&sl->counts) - before;
-		return 0;
+		s->bytes += (sl->pending.cap - before) * sizeof(c);
+		return sl->pending.n >= SLICE_PENDING_BATCH ? fold_pending(s, sl) : 0;
 	}
 	/* A late sample in a closed slice: rare, an insertion in order. */
-	struct slice_count c = {.node = node, .count = count};
-	size_t lo = 0, hi = sl->closed.n;
+	size_t lo = 0, hi = sl->counts.n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (sl->closed.v[mid].node < node)
+		if (sl->counts.v[mid].node < node)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < sl->closed.n && sl->closed.v[lo].node == node) {
-		sl->closed.v[lo].count += count;
+	if (lo < sl->counts.n && sl->counts.v[lo].node == node) {
+		sl->counts.v[lo].count += count;
 		return 0;
 	}
 	size_t before = slice_bytes(sl);
-	if (vec_grow(&sl->closed) != 0)
+	if (vec_grow(&sl->counts) != 0)
 		return -1;
-	memmove(&sl->closed.v[lo + 1], &sl->closed.v[lo], (sl->closed.n - lo) * sizeof(c));
-	sl->closed.v[lo] = c;
-	sl->closed.n++;
+	memmove(&sl->counts.v[lo + 1], &sl->counts.v[lo], (sl->counts.n - lo) * sizeof(c));
+	sl->counts.v[lo] = c;
+	sl->counts.n++;
 	s->bytes += slice_bytes(sl) - before;
 	return 0;
 }
@@ -308,15 +356,12 @@ void cct_slices_window(const struct cct_slices *s, uint64_t *counts, size_t n, s
 		if (end > w->covered_until)
 			w->covered_until = end;
 		w->samples += sl->samples;
-		if (sl->open) {
-			for (size_t k = 0; k < sl->counts.cap; k++)
-				if (sl->counts.slots[k].key && sl->counts.slots[k].key - 1 < n)
-					counts[sl->counts.slots[k].key - 1] += sl->counts.slots[k].val;
-		} else {
-			for (size_t k = 0; k < sl->closed.n; k++)
-				if (sl->closed.v[k].node < n)
-					counts[sl->closed.v[k].node] += sl->closed.v[k].count;
-		}
+		for (size_t k = 0; k < sl->counts.n; k++)
+			if (sl->counts.v[k].node < n)
+				counts[sl->counts.v[k].node] += sl->counts.v[k].count;
+		for (size_t k = 0; k < sl->pending.n; k++)
+			if (sl->pending.v[k].node < n)
+				counts[sl->pending.v[k].node] += sl->pending.v[k].count;
 	}
 	/* Nothing before the first sample or after the last is claimed. */
 	if (w->covered_until) {
@@ -343,14 +388,13 @@ int cct_slices_restore(struct cct_slices *s, int64_t start_s, uint32_t span_s, u
 		else
 			counts[k++] = counts[i];
 	}
-	u64_map_init(&sl.counts);
 	for (size_t i = 0; i < k; i++)
-		if (vec_push(&sl.closed, counts[i]) != 0) {
-			vec_free(&sl.closed);
+		if (vec_push(&sl.counts, counts[i]) != 0) {
+			vec_free(&sl.counts);
 			return -1;
 		}
 	if (vec_push(&s->v, sl) != 0) {
-		vec_free(&sl.closed);
+		vec_free(&sl.counts);
 		return -1;
 	}
 	s->bytes += slice_bytes(&s->v.v[s->v.n - 1]);

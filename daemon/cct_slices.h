@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../userspace/common/u64_map.h"
 #include "../userspace/common/vec.h"
 
 #define SLICE_TIERS 3
@@ -29,13 +28,19 @@ struct slice_count {
 	uint64_t count;
 };
 
+/* An open slice's samples are appended to its pending log as they come (a
+ * push: a hash map's lookup was a cache miss a sample in a deep tree) and
+ * folded into its sorted counts a batch at a time (radix-sorted by node,
+ * then merged). */
+#define SLICE_PENDING_BATCH 4096
+
 struct cct_slice {
 	int64_t start_s; /* wall-clock second it begins */
 	uint32_t span_s; /* one of the tiers' spans */
-	bool open;       /* counts in the map (still growing), else in the array */
+	bool open;       /* still growing: may have pending counts */
 	uint64_t samples;
-	struct u64_map counts;            /* open: node + 1 -> count */
-	VEC(struct slice_count) closed;   /* closed: ascending by node */
+	VEC(struct slice_count) counts;  /* ascending by node, one entry a node */
+	VEC(struct slice_count) pending; /* open: not yet in counts, in arrival order */
 };
 
 struct cct_slices {

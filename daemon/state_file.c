@@ -89,19 +89,15 @@ static void put_slices(const struct cct_slices *s, struct wbuf *w)
 		wbuf_u64(w, sl->samples);
 		at = w->len;
 		wbuf_u32(w, 0);
-		if (sl->open) {
-			for (size_t k = 0; k < sl->counts.cap; k++)
-				if (sl->counts.slots[k].key) {
-					wbuf_u32(w, (uint32_t)(sl->counts.slots[k].key - 1));
-					wbuf_u64(w, sl->counts.slots[k].val);
-					n++;
-				}
-		} else {
-			for (size_t k = 0; k < sl->closed.n; k++) {
-				wbuf_u32(w, sl->closed.v[k].node);
-				wbuf_u64(w, sl->closed.v[k].count);
-				n++;
-			}
+		/* An open slice's pending counts may repeat a node: the
+		 * restore merges equal nodes. */
+		for (size_t k = 0; k < sl->counts.n + sl->pending.n; k++) {
+			const struct slice_count *c =
+				k < sl->counts.n ? &sl->counts.v[k] : &sl->pending.v[k - sl->counts.n];
+
+			wbuf_u32(w, c->node);
+			wbuf_u64(w, c->count);
+			n++;
 		}
 		wbuf_patch_u32(w, at, n);
 	}

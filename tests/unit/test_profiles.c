@@ -264,10 +264,64 @@ static void test_page_svg_and_diff(void)
 	jvm_model_free(&m);
 }
 
+/* An open slice logs its samples and folds them into sorted counts a
+ * batch at a time: several batches' samples, with counts above one and
+ * nodes past 2^22 (every radix digit), come out summed per node, sorted,
+ * once each, in windows as in the slice, with the bytes accounted. */
+static void test_slice_batches(void)
+{
+	enum { NODES = 700, SAMPLES = 3 * SLICE_PENDING_BATCH + 123 };
+	static uint64_t want[NODES];
+	struct cct_slices s;
+	struct slice_window w = {.from_s = 0, .until_s = INT64_MAX};
+	uint64_t *got = calloc(NODES, sizeof(*got)), total = 0;
+	const int64_t t0 = 1700002800;
+	size_t bytes = 0;
+
+	CHECK(got != NULL);
+	cct_slices_init(&s);
+	for (uint32_t i = 0; i < SAMPLES; i++) {
+		uint32_t k = (i * 7919u) % NODES;
+		uint64_t count = i % 11 == 0 ? 3 : 1;
+
+		want[k] += count;
+		total += count;
+		CHECK(cct_slices_add(&s, t0, (k % 7 == 0 ? 5000000u : 0u) + k, count) == 0);
+	}
+	CHECK_EQ(s.v.n, 1);
+	CHECK(s.v.v[0].open);
+	CHECK(s.v.v[0].counts.n > 0);                      /* batches were folded */
+	CHECK(s.v.v[0].pending.n < SLICE_PENDING_BATCH);   /* the rest waits */
+	CHECK_EQ(s.v.v[0].samples, total);
+	cct_slices_window(&s, got, NODES, &w);
+	for (uint32_t k = 0; k < NODES; k++)
+		CHECK_EQ(got[k], k % 7 ? want[k] : 0); /* the high nodes are past n */
+	/* Closed (past the open ones), it is one sorted array of them all. */
+	for (int i = 1; i <= 2; i++)
+		CHECK(cct_slices_add(&s, t0 + i * SLICE_FINEST_S, 1, 1) == 0);
+	CHECK(!s.v.v[0].open);
+	CHECK_EQ(s.v.v[0].pending.n, 0);
+	CHECK_EQ(s.v.v[0].counts.n, NODES);
+	for (size_t i = 0; i < s.v.v[0].counts.n; i++) {
+		const struct slice_count *c = &s.v.v[0].counts.v[i];
+		uint32_t k = c->node >= 5000000u ? c->node - 5000000u : c->node;
+
+		CHECK(i == 0 || c->node > s.v.v[0].counts.v[i - 1].node);
+		CHECK(k < NODES && (k % 7 == 0) == (c->node >= 5000000u));
+		CHECK_EQ(c->count, want[k]);
+	}
+	for (size_t i = 0; i < s.v.n; i++)
+		bytes += (s.v.v[i].counts.cap + s.v.v[i].pending.cap) * sizeof(struct slice_count);
+	CHECK_EQ(s.bytes, bytes);
+	cct_slices_free(&s);
+	free(got);
+}
+
 int main(void)
 {
 	RUN(test_bci_kept_and_merged);
 	RUN(test_slices_and_windows);
+	RUN(test_slice_batches);
 	RUN(test_pprof);
 	RUN(test_page_svg_and_diff);
 	return CHECK_DONE();
