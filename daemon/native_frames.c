@@ -29,10 +29,17 @@ static void record_maps(void *ctx, pid_t pid, const char *maps, size_t len)
 		recording_write(ctx, REC_MAPS, pid, maps, len);
 }
 
+/* Live: and the process's vDSO image, once. */
+static void record_vdso(void *ctx, pid_t pid, const void *image, size_t len)
+{
+	if (ctx)
+		recording_write(ctx, REC_VDSO, pid, image, len);
+}
+
 static struct native_unwinder *unwinder_of(struct process *p, struct recording *rec, bool live)
 {
 	if (live && !p->native_state && !p->native_failed) {
-		p->native_state = native_unwinder_new(p->pid, record_maps, rec);
+		p->native_state = native_unwinder_new(p->pid, record_maps, record_vdso, rec);
 		p->native_state_free = release;
 		p->native_failed = p->native_state == NULL; /* not tried again */
 	}
@@ -136,4 +143,9 @@ int native_frames_replay_maps(struct process *p, const char *maps, size_t len)
 	p->native_state_free = release;
 	p->native_failed = p->native_state == NULL;
 	return p->native_state ? 0 : -1;
+}
+
+int native_frames_replay_vdso(struct process *p, const void *image, size_t len)
+{
+	return native_unwinder_set_vdso(p->native_state, image, len);
 }

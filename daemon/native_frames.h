@@ -25,5 +25,8 @@ void native_frames_apply_replay(void *ctx, struct recording *rec, struct process
 				struct trace *tr);
 /* A REC_MAPS event of p in replay. 0, or -1. */
 int native_frames_replay_maps(struct process *p, const char *maps, size_t len);
+/* A recorded vDSO image (REC_VDSO) for p's replay unwinder (made by its
+ * REC_MAPS before). 0, or -1. */
+int native_frames_replay_vdso(struct process *p, const void *image, size_t len);
 
 #endif

@@ -52,10 +52,16 @@ struct native_unwinder {
 	 * the maps text is fed (native_unwinder_set_maps), files are this
 	 * machine's, under "/". */
 	native_maps_cb on_maps;
+	native_vdso_cb on_vdso;
 	void *on_maps_ctx;
 	bool replay;
 	char *fed_maps;
 	size_t fed_len;
+	/* Live: on_vdso was called. Replay: the fed vDSO image (it must
+	 * outlive the Elf that libdwfl makes of it). */
+	bool vdso_sent;
+	char *vdso;
+	size_t vdso_len;
 
 	/* /tmp/perf-NSPID.map of a JIT in the process (perf_map.h): checked
 	 * again at most once a second, on a pc in no module, and read again
@@ -170,6 +176,12 @@ static int cb_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwar
 	if (!u || !name)
 		return -1;
 	len = strlen(name);
+	if (u->replay && strncmp(name, "[vdso: ", 7) == 0 && u->vdso) {
+		/* As dwfl_linux_proc_find_elf hands over the live image: no
+		 * file, the Elf in *elfp. */
+		*elfp = elf_memory(u->vdso, u->vdso_len);
+		return -1;
+	}
 	if (u->replay && (name[0] != '/' || strstr(name, " (deleted)")))
 		return -1; /* the process's memory is not in a recording */
 	if (strncmp(name, "[vdso: ", 7) == 0 || (len > 10 && strcmp(name + len - 10, " (deleted)") == 0))
@@ -402,6 +414,31 @@ fail:
 	return NULL;
 }
 
+/* The largest vDSO image taken (the kernel's is two pages). */
+#define VDSO_MAX_BYTES (64u << 10)
+
+/* Reads the process's vDSO ([lo, hi) in its maps) from its memory and
+ * passes it to on_vdso, once: a replay names vDSO frames from the copy. */
+static void send_vdso(struct native_unwinder *u, uint64_t lo, uint64_t hi)
+{
+	char path[40];
+	void *image;
+	ssize_t got;
+	int fd;
+
+	u->vdso_sent = true; /* tried once, whatever comes of it */
+	if (hi - lo > VDSO_MAX_BYTES || !(image = malloc(hi - lo)))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)u->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	got = fd >= 0 ? pread(fd, image, hi - lo, (off_t)lo) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got == (ssize_t)(hi - lo))
+		u->on_vdso(u->on_maps_ctx, u->pid, image, (size_t)got);
+	free(image);
+}
+
 /* Reports pid's file mappings (and its vDSO) as the Dwfl's modules. 0, or
  * -1 if the maps could not be read (gone, or no mappings: then nothing
  * changes). Rate limited by the callers through last_report_ns. */
@@ -444,6 +481,8 @@ static int report_modules(struct native_unwinder *u)
 			if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo < hi) {
 				snprintf(name, sizeof(name), "[vdso: %d]", (int)u->pid);
 				(void)dwfl_report_module(u->dwfl, name, lo, hi);
+				if (!u->replay && u->on_vdso && !u->vdso_sent)
+					send_vdso(u, lo, hi);
 			}
 			break;
 		}
@@ -598,8 +637,8 @@ static int root_is_ours(pid_t pid)
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static struct native_unwinder *unwinder_new(pid_t pid, native_maps_cb on_maps, void *ctx, const char *maps,
-					    size_t maps_len)
+static struct native_unwinder *unwinder_new(pid_t pid, native_maps_cb on_maps, native_vdso_cb on_vdso, void *ctx,
+					    const char *maps, size_t maps_len)
 {
 	struct native_unwinder *u;
 
@@ -610,6 +649,7 @@ static struct native_unwinder *unwinder_new(pid_t pid, native_maps_cb on_maps, v
 		return NULL;
 	u->pid = pid;
 	u->on_maps = on_maps;
+	u->on_vdso = on_vdso;
 	u->on_maps_ctx = ctx;
 	if (maps) {
 		u->replay = true;
@@ -661,18 +701,19 @@ void native_unwinder_free(struct native_unwinder *u)
 	modsyms_clear(u);
 	free(u->names);
 	free(u->fed_maps);
+	free(u->vdso); /* after dwfl_end: the vDSO's Elf pointed into it */
 	perf_map_free(&u->perf_map);
 	free(u);
 }
 
-struct native_unwinder *native_unwinder_new(pid_t pid, native_maps_cb on_maps, void *ctx)
+struct native_unwinder *native_unwinder_new(pid_t pid, native_maps_cb on_maps, native_vdso_cb on_vdso, void *ctx)
 {
-	return unwinder_new(pid, on_maps, ctx, NULL, 0);
+	return unwinder_new(pid, on_maps, on_vdso, ctx, NULL, 0);
 }
 
 struct native_unwinder *native_unwinder_new_replay(pid_t pid, const char *maps, size_t len)
 {
-	return maps ? unwinder_new(pid, NULL, NULL, maps, len) : NULL;
+	return maps ? unwinder_new(pid, NULL, NULL, NULL, maps, len) : NULL;
 }
 
 int native_unwinder_set_maps(struct native_unwinder *u, const char *maps, size_t len)
@@ -686,6 +727,19 @@ int native_unwinder_set_maps(struct native_unwinder *u, const char *maps, size_t
 	u->fed_maps = copy;
 	u->fed_len = len;
 	return report_modules(u);
+}
+
+int native_unwinder_set_vdso(struct native_unwinder *u, const void *image, size_t len)
+{
+	if (!u || !u->replay || len == 0 || len > VDSO_MAX_BYTES)
+		return -1;
+	if (u->vdso)
+		return 0; /* libdwfl may hold an Elf of the first */
+	if (!(u->vdso = malloc(len)))
+		return -1;
+	memcpy(u->vdso, image, len);
+	u->vdso_len = len;
+	return 0;
 }
 
 /* --- Unwinding --- */

@@ -35,12 +35,16 @@ struct native_unwinder; /* one per profiled process */
 /* Called with the text of /proc/PID/maps each time a live unwinder reads
  * it (jsampled records it, so a replay unwinds with the same modules). */
 typedef void (*native_maps_cb)(void *ctx, pid_t pid, const char *maps, size_t len);
+/* Called once with the process's vDSO image, read from its memory the
+ * first time its maps show one (recorded: a replay has no process memory
+ * to read it from). */
+typedef void (*native_vdso_cb)(void *ctx, pid_t pid, const void *image, size_t len);
 
 /* For process pid (alive; its files are opened through /proc/PID/root/...
  * so containers work, and its mappings read from /proc/PID/maps). NULL if
  * libdwfl cannot be set up (no such process, maps unreadable, no memory).
- * on_maps may be NULL. */
-struct native_unwinder *native_unwinder_new(pid_t pid, native_maps_cb on_maps, void *ctx);
+ * on_maps and on_vdso may be NULL. */
+struct native_unwinder *native_unwinder_new(pid_t pid, native_maps_cb on_maps, native_vdso_cb on_vdso, void *ctx);
 /* For a recorded process (jsreplay): its mappings are the maps text given
  * here and later by native_unwinder_set_maps (never /proc), its files this
  * machine's at the same paths (replays run where the recording was made;
@@ -48,6 +52,10 @@ struct native_unwinder *native_unwinder_new(pid_t pid, native_maps_cb on_maps, v
 struct native_unwinder *native_unwinder_new_replay(pid_t pid, const char *maps, size_t len);
 /* A replay unwinder's newer mappings. 0, or -1. */
 int native_unwinder_set_maps(struct native_unwinder *u, const char *maps, size_t len);
+/* A replay unwinder's vDSO image (as on_vdso gave it live): the vDSO's
+ * symbols come from it. The first image given stays (a process's vDSO does
+ * not change). 0, or -1 (not a replay unwinder, too large, no memory). */
+int native_unwinder_set_vdso(struct native_unwinder *u, const void *image, size_t len);
 void native_unwinder_free(struct native_unwinder *u);
 
 /* The native frames of sample s, innermost first, from its registers

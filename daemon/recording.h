@@ -35,6 +35,10 @@ enum recording_event {
 	 * shared bytes are its thread's previous sample's. Read back as a
 	 * REC_SAMPLE; never returned by recording_next. */
 	REC_SAMPLE_SHARED = 8,
+	/* payload: the process's vDSO image as mapped (the [vdso] range of its
+	 * maps, read from its memory), once per native unwinder, after its
+	 * first REC_MAPS: a replay names vDSO frames from it. */
+	REC_VDSO = 9,
 };
 
 struct recording;

@@ -198,6 +198,10 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 		if (table->hooks.add_native_frames)
 			(void)native_frames_replay_maps(p, (const char *)payload, len);
 		return 0;
+	case REC_VDSO:
+		if (table->hooks.add_native_frames)
+			(void)native_frames_replay_vdso(p, payload, len);
+		return 0;
 	default:
 		return -1;
 	}

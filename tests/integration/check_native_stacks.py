@@ -47,19 +47,11 @@ def order_ok(frames):
     return True
 
 
-def unnamed_vdso(stack):
-    """The stack with vDSO frames as a replay names them: the vDSO lives in
-    the process's memory, which no recording holds (native_unwind.c,
-    cb_find_elf), so the replay unwinds through the same frame but cannot
-    name its function (`__vdso_clock_gettime` live, `[vdso]` replayed)."""
-    return ";".join("[vdso]" if f.startswith("__vdso_") else f for f in stack)
-
-
 def replay_main(args):
     """--replay LIVE REPLAY HELD...: the replay of the run's recording finds
     the live mixed profile (>= 99 % of its samples on identical stacks, vDSO
-    functions unnamed: the first native samples of a process come before its
-    first maps record).
+    functions named from the recorded image: the first native samples of a
+    process come before its first maps record).
     HELD samples were still waiting for agent data when the live profile was
     read (a stopped JVM's agent sends nothing more); the replay, which runs
     to the recording's end, has settled those too."""
@@ -67,7 +59,7 @@ def replay_main(args):
         live, rep = {}, {}
         for d, p in ((live, live_path), (rep, replay_path)):
             for f, n in read(p):
-                k = unnamed_vdso(f)
+                k = ";".join(f)
                 d[k] = d.get(k, 0) + n
         tl, tr = sum(live.values()), sum(rep.values())
         same = sum(min(n, rep.get(k, 0)) for k, n in live.items())

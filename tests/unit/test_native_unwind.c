@@ -131,7 +131,7 @@ static int find_name(char names[][256], int n, int from, const char *want)
 
 static void test_own_stack(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
+	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL, NULL);
 	uint64_t pcs[MAX_FRAMES];
 	char names[MAX_FRAMES][256];
 	int n, ic, ib, ia, im;
@@ -210,7 +210,7 @@ static void test_own_stack(void)
 /* The first-frame-only cases, and copies full of garbage. */
 static void test_bad_input(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
+	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL, NULL);
 	struct js_sample *s = calloc(1, sizeof(*s) + 4096);
 	uint64_t pcs[MAX_FRAMES];
 	int n;
@@ -284,16 +284,16 @@ static void test_exited_pid(void)
 	if (pid <= 0)
 		return;
 	waitpid(pid, NULL, 0);
-	u = native_unwinder_new(pid, NULL, NULL);
+	u = native_unwinder_new(pid, NULL, NULL, NULL);
 	CHECK(u == NULL || native_unwind(u, sample, 0, 0, pcs, MAX_FRAMES) <= 1);
 	native_unwinder_free(u);
-	CHECK(native_unwinder_new(0, NULL, NULL) == NULL);
-	CHECK(native_unwinder_new(-1, NULL, NULL) == NULL);
+	CHECK(native_unwinder_new(0, NULL, NULL, NULL) == NULL);
+	CHECK(native_unwinder_new(-1, NULL, NULL, NULL) == NULL);
 }
 
 static void test_libc_symbols(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
+	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL, NULL);
 	void *getpid_fn = dlsym(RTLD_DEFAULT, "getpid");
 	void *write_fn = dlsym(RTLD_DEFAULT, "write");
 	char buf[256], expect[256];
@@ -353,7 +353,7 @@ static void test_libc_symbols(void)
 static void test_dlopen_rereport(void)
 {
 	static const char want[] = "jsampled_dlopen_probe";
-	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL);
+	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL, NULL);
 	char exe[512], path[600], buf[256];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
@@ -425,6 +425,82 @@ static void test_perf_map(void)
 	CHECK(perf_map_find(&m, 0x1000) == NULL);
 }
 
+struct recorded {
+	char *maps;
+	size_t maps_len;
+	void *vdso;
+	size_t vdso_len;
+	int vdso_calls;
+};
+
+static void on_maps(void *ctx, pid_t pid, const char *maps, size_t len)
+{
+	struct recorded *r = ctx;
+
+	(void)pid;
+	free(r->maps);
+	r->maps = malloc(len);
+	if (r->maps)
+		memcpy(r->maps, maps, r->maps_len = len);
+}
+
+static void on_vdso(void *ctx, pid_t pid, const void *image, size_t len)
+{
+	struct recorded *r = ctx;
+
+	CHECK_EQ(pid, getpid());
+	r->vdso_calls++;
+	free(r->vdso);
+	r->vdso = malloc(len);
+	if (r->vdso)
+		memcpy(r->vdso, image, r->vdso_len = len);
+}
+
+/* A replay names vDSO frames as the live unwinder does, from the image the
+ * live one passed on (jsampled records it, REC_VDSO); without it, only as
+ * "[vdso]". */
+static void test_vdso_replayed(void)
+{
+	struct recorded r = {0};
+	struct native_unwinder *live = native_unwinder_new(getpid(), on_maps, on_vdso, &r), *replay = NULL,
+			       *bare = NULL;
+	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	char want[256], got[256];
+	int named = 0;
+
+	CHECK(live != NULL && vdso != 0);
+	CHECK_EQ(r.vdso_calls, 1);
+	CHECK(r.maps != NULL && r.vdso != NULL && r.vdso_len >= 4096);
+	if (!live || !vdso || !r.maps || !r.vdso)
+		goto cleanup;
+	CHECK(memcmp(r.vdso, (const void *)(uintptr_t)vdso, r.vdso_len) == 0); /* our own vDSO, read back */
+	replay = native_unwinder_new_replay(getpid(), r.maps, r.maps_len);
+	bare = native_unwinder_new_replay(getpid(), r.maps, r.maps_len);
+	CHECK(replay != NULL && bare != NULL);
+	if (!replay || !bare)
+		goto cleanup;
+	CHECK_EQ(native_unwinder_set_vdso(replay, r.vdso, r.vdso_len), 0);
+	CHECK_EQ(native_unwinder_set_vdso(live, r.vdso, r.vdso_len), -1); /* live reads its own */
+	for (uint64_t off = 0; off < r.vdso_len; off += 16) {
+		native_symbolize(live, vdso + off, want, sizeof(want));
+		native_symbolize(replay, vdso + off, got, sizeof(got));
+		CHECK_STR(got, want);
+		if (strcmp(want, "[vdso]") == 0)
+			continue;
+		named++;
+		native_symbolize(bare, vdso + off, got, sizeof(got));
+		CHECK_STR(got, "[vdso]");
+	}
+	printf("  %d vDSO pcs named alike live and replayed\n", named);
+	CHECK(named > 0);
+cleanup:
+	native_unwinder_free(live);
+	native_unwinder_free(replay);
+	native_unwinder_free(bare);
+	free(r.maps);
+	free(r.vdso);
+}
+
 int main(void)
 {
 	sample = calloc(1, sizeof(*sample) + COPY_BYTES);
@@ -437,6 +513,7 @@ int main(void)
 	RUN(test_bad_input);
 	RUN(test_exited_pid);
 	RUN(test_libc_symbols);
+	RUN(test_vdso_replayed);
 	RUN(test_dlopen_rereport);
 	RUN(test_perf_map);
 	free(sample);
