@@ -61,6 +61,10 @@ def pose_as_jvm():
         f.write(b"\0" * 4096)
     f = open(p, "rb")
     _jvm_mapping.append((f, mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)))
+    # Mapped, it may go: a deleted library still counts (an upgraded
+    # package's), and nothing is left behind however this process ends.
+    os.unlink(p)
+    os.rmdir(d)
 
 
 def main():
