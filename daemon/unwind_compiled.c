@@ -13,12 +13,14 @@
 
 #include "../userspace/common/agent_protocol.h"
 
-/* jsreplay --explain: the call sites around a pc that is none, with the
- * bcis of their scopes, to tell a wrong return address from missing debug
- * information. */
-static void explain_nearest_scopes(FILE *f, const struct code_blob *b, uint64_t pc)
+/* jsreplay --explain: the descriptors around a pc (a return address that
+ * is no call site, or an interrupted pc), innermost method and bci of each,
+ * and which are stray (stray_scopes.h): to tell a wrong return address from
+ * missing debug information, or see why a top pc took the scope it took. */
+static void explain_nearest_scopes(const struct walk *w, const struct code_blob *b, uint64_t pc)
 {
 	uint32_t off = (uint32_t)(pc - b->start), lo = 0, hi = b->npcs;
+	FILE *f = w->ctx->explain;
 
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
@@ -27,13 +29,16 @@ static void explain_nearest_scopes(FILE *f, const struct code_blob *b, uint64_t 
 		else
 			hi = mid;
 	}
-	fprintf(f, "    %u scopes in the blob; around +%#x:", b->npcs, off);
-	for (uint32_t i = lo >= 3 ? lo - 3 : 0; i < b->npcs && i < lo + 3; i++) {
+	fprintf(f, "    %u scopes in the blob; around +%#x:\n", b->npcs, off);
+	for (uint32_t i = lo >= 4 ? lo - 4 : 0; i < b->npcs && i < lo + 4; i++) {
 		const struct pc_scope *sc = &b->pcs[i];
-		fprintf(f, " +%#x(depth %u, bci %d)", sc->pc_offset, sc->depth,
-			sc->depth ? b->frames[sc->first].bci : -1);
+		char name[256] = "";
+
+		if (sc->depth && w->ctx->methods)
+			method_table_name(w->ctx->methods, b->frames[sc->first].method_id, name, sizeof(name));
+		fprintf(f, "      +%#x depth %u %s@%d%s\n", sc->pc_offset, sc->depth, name,
+			sc->depth ? b->frames[sc->first].bci : -1, sc->stray ? " stray" : "");
 	}
-	fputc('\n', f);
 }
 
 /* jsreplay --explain: every version of code that ever held pc, to tell a
@@ -58,12 +63,15 @@ enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool e
 	const struct pc_scope *sc = walk_scope(w, b, w->pc, exact);
 	uint8_t root_type = b->kind == JS_CODE_NATIVE_WRAPPER ? FRAME_NATIVE : FRAME_COMPILED;
 
+	if (w->top && !exact && w->ctx->explain && b->npcs)
+		explain_nearest_scopes(w, b, w->pc);
+
 	if (!sc) {
 		/* Native wrappers have no descriptors; a top pc after the last
 		 * descriptor (stub section, epilogue) still lies in the method. */
 		if (exact && b->kind == JS_CODE_NMETHOD && b->npcs > 0) {
 			if (w->ctx->explain) {
-				explain_nearest_scopes(w->ctx->explain, b, w->pc);
+				explain_nearest_scopes(w, b, w->pc);
 				explain_versions(w->ctx->explain, w->ctx->code, w->pc, w->s->time_ns);
 			}
 			return walk_fail(w, DECODE_FAIL_NOT_A_CALL_SITE);

@@ -37,6 +37,8 @@ require_environment() {
 	[ -f "$B/java/.stamp" ] || fail "Java test programs not built (run 'make java')"
 }
 
+# A test that fails keeps its temporary directory; KEEP_TMP=1 keeps a
+# passing one's too (recordings to replay, logs).
 cleanup() {
 	local rc=${1:-$?}
 	# Subshells (background jobs) may inherit the trap: only the test's
@@ -49,7 +51,7 @@ cleanup() {
 		kill -INT "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
 	fi
-	if [ $rc -eq 0 ]; then
+	if [ $rc -eq 0 ] && [ -z "${KEEP_TMP:-}" ]; then
 		rm -rf "$TMP"
 	else
 		echo "[$TEST_NAME] logs kept in $TMP" >&2
