@@ -55,7 +55,8 @@ static uint64_t scope_hash(const struct code_blob *b, const struct pc_scope *s)
 
 struct candidate {
 	uint64_t hash;
-	uint32_t index; /* into b->pcs */
+	uint32_t index;  /* into b->pcs */
+	uint32_t before; /* the kept descriptor before it that made it isolated */
 };
 
 static int cmp_candidate(const void *a, const void *b)
@@ -67,37 +68,82 @@ static int cmp_candidate(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
-/* One round: the isolated descriptors (a call unrelated to the kept ones
- * on both sides, which are one call or inside one another: it sits in the
- * middle of another call's code), grouped by scope; the largest group
- * whose descriptors sit in code of at least two different calls (a node
- * shared across the method; two inlined calls unrolled in one loop only
- * interleave with each other) is marked. Returns one of the marked
- * descriptors, NONE when none qualifies. */
-static uint32_t mark_round(struct code_blob *b, struct candidate *c, uint32_t *prev, uint32_t *next)
+/* The neighbours each descriptor has among those not skipped: prev[i] the
+ * last before it, next[i] the first after it (NONE: none). */
+static void neighbours(const struct code_blob *b, const bool *skip, uint32_t *prev, uint32_t *next)
 {
-	uint32_t last = NONE, n = 0, best_from = 0, best_n = 0;
+	uint32_t last = NONE;
 
 	for (uint32_t i = 0; i < b->npcs; i++) {
 		prev[i] = last;
-		if (!b->pcs[i].stray)
+		if (!skip[i])
 			last = i;
 	}
 	last = NONE;
 	for (uint32_t i = b->npcs; i-- > 0;) {
 		next[i] = last;
-		if (!b->pcs[i].stray)
+		if (!skip[i])
 			last = i;
 	}
-	for (uint32_t i = 0; i < b->npcs; i++) {
-		const struct pc_scope *s = &b->pcs[i], *p, *q;
+}
 
-		if (s->stray || prev[i] == NONE || next[i] == NONE)
+/* Whether descriptor i sits in the middle of another call's code: its
+ * neighbours p and q are one call (or one inside the other) and its call
+ * is unrelated to both. */
+static bool isolated(const struct code_blob *b, uint32_t i, uint32_t p, uint32_t q)
+{
+	const struct pc_scope *s = &b->pcs[i];
+
+	return p != NONE && q != NONE && unrelated(b, s, &b->pcs[p]) && unrelated(b, s, &b->pcs[q]) &&
+	       !unrelated(b, &b->pcs[p], &b->pcs[q]);
+}
+
+/* Whether descriptor i has the scope of one of the shared nodes found. */
+static bool of_shared_node(const struct code_blob *b, uint32_t i, const uint32_t *found, int nfound)
+{
+	for (int k = 0; k < nfound; k++)
+		if (same_scope(b, &b->pcs[i], &b->pcs[found[k]]))
+			return true;
+	return false;
+}
+
+/* Scratch arrays of a marking, npcs entries each. */
+struct marking {
+	struct candidate *c;
+	uint32_t *prev, *next;     /* neighbours among the descriptors not stray */
+	uint32_t *prev_s, *next_s; /* and among those not of a shared node found either */
+	bool *skip;
+	uint32_t found[STRAY_ROUNDS];
+	int nfound;
+};
+
+/* One round: the isolated descriptors, grouped by scope; the largest group
+ * whose descriptors sit in code of at least two different calls (a node
+ * shared across the method; two inlined calls unrolled in one loop only
+ * interleave with each other) is marked. A descriptor is isolated among
+ * the kept ones, or with the shared nodes found in earlier rounds seen
+ * through too: two shared nodes' descriptors side by side amid a call's
+ * code (JDK 17: phaseHash@54 then phaseRecurse@20 in phaseSort's) each
+ * have the other for a neighbour. Returns one of the marked descriptors,
+ * NONE when none qualifies. */
+static uint32_t mark_round(struct code_blob *b, struct marking *k)
+{
+	struct candidate *c = k->c;
+	uint32_t n = 0, best_from = 0, best_n = 0;
+
+	for (uint32_t i = 0; i < b->npcs; i++)
+		k->skip[i] = b->pcs[i].stray;
+	neighbours(b, k->skip, k->prev, k->next);
+	for (uint32_t i = 0; i < b->npcs; i++)
+		k->skip[i] = b->pcs[i].stray || of_shared_node(b, i, k->found, k->nfound);
+	neighbours(b, k->skip, k->prev_s, k->next_s);
+	for (uint32_t i = 0; i < b->npcs; i++) {
+		if (b->pcs[i].stray)
 			continue;
-		p = &b->pcs[prev[i]];
-		q = &b->pcs[next[i]];
-		if (unrelated(b, s, p) && unrelated(b, s, q) && !unrelated(b, p, q))
-			c[n++] = (struct candidate){.hash = scope_hash(b, s), .index = i};
+		if (isolated(b, i, k->prev[i], k->next[i]))
+			c[n++] = (struct candidate){.hash = scope_hash(b, &b->pcs[i]), .index = i, .before = k->prev[i]};
+		else if (isolated(b, i, k->prev_s[i], k->next_s[i]))
+			c[n++] = (struct candidate){.hash = scope_hash(b, &b->pcs[i]), .index = i, .before = k->prev_s[i]};
 	}
 	qsort(c, n, sizeof(*c), cmp_candidate);
 	for (uint32_t from = 0, to; from < n; from = to) {
@@ -111,7 +157,7 @@ static uint32_t mark_round(struct code_blob *b, struct candidate *c, uint32_t *p
 				continue;
 			}
 			count++;
-			wide = wide || unrelated(b, &b->pcs[prev[c[to].index]], &b->pcs[prev[c[from].index]]);
+			wide = wide || unrelated(b, &b->pcs[c[to].before], &b->pcs[c[from].before]);
 		}
 		if (wide && count >= STRAY_MIN_ISOLATED && count > best_n) {
 			best_n = count;
@@ -120,19 +166,10 @@ static uint32_t mark_round(struct code_blob *b, struct candidate *c, uint32_t *p
 	}
 	if (!best_n)
 		return NONE;
-	for (uint32_t k = best_from; k < n && c[k].hash == c[best_from].hash; k++)
-		if (c[k].index != NONE)
-			b->pcs[c[k].index].stray = true;
+	for (uint32_t j = best_from; j < n && c[j].hash == c[best_from].hash; j++)
+		if (c[j].index != NONE)
+			b->pcs[c[j].index].stray = true;
 	return c[best_from].index;
-}
-
-/* Whether descriptor i has the scope of one of the shared nodes found. */
-static bool of_shared_node(const struct code_blob *b, uint32_t i, const uint32_t *found, int nfound)
-{
-	for (int k = 0; k < nfound; k++)
-		if (same_scope(b, &b->pcs[i], &b->pcs[found[k]]))
-			return true;
-	return false;
 }
 
 /* Shared nodes' descriptors also come in runs (JDK 25's C2 put phaseHash's
@@ -140,60 +177,41 @@ static bool of_shared_node(const struct code_blob *b, uint32_t i, const uint32_t
  * phaseMatrix's loop), where none stands alone: with the scopes the rounds
  * found seen through, a descriptor of one of them between two kept
  * descriptors of one call unrelated to it is stray too. */
-static void mark_runs(struct code_blob *b, const uint32_t *found, int nfound, uint32_t *prev, uint32_t *next,
-		      bool *shared)
+static void mark_runs(struct code_blob *b, struct marking *k)
 {
-	uint32_t last = NONE;
-
 	for (uint32_t i = 0; i < b->npcs; i++)
-		shared[i] = b->pcs[i].stray || of_shared_node(b, i, found, nfound);
-	for (uint32_t i = 0; i < b->npcs; i++) {
-		prev[i] = last;
-		if (!shared[i])
-			last = i;
-	}
-	last = NONE;
-	for (uint32_t i = b->npcs; i-- > 0;) {
-		next[i] = last;
-		if (!shared[i])
-			last = i;
-	}
-	for (uint32_t i = 0; i < b->npcs; i++) {
-		const struct pc_scope *s = &b->pcs[i], *p, *q;
-
-		if (s->stray || !shared[i] || prev[i] == NONE || next[i] == NONE)
-			continue;
-		p = &b->pcs[prev[i]];
-		q = &b->pcs[next[i]];
-		if (unrelated(b, s, p) && unrelated(b, s, q) && !unrelated(b, p, q))
+		k->skip[i] = b->pcs[i].stray || of_shared_node(b, i, k->found, k->nfound);
+	neighbours(b, k->skip, k->prev, k->next);
+	for (uint32_t i = 0; i < b->npcs; i++)
+		if (!b->pcs[i].stray && k->skip[i] && isolated(b, i, k->prev[i], k->next[i]))
 			b->pcs[i].stray = true;
-	}
 }
 
 void stray_scopes_mark(struct code_blob *b)
 {
-	struct candidate *c = NULL;
-	uint32_t *prev = NULL, *next = NULL, found[STRAY_ROUNDS];
-	bool *shared = NULL;
-	int nfound = 0;
+	struct marking k = {.nfound = 0};
 
 	for (uint32_t i = 0; i < b->npcs; i++)
 		b->pcs[i].stray = false;
 	if (b->npcs < 2 * STRAY_MIN_ISOLATED + 1)
 		return;
-	c = malloc(b->npcs * sizeof(*c));
-	prev = malloc(b->npcs * sizeof(*prev));
-	next = malloc(b->npcs * sizeof(*next));
-	shared = malloc(b->npcs * sizeof(*shared));
-	if (!c || !prev || !next || !shared)
+	k.c = malloc(b->npcs * sizeof(*k.c));
+	k.prev = malloc(b->npcs * sizeof(*k.prev));
+	k.next = malloc(b->npcs * sizeof(*k.next));
+	k.prev_s = malloc(b->npcs * sizeof(*k.prev_s));
+	k.next_s = malloc(b->npcs * sizeof(*k.next_s));
+	k.skip = malloc(b->npcs * sizeof(*k.skip));
+	if (!k.c || !k.prev || !k.next || !k.prev_s || !k.next_s || !k.skip)
 		goto cleanup; /* only the attribution is coarser */
-	while (nfound < STRAY_ROUNDS && (found[nfound] = mark_round(b, c, prev, next)) != NONE)
-		nfound++;
-	if (nfound)
-		mark_runs(b, found, nfound, prev, next, shared);
+	while (k.nfound < STRAY_ROUNDS && (k.found[k.nfound] = mark_round(b, &k)) != NONE)
+		k.nfound++;
+	if (k.nfound)
+		mark_runs(b, &k);
 cleanup:
-	free(c);
-	free(prev);
-	free(next);
-	free(shared);
+	free(k.c);
+	free(k.prev);
+	free(k.next);
+	free(k.prev_s);
+	free(k.next_s);
+	free(k.skip);
 }

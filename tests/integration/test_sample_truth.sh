@@ -9,7 +9,9 @@
 # JDK 17 and on the machine image's JDK 25. (JDK 25's C2 put shared nodes'
 # descriptors in runs in phaseMatrix's loop: 0.9 % of the samples went to
 # phaseHash and phaseRecurse until stray_scopes.c saw through such runs;
-# on JDK 17, 2.4 % of phaseSort's went to phaseHash before stray_scopes.c.)
+# on JDK 17, 2.4 % of phaseSort's went to phaseHash before stray_scopes.c,
+# and 10 samples a run to phaseRecurse@20 until a shared node's descriptor
+# beside another's could stand alone.)
 . "$(dirname "$0")/lib.sh"
 require_environment
 public_files

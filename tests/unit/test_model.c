@@ -381,6 +381,69 @@ static void test_stray_scopes(void)
 	jvm_model_free(&m);
 }
 
+/* Two shared nodes' descriptors side by side amid a call's code, so that
+ * each has the other for a neighbour (JDK 17's runPhase: phaseHash@54 then
+ * phaseRecurse@20 in phaseSort's code; phaseRecurse@20 stood alone only
+ * twice otherwise, and 10 samples of phaseSort and phaseHash were charged
+ * to it in a test_sample_truth run): once phaseHash@54 is found, seen
+ * through, phaseRecurse@20 stands alone a third time and is found too. */
+static void test_stray_scope_pairs(void)
+{
+	enum { RUNPHASE = 1, HASH = 2, SORT = 3, RECURSE = 4, VALUEOF = 5, FIB = 6 };
+	static const struct test_scope scopes[] = {
+		{0x0c, 1, {RUNPHASE}, {-1}},
+		{0x11, 2, {HASH, RUNPHASE}, {54, 36}},
+		{0x2e, 2, {RECURSE, RUNPHASE}, {20, 50}}, /* alone in phaseHash's code */
+		{0x70, 2, {HASH, RUNPHASE}, {0, 36}},
+		{0x167, 2, {SORT, RUNPHASE}, {3, 43}},
+		{0x16d, 2, {HASH, RUNPHASE}, {54, 36}}, /* alone in phaseSort's code (3x) */
+		{0x186, 2, {SORT, RUNPHASE}, {29, 43}},
+		{0x281, 2, {HASH, RUNPHASE}, {54, 36}},
+		{0x286, 2, {SORT, RUNPHASE}, {47, 43}},
+		{0x2b0, 2, {HASH, RUNPHASE}, {54, 36}},
+		{0x2d3, 2, {SORT, RUNPHASE}, {47, 43}},
+		{0x2d6, 2, {HASH, RUNPHASE}, {54, 36}}, /* the pair, */
+		{0x2e7, 2, {RECURSE, RUNPHASE}, {20, 50}}, /* neither alone */
+		{0x2ee, 2, {SORT, RUNPHASE}, {51, 43}},
+		{0x3fc, 3, {FIB, RECURSE, RUNPHASE}, {13, 12, 50}},
+		{0x401, 2, {HASH, RUNPHASE}, {54, 36}}, /* and in phaseRecurse's */
+		{0x40c, 3, {FIB, RECURSE, RUNPHASE}, {19, 12, 50}},
+		{0x59f, 2, {HASH, RUNPHASE}, {53, 36}},
+		{0x5a2, 2, {HASH, RUNPHASE}, {54, 36}},
+		{0x5bb, 2, {RECURSE, RUNPHASE}, {20, 50}}, /* alone in phaseHash's code */
+		{0x5d8, 3, {VALUEOF, HASH, RUNPHASE}, {23, 60, 36}},
+		{0x5f5, 2, {HASH, RUNPHASE}, {54, 36}},
+	};
+	const struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x700,
+				    .frame_size = 4, .frame_complete = 8, .method_id = RUNPHASE,
+				    .scopes = scopes, .nscopes = sizeof(scopes) / sizeof(scopes[0])};
+	const struct code_blob *b;
+	const struct pc_scope *sc;
+	struct jvm_model m;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &c) == 0);
+	b = codemap_find(&m.code, 0x1000, 0);
+	CHECK(b != NULL);
+	if (b) {
+		/* In phaseHash's loop, before phaseRecurse's shared node: phaseHash. */
+		sc = code_blob_scope(b, 0x15ab, false);
+		CHECK(sc && sc->pc_offset == 0x5d8 && b->frames[sc->first + 1].method_id == HASH);
+		/* In phaseSort's code, before the pair: phaseSort. */
+		sc = code_blob_scope(b, 0x12d5, false);
+		CHECK(sc && sc->pc_offset == 0x2ee && b->frames[sc->first].method_id == SORT);
+		sc = code_blob_scope(b, 0x12e0, false);
+		CHECK(sc && sc->pc_offset == 0x2ee && b->frames[sc->first].method_id == SORT);
+		/* phaseHash's own code keeps its descriptors. */
+		sc = code_blob_scope(b, 0x1020, false);
+		CHECK(sc && sc->pc_offset == 0x70 && b->frames[sc->first].method_id == HASH);
+		/* Return addresses are exact. */
+		sc = code_blob_scope(b, 0x12e7, true);
+		CHECK(sc && sc->pc_offset == 0x2e7 && b->frames[sc->first].method_id == RECURSE);
+	}
+	jvm_model_free(&m);
+}
+
 /* Shared nodes' descriptors in a run, none standing alone (JDK 25's
  * runPhase: phaseHash's and phaseRecurse's `sink` nodes one after the
  * other in phaseMatrix's loop, 0.7 % of the profile charged to phaseHash):
@@ -852,6 +915,7 @@ int main(void)
 	RUN(test_scopes_and_states);
 	RUN(test_stray_scopes);
 	RUN(test_stray_scope_runs);
+	RUN(test_stray_scope_pairs);
 	RUN(test_class_unload);
 	RUN(test_lying_code_records);
 	RUN(test_methods);
