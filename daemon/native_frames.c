@@ -29,7 +29,8 @@ static void record_maps(void *ctx, pid_t pid, const char *maps, size_t len)
 		recording_write(ctx, REC_MAPS, pid, maps, len);
 }
 
-/* Live: and the process's vDSO image, once. */
+/* Live and recorded: the process's vDSO image, once (read from its memory
+ * only for a recording). */
 static void record_vdso(void *ctx, pid_t pid, const void *image, size_t len)
 {
 	if (ctx)
@@ -39,7 +40,7 @@ static void record_vdso(void *ctx, pid_t pid, const void *image, size_t len)
 static struct native_unwinder *unwinder_of(struct process *p, struct recording *rec, bool live)
 {
 	if (live && !p->native_state && !p->native_failed) {
-		p->native_state = native_unwinder_new(p->pid, record_maps, record_vdso, rec);
+		p->native_state = native_unwinder_new(p->pid, record_maps, rec ? record_vdso : NULL, rec);
 		p->native_state_free = release;
 		p->native_failed = p->native_state == NULL; /* not tried again */
 	}
