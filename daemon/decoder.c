@@ -302,6 +302,8 @@ static bool take_memo_steps(struct walk *w, uint32_t kk, uint32_t d)
 	struct walk_log *log = w->log;
 	const struct walk_step_state *to = &m->b[d].at;
 
+	uint32_t first = w->out->n;
+
 	if (w->out->n + (m->b[kk].below - m->b[d].below) > TRACE_MAX_FRAMES || log->n + (kk - d) + 1 > TRACE_MAX_FRAMES)
 		return false;
 	for (uint32_t i = kk; i > d; i--) {
@@ -323,6 +325,8 @@ static bool take_memo_steps(struct walk *w, uint32_t kk, uint32_t d)
 		while (hi-- > lo)
 			w->out->frames[w->out->n++] = m->frames[hi];
 	}
+	if (log->nruns < WALK_LOG_RUNS && w->out->n > first)
+		log->run[log->nruns++] = (struct walk_run_frames){.from = first, .to = w->out->n};
 	if (w->ctx->explain)
 		fprintf(w->ctx->explain, "    the same as the thread's previous walk from sp %#llx to %#llx: %u frames\n",
 			(unsigned long long)w->sp, (unsigned long long)to->sp, m->b[kk].below - m->b[d].below);
@@ -486,6 +490,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		log->memo = walk_memo_fits(ctx->memo, s, ctx->code, ctx->methods) ? ctx->memo : NULL;
 		log->joined = -1;
 		log->taken = 0;
+		log->nruns = 0;
 		log->checked = 0;
 		log->differs_at = -1;
 		log->n = 0;
@@ -590,6 +595,7 @@ enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct
 	if (log && walk_memo_fits(ctx->memo, s, ctx->code, ctx->methods)) {
 		log->memo = ctx->memo;
 		log->joined = -1;
+		log->nruns = 0;
 		log->checked = 0;
 		log->differs_at = -1;
 		log->n = 0;

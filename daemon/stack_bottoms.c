@@ -264,7 +264,7 @@ static enum bottom_outcome walk_on(const struct stack_image *img, const struct d
 	 * thread's memo were checked with it (a deep stack's completions
 	 * were each a whole-trace check, 30,000 instructions apiece in a
 	 * Jython replay). */
-	tr->bad_call = walk_memo_bad_call(scratch->joined ? ctx->memo : NULL, scratch->joined, tr->frames, tr->n,
+	tr->bad_call = walk_memo_bad_call(scratch->joined ? ctx->memo : NULL, scratch->joined, NULL, tr->frames, tr->n,
 					  ctx->methods);
 	tr->bad_call_known = true;
 	return BOTTOM_COMPLETED;

@@ -217,19 +217,41 @@ static void forget_walk(struct walk_memo *m)
 	m->bad_known = false;
 }
 
-int32_t walk_memo_bad_call(const struct walk_memo *m, uint32_t joined, const struct trace_frame *frames, uint32_t n,
-			   const struct method_table *methods)
+/* trace_bad_caller of frames[from, to) (root first), as an index of frames. */
+static int32_t bad_call_in(const struct method_table *methods, const struct trace_frame *frames, uint32_t from,
+			   uint32_t to)
+{
+	int at = to > from ? trace_bad_caller(methods, frames + from, to - from, true) : -1;
+
+	return at >= 0 ? at + (int32_t)from : -1;
+}
+
+int32_t walk_memo_bad_call(const struct walk_memo *m, uint32_t joined, const struct walk_log *log,
+			   const struct trace_frame *frames, uint32_t n, const struct method_table *methods)
 {
 	uint32_t start = 0;
-	int at;
+	int32_t at;
 
 	if (m && m->bad_known && joined > 0 && joined <= m->nf) {
 		if (m->bad_at >= 0 && (uint32_t)m->bad_at + 1 < joined)
 			return m->bad_at;
 		start = joined - 1; /* the call from the last joined frame on */
 	}
-	at = trace_bad_caller(methods, frames + start, n - start, true);
-	return at >= 0 ? at + (int32_t)start : -1;
+	if (log && log->nruns && m && m->bad_known && m->bad_at < 0 && n <= TRACE_MAX_FRAMES) {
+		/* Root first, the runs come last taken first. Between them,
+		 * and from each one's last frame to the next, the calls are
+		 * checked; inside one they are m's, and m had no bad one. */
+		for (uint32_t k = log->nruns; k-- > 0;) {
+			uint32_t a = n - log->run[k].to, b = n - log->run[k].from;
+
+			if (log->run[k].to > n || log->run[k].from >= log->run[k].to || b <= start)
+				continue;
+			if (a > start && (at = bad_call_in(methods, frames, start, a + 1)) >= 0)
+				return at;
+			start = b - 1;
+		}
+	}
+	return bad_call_in(methods, frames, start, n);
 }
 
 void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const struct js_sample *s,
@@ -286,7 +308,7 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 	m->nb = nb;
 	m->nv = nv;
 	m->hi = hi;
-	m->bad_at = walk_memo_bad_call(m, j >= 0 ? r : 0, trace->frames, n, methods);
+	m->bad_at = walk_memo_bad_call(m, j >= 0 ? r : 0, log, trace->frames, n, methods);
 	m->bad_known = true;
 	trace->bad_call = m->bad_at;
 	trace->bad_call_known = true;

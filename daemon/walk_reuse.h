@@ -99,6 +99,8 @@ struct walk_log_step {
 	uint64_t step_lo, step_hi; /* what this step read, its trial walks' reads included */
 };
 
+#define WALK_LOG_RUNS 16
+
 struct walk_log {
 	struct walk_memo *memo; /* the previous walk, NULL: none usable */
 	int32_t joined;         /* its boundary this walk joined, -1 none */
@@ -109,6 +111,14 @@ struct walk_log {
 	int32_t differs_at;
 	uint32_t n;
 	uint64_t hi; /* the highest address the steps below the top read */
+	/* The runs of the memo's steps the walk took (take_memo_steps), as
+	 * ranges [from, to) of its frames, leaf first, in the order taken:
+	 * a call inside one is a call of the memo's walk (walk_memo_bad_call).
+	 * Past WALK_LOG_RUNS runs, the rest are not noted (only checked). */
+	uint32_t nruns;
+	struct walk_run_frames {
+		uint32_t from, to;
+	} run[WALK_LOG_RUNS];
 	struct walk_log_step step[TRACE_MAX_FRAMES];
 };
 
@@ -161,9 +171,11 @@ static inline void walk_memo_step_frames(const struct walk_memo *m, uint32_t i, 
 /* trace_bad_caller(frames, n, root first) of a trace whose first joined
  * frames a join took from m (they are m's first frames): m's own answer
  * stands for the calls among those, so only the calls from the last of
- * them on are checked. */
-int32_t walk_memo_bad_call(const struct walk_memo *m, uint32_t joined, const struct trace_frame *frames, uint32_t n,
-			   const struct method_table *methods);
+ * them on are checked. With log (the walk's, NULL: none) and no bad call
+ * in m, neither are the calls inside the runs of m's steps it took (in a
+ * Jython replay, half the calls checked). */
+int32_t walk_memo_bad_call(const struct walk_memo *m, uint32_t joined, const struct walk_log *log,
+			   const struct trace_frame *frames, uint32_t n, const struct method_table *methods);
 
 /* After a complete main walk of s that made trace (root first) and logged
  * its steps: the memo describes it from now on. The trace's call check

@@ -5,6 +5,7 @@
 
 #include "../../daemon/decoder.h"
 #include "../../daemon/jvm_model.h"
+#include "../../daemon/walk_reuse.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -904,6 +905,51 @@ static void test_call_targets(void)
 	jvm_model_free(&m);
 }
 
+/* The calls inside the runs of the thread's previous walk that a walk
+ * took are that walk's, checked with it: with no bad call there, they are
+ * not checked again, but the call from a run's last frame to the next one
+ * is, and nothing is trusted from a walk that had a bad call. */
+static void test_memo_bad_call_runs(void)
+{
+	static const uint16_t calls[] = {3};
+	static const uint32_t self[] = {0x9999};
+	struct jvm_model m;
+	struct trace_frame f[6];
+	static struct walk_log log; /* large: TRACE_MAX_FRAMES steps */
+	struct walk_memo memo = {.bad_known = true, .bad_at = -1};
+
+	jvm_model_init(&m);
+	CHECK(put_method_calls(&m, 1, 0x9999, 1, calls, 1, self) == 0); /* 1 calls itself at bci 3 */
+	CHECK(put_method_calls(&m, 3, 0x2222, 0, NULL, 0, NULL) == 0);
+	for (int i = 0; i < 6; i++)
+		f[i] = (struct trace_frame){.method_id = 1, .type = FRAME_COMPILED, .bci = 3};
+	f[5] = (struct trace_frame){.method_id = 3, .type = FRAME_COMPILED, .bci = 0}; /* 1@3 -> 3: a bad call */
+	CHECK_EQ(trace_bad_caller(&m.methods, f, 6, true), 4);
+	CHECK_EQ(walk_memo_bad_call(&memo, 0, NULL, f, 6, &m.methods), 4);
+	/* The last two frames (leaf first 0, 1) came from a run: trusted. */
+	log.nruns = 1;
+	log.run[0] = (struct walk_run_frames){.from = 0, .to = 2};
+	CHECK_EQ(walk_memo_bad_call(&memo, 0, &log, f, 6, &m.methods), -1);
+	/* A run ending at frame 4 (leaf first 1, 2): its call to 5 is checked. */
+	log.run[0] = (struct walk_run_frames){.from = 1, .to = 3};
+	CHECK_EQ(walk_memo_bad_call(&memo, 0, &log, f, 6, &m.methods), 4);
+	/* Two runs, the bad call between them. */
+	log.nruns = 2;
+	log.run[0] = (struct walk_run_frames){.from = 0, .to = 1};
+	log.run[1] = (struct walk_run_frames){.from = 2, .to = 4};
+	CHECK_EQ(walk_memo_bad_call(&memo, 0, &log, f, 6, &m.methods), 4);
+	/* A bad call with both frames inside a run (root first [2, 5)). */
+	f[5].method_id = 1;
+	f[3].method_id = 3;
+	log.run[1] = (struct walk_run_frames){.from = 1, .to = 4};
+	CHECK_EQ(trace_bad_caller(&m.methods, f, 6, true), 2);
+	CHECK_EQ(walk_memo_bad_call(&memo, 0, &log, f, 6, &m.methods), -1);
+	/* A previous walk that had a bad call vouches for nothing. */
+	memo.bad_at = 5;
+	CHECK_EQ(walk_memo_bad_call(&memo, 0, &log, f, 6, &m.methods), 2);
+	jvm_model_free(&m);
+}
+
 int main(void)
 {
 	RUN(test_find_nested_and_timed);
@@ -916,6 +962,7 @@ int main(void)
 	RUN(test_stray_scopes);
 	RUN(test_stray_scope_runs);
 	RUN(test_stray_scope_pairs);
+	RUN(test_memo_bad_call_runs);
 	RUN(test_class_unload);
 	RUN(test_lying_code_records);
 	RUN(test_methods);
