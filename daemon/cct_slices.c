@@ -196,7 +196,11 @@ static int slice_count_add(struct cct_slices *s, struct cct_slice *sl, uint32_t 
 		if (vec_push(&sl->pending, c) != 0)
 			return -1;
 		s->bytes += (sl->pending.cap - before) * sizeof(c);
-		return sl->pending.n >= SLICE_PENDING_BATCH ? fold_pending(s, sl) : 0;
+		/* The sample is in the log either way: a fold that finds no
+		 * memory is tried again on the next push. */
+		if (sl->pending.n >= SLICE_PENDING_BATCH)
+			(void)fold_pending(s, sl);
+		return 0;
 	}
 	/* A late sample in a closed slice: rare, an insertion in order. */
 	size_t lo = 0, hi = sl->counts.n;
