@@ -315,6 +315,16 @@ static void test_scopes_and_states(void)
 }
 
 
+/* Whether the scope code_blob_scope gives for pc is the descriptor at
+ * offset, with method at inline level (0: innermost). */
+static bool scope_at(const struct code_blob *b, uint64_t pc, bool exact, uint32_t offset, uint32_t level,
+		     uint32_t method)
+{
+	const struct pc_scope *sc = code_blob_scope(b, pc, exact);
+
+	return sc && sc->pc_offset == offset && level < sc->depth && b->frames[sc->first + level].method_id == method;
+}
+
 /* A node GVN shared across a method's inlined calls keeps its first call's
  * scope: its descriptors stand alone in the code of other calls (as
  * phaseHash@54 in runPhase's phaseSort and fib code, seen in a real
@@ -362,18 +372,14 @@ static void test_stray_scopes(void)
 	CHECK(b != NULL);
 	if (b) {
 		/* In phaseSort's loop: the next descriptor is the shared node's. */
-		sc = code_blob_scope(b, 0x1080, false);
-		CHECK(sc && sc->pc_offset == 0x98 && b->frames[sc->first].method_id == SORT);
+		CHECK(scope_at(b, 0x1080, false, 0x98, 0, SORT));
 		sc = code_blob_scope(b, 0x1024, false);
 		CHECK(sc && sc->pc_offset == 0x40);
-		sc = code_blob_scope(b, 0x10c4, false);
-		CHECK(sc && sc->pc_offset == 0xd0 && b->frames[sc->first].method_id == FIB);
+		CHECK(scope_at(b, 0x10c4, false, 0xd0, 0, FIB));
 		/* In phaseHash's own code the same scope is phaseHash's. */
-		sc = code_blob_scope(b, 0x10e4, false);
-		CHECK(sc && sc->pc_offset == 0xe8 && b->frames[sc->first].method_id == HASH);
+		CHECK(scope_at(b, 0x10e4, false, 0xe8, 0, HASH));
 		/* A return address there is exactly what the JIT said. */
-		sc = code_blob_scope(b, 0x1090, true);
-		CHECK(sc && sc->pc_offset == 0x90 && b->frames[sc->first].method_id == HASH);
+		CHECK(scope_at(b, 0x1090, true, 0x90, 0, HASH));
 	}
 	b = codemap_find(&m.code, 0x2000, 0);
 	CHECK(b != NULL);
@@ -419,7 +425,6 @@ static void test_stray_scope_pairs(void)
 				    .frame_size = 4, .frame_complete = 8, .method_id = RUNPHASE,
 				    .scopes = scopes, .nscopes = sizeof(scopes) / sizeof(scopes[0])};
 	const struct code_blob *b;
-	const struct pc_scope *sc;
 	struct jvm_model m;
 
 	jvm_model_init(&m);
@@ -428,19 +433,14 @@ static void test_stray_scope_pairs(void)
 	CHECK(b != NULL);
 	if (b) {
 		/* In phaseHash's loop, before phaseRecurse's shared node: phaseHash. */
-		sc = code_blob_scope(b, 0x15ab, false);
-		CHECK(sc && sc->pc_offset == 0x5d8 && b->frames[sc->first + 1].method_id == HASH);
+		CHECK(scope_at(b, 0x15ab, false, 0x5d8, 1, HASH));
 		/* In phaseSort's code, before the pair: phaseSort. */
-		sc = code_blob_scope(b, 0x12d5, false);
-		CHECK(sc && sc->pc_offset == 0x2ee && b->frames[sc->first].method_id == SORT);
-		sc = code_blob_scope(b, 0x12e0, false);
-		CHECK(sc && sc->pc_offset == 0x2ee && b->frames[sc->first].method_id == SORT);
+		CHECK(scope_at(b, 0x12d5, false, 0x2ee, 0, SORT));
+		CHECK(scope_at(b, 0x12e0, false, 0x2ee, 0, SORT));
 		/* phaseHash's own code keeps its descriptors. */
-		sc = code_blob_scope(b, 0x1020, false);
-		CHECK(sc && sc->pc_offset == 0x70 && b->frames[sc->first].method_id == HASH);
+		CHECK(scope_at(b, 0x1020, false, 0x70, 0, HASH));
 		/* Return addresses are exact. */
-		sc = code_blob_scope(b, 0x12e7, true);
-		CHECK(sc && sc->pc_offset == 0x2e7 && b->frames[sc->first].method_id == RECURSE);
+		CHECK(scope_at(b, 0x12e7, true, 0x2e7, 0, RECURSE));
 	}
 	jvm_model_free(&m);
 }
@@ -481,7 +481,6 @@ static void test_stray_scope_runs(void)
 				    .frame_size = 4, .frame_complete = 8, .method_id = RUNPHASE,
 				    .scopes = scopes, .nscopes = sizeof(scopes) / sizeof(scopes[0])};
 	const struct code_blob *b;
-	const struct pc_scope *sc;
 	struct jvm_model m;
 
 	jvm_model_init(&m);
@@ -490,18 +489,13 @@ static void test_stray_scope_runs(void)
 	CHECK(b != NULL);
 	if (b) {
 		/* Before the run, and inside it: phaseMatrix's next descriptor. */
-		sc = code_blob_scope(b, 0x1054, false);
-		CHECK(sc && sc->pc_offset == 0x70 && b->frames[sc->first].method_id == MATRIX);
-		sc = code_blob_scope(b, 0x1064, false);
-		CHECK(sc && sc->pc_offset == 0x70 && b->frames[sc->first].method_id == MATRIX);
+		CHECK(scope_at(b, 0x1054, false, 0x70, 0, MATRIX));
+		CHECK(scope_at(b, 0x1064, false, 0x70, 0, MATRIX));
 		/* The owners' own code keeps its descriptors. */
-		sc = code_blob_scope(b, 0x10b4, false);
-		CHECK(sc && sc->pc_offset == 0xb8 && b->frames[sc->first].method_id == HASH);
-		sc = code_blob_scope(b, 0x10a4, false);
-		CHECK(sc && sc->pc_offset == 0xa8 && b->frames[sc->first].method_id == RECURSE);
+		CHECK(scope_at(b, 0x10b4, false, 0xb8, 0, HASH));
+		CHECK(scope_at(b, 0x10a4, false, 0xa8, 0, RECURSE));
 		/* Return addresses are exact. */
-		sc = code_blob_scope(b, 0x1058, true);
-		CHECK(sc && sc->pc_offset == 0x58 && b->frames[sc->first].method_id == HASH);
+		CHECK(scope_at(b, 0x1058, true, 0x58, 0, HASH));
 	}
 	jvm_model_free(&m);
 }
