@@ -176,7 +176,7 @@ def frame_el(wd, path):
 
 
 def match_text(wd):
-    return wd.text(wd.find("#match"))
+    return wd.text_of("#match")
 
 
 def parse_match(text):
@@ -246,7 +246,7 @@ def check_main_page(wd, data, url, shots):
     check(min(f["w"] for f in fs) >= 0.5, "no frame narrower than 0.5 px",
           "narrowest %.2f px" % min(f["w"] for f in fs))
     total = data["root"][2]
-    shown = wd.text(wd.find("#total"))
+    shown = wd.text_of("#total")
     check(shown == "{:,}".format(total), "#total shows the root total", "%r (data %d)" % (shown, total))
     title = wd.execute("return [document.querySelector('h1').textContent, document.title]")
     check(title == [data["title"]] * 2, "title in h1 and document.title", title)
@@ -379,7 +379,7 @@ def check_diff_page(wd, diff, url, shots):
     check(1 <= len(rows) <= 20 and rows[0][0] == want[0][0] and abs(float(rows[0][3]) - want[0][1]) <= 0.01,
           "#changes table lists the largest changes",
           "%d rows, first %s; Python first %s %+.2f" % (len(rows), rows[0] if rows else None, *want[0]))
-    title = wd.text(wd.find("h1"))
+    title = wd.text_of("h1")
     check("→" in title and diff["diff"]["base_title"] in title, "diff title base → target", title)
     hot = max((f for f in fs if f["name"] == HOT), key=lambda f: f["w"])
     wd.move_to(frame_el(wd, hot["path"]))
@@ -481,19 +481,19 @@ def check_live(template, data):
             wd.click(frame_el(wd, path))
             set_search(wd, "phaseHot")
             first = "{:,}".format(live_total(data, 1))
-            got = wait_for(lambda: wd.text(wd.find("#total")) == first, 4)
-            updated = wd.text(wd.find("#updated"))
+            got = wait_for(lambda: wd.text_of("#total") == first, 4)
+            updated = wd.text_of("#updated")
             state = (zoom_root(wd), match_text(wd), len(wd.find_all(".frame.match")))
             check(got and re.fullmatch(r"updated \d\d:\d\d:\d\d", updated) and state[0] == RUN_PHASES[-1]
                   and state[1].startswith("Matched:") and state[2] > 0,
                   "live mode redraws new data keeping zoom and search",
                   "#total %s (want %s), %r, zoom root %s, %r, %d highlighted"
-                  % (wd.text(wd.find("#total")), first, updated, *state))
+                  % (wd.text_of("#total"), first, updated, *state))
             third = "{:,}".format(live_total(data, 3))
-            got = wait_for(lambda: wd.text(wd.find("#total")) == third, 5)
+            got = wait_for(lambda: wd.text_of("#total") == third, 5)
             check(got and zoom_root(wd) == "[root]", "live mode falls back to the root when the zoomed frame goes",
                   "#total %s (want %s), zoom root %s, %d requests served"
-                  % (wd.text(wd.find("#total")), third, zoom_root(wd), LiveHandler.requests))
+                  % (wd.text_of("#total"), third, zoom_root(wd), LiveHandler.requests))
             check_console(wd, "live page")
     finally:
         server.shutdown()

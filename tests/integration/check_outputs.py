@@ -194,7 +194,7 @@ def check_page(ctl, pid, stacks, tmp, shots):
         wd.click(wd.find("#reset"))
         box = wd.find("#search")
         wd.send_keys(box, hot.rsplit(".", 1)[-1])
-        text = wait_for(lambda: wd.text(wd.find("#match")))
+        text = wait_for(lambda: wd.text_of("#match"))
         m = re.search(r"([\d.]+)%", text or "")
         got = float(m.group(1)) if m else -1
         check(m and abs(got - want) < 0.05, "search reports the hot method's share",
@@ -284,8 +284,8 @@ def check_live(ctl_path, sock, pid, tmp, shots):
             row = "tr[data-pid='%d'] .samples" % pid
 
             def samples():
-                els = wd.find_all(row)
-                return int(wd.text(els[0]).replace(",", "")) if els else 0
+                t = wd.text_of(row)
+                return int(t.replace(",", "")) if t else 0
             first = wait_for(samples, timeout=15)
             second = wait_for(lambda: samples() > first and samples(), timeout=15)
             check(first > 0 and second > first, "the process list's numbers grow between refreshes",
@@ -294,12 +294,12 @@ def check_live(ctl_path, sock, pid, tmp, shots):
             wd.get(base + "/p/%d" % pid)
 
             def total():
-                t = wd.find_all("#total")
-                digits = re.sub(r"[^\d]", "", wd.text(t[0])) if t else ""
+                t = wd.text_of("#total")
+                digits = re.sub(r"[^\d]", "", t) if t else ""
                 return int(digits) if digits else 0
             t1 = wait_for(total, timeout=15)
             t2 = wait_for(lambda: total() > t1 and total(), timeout=20)
-            upd = wd.text(wd.find("#updated")) if wd.find_all("#updated") else ""
+            upd = wd.text_of("#updated") or ""
             check(t1 > 0 and t2 > t1, "the live flame graph grows between refreshes",
                   "%d then %d samples (%s)" % (t1, t2 or 0, upd))
             wd.screenshot(os.path.join(shots, "live-flamegraph.png"))

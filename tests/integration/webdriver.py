@@ -171,6 +171,13 @@ class WebDriver:
     def text(self, element):
         return self._s("GET", "/element/%s/text" % element)
 
+    def text_of(self, css):
+        """The rendered text of the first element matching css, or None: found
+        and read in one script, so a page that re-renders in between (a live
+        view refreshing) cannot leave a stale element reference."""
+        return self.execute("const e = document.querySelector(arguments[0]);"
+                            " return e ? e.innerText : null;", css)
+
     def attribute(self, element, name):
         return self._s("GET", "/element/%s/attribute/%s" % (element, name))
 
