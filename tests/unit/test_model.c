@@ -388,6 +388,23 @@ static void test_stray_scopes(void)
 	jvm_model_free(&m);
 }
 
+/* A runPhase nmethod at 0x1000 of size bytes with these descriptors,
+ * loaded into m (initialised here); the blob, NULL if it did not load. */
+static const struct code_blob *load_runphase(struct jvm_model *m, const struct test_scope *scopes, uint32_t n,
+					     uint32_t size)
+{
+	const struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = size,
+				    .frame_size = 4, .frame_complete = 8, .method_id = 1, /* RUNPHASE */
+				    .scopes = scopes, .nscopes = n};
+	const struct code_blob *b;
+
+	jvm_model_init(m);
+	CHECK(tb_apply_code(m, &c) == 0);
+	b = codemap_find(&m->code, 0x1000, 0);
+	CHECK(b != NULL);
+	return b;
+}
+
 /* Two shared nodes' descriptors side by side amid a call's code, so that
  * each has the other for a neighbour (JDK 17's runPhase: phaseHash@54 then
  * phaseRecurse@20 in phaseSort's code; phaseRecurse@20 stood alone only
@@ -421,16 +438,9 @@ static void test_stray_scope_pairs(void)
 		{0x5d8, 3, {VALUEOF, HASH, RUNPHASE}, {23, 60, 36}},
 		{0x5f5, 2, {HASH, RUNPHASE}, {54, 36}},
 	};
-	const struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x700,
-				    .frame_size = 4, .frame_complete = 8, .method_id = RUNPHASE,
-				    .scopes = scopes, .nscopes = sizeof(scopes) / sizeof(scopes[0])};
-	const struct code_blob *b;
 	struct jvm_model m;
+	const struct code_blob *b = load_runphase(&m, scopes, sizeof(scopes) / sizeof(scopes[0]), 0x700);
 
-	jvm_model_init(&m);
-	CHECK(tb_apply_code(&m, &c) == 0);
-	b = codemap_find(&m.code, 0x1000, 0);
-	CHECK(b != NULL);
 	if (b) {
 		/* In phaseHash's loop, before phaseRecurse's shared node: phaseHash. */
 		CHECK(scope_at(b, 0x15ab, false, 0x5d8, 1, HASH));
@@ -477,16 +487,9 @@ static void test_stray_scope_runs(void)
 		{0xc8, 2, {RECURSE, RUNPHASE}, {20, 50}}, /* alone in phaseHash's code */
 		{0xd0, 2, {HASH, RUNPHASE}, {60, 36}},
 	};
-	const struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x100,
-				    .frame_size = 4, .frame_complete = 8, .method_id = RUNPHASE,
-				    .scopes = scopes, .nscopes = sizeof(scopes) / sizeof(scopes[0])};
-	const struct code_blob *b;
 	struct jvm_model m;
+	const struct code_blob *b = load_runphase(&m, scopes, sizeof(scopes) / sizeof(scopes[0]), 0x100);
 
-	jvm_model_init(&m);
-	CHECK(tb_apply_code(&m, &c) == 0);
-	b = codemap_find(&m.code, 0x1000, 0);
-	CHECK(b != NULL);
 	if (b) {
 		/* Before the run, and inside it: phaseMatrix's next descriptor. */
 		CHECK(scope_at(b, 0x1054, false, 0x70, 0, MATRIX));
