@@ -113,7 +113,7 @@ static const struct opt_spec specs[] = {
 	 "processes tracked at once, exited ones included"},
 	{"max-model-mb", T_UINT, "N", 1, 65536, MIB, 40, NULL, F(max_model_bytes), true,
 	 "agent data (code map, methods, threads) one process may have jsampled hold"},
-	{"max-held-mb", T_UINT, "N", 1, 65536, MIB, 16, NULL, F(held_max_bytes), true,
+	{"max-held-mb", T_UINT, "N", 1, 65536, MIB, 64, NULL, F(held_max_bytes), true,
 	 "samples of one process waiting for its agent's data"},
 	{"max-processes-per-user", T_UINT, "N", 1, 1u << 20, 0, 64, NULL, F(max_processes_per_user), true,
 	 "processes of one non-root user tracked at once"},
