@@ -97,6 +97,10 @@ static void apply(struct process *p, struct recording *rec, bool live, const str
 	bool leaf, crossed = false;
 	int n;
 
+	/* A replay of a recording made without native stacks has no maps to
+	 * unwind with: it does no more than the live run did (no hook). */
+	if (!live && !p->native_state)
+		return;
 	if (p->native_only) { /* no JVM: the whole stack is native */
 		if (!(u = unwinder_of(p, rec, live)))
 			return;
@@ -106,7 +110,8 @@ static void apply(struct process *p, struct recording *rec, bool live, const str
 	}
 	if (tr->n == 0 || !L->valid || (s->flags & JS_SAMPLE_HELD_TRIMMED))
 		return;
-	for (uint32_t i = 0; i < tr->n && !crossed; i++)
+	/* Only a trace with crossings has frames that name one. */
+	for (uint32_t i = 0; tr->n_crossings && i < tr->n && !crossed; i++)
 		crossed = FRAME_CROSSING(tr->frames[i].flags) != 0;
 	/* In generated code (Java, stubs): no native frame above it. */
 	leaf = !(pc >= L->code_low && pc < L->code_high) && !(s->flags & JS_SAMPLE_FROM_ANCHOR);
