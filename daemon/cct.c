@@ -273,45 +273,49 @@ static struct cct_path *best_path(struct cct *c, const struct trace_frame *frame
 	return best;
 }
 
-static void remember_step(struct cct_path *p, uint32_t i, const struct trace_frame *f, uint32_t node)
+/* How many of a path's first n steps it can keep (up to CCT_CACHED_DEPTH),
+ * grown for them at once: the loop below stores steps without checks. */
+static uint32_t steps_room(struct cct_path *p, uint32_t n)
 {
-	if (!p || i >= CCT_CACHED_DEPTH || i > p->n)
-		return; /* past the depth, or past a step that could not be kept */
-	if (i >= p->cap) {
-		uint32_t cap = p->cap ? p->cap * 2 : 64;
-		struct cct_path_step *grown = realloc(p->step, cap * sizeof(*grown));
+	uint32_t want = n < CCT_CACHED_DEPTH ? n : CCT_CACHED_DEPTH;
 
-		if (!grown)
-			return; /* the path stays as long as it was: only a cache */
-		p->step = grown;
-		p->cap = cap;
+	if (!p)
+		return 0;
+	if (want > p->cap) {
+		uint32_t cap = p->cap ? p->cap : 64;
+		struct cct_path_step *grown;
+
+		while (cap < want)
+			cap *= 2;
+		if ((grown = realloc(p->step, cap * sizeof(*grown)))) {
+			p->step = grown;
+			p->cap = cap;
+		}
 	}
-	p->step[i] = (struct cct_path_step){.method_id = f->method_id, .bci = frame_bci(f), .type = f->type,
-					    .node = node};
-	p->n = i + 1;
+	return want < p->cap ? want : p->cap; /* without memory, the path stays as long as it was: only a cache */
 }
 
 /* The node a root-first path ends in, created as far as the cap allows;
  * 0 on allocation failure. */
 static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count, int thread_slot)
 {
-	uint32_t shared, node = 0;
+	uint32_t shared, node = 0, i;
 	struct cct_path *path = best_path(c, frames, n, &shared, thread_slot);
+	uint32_t keep = steps_room(path, n);
 
 	if (shared)
 		node = path->step[shared - 1].node;
-	if (path)
-		path->n = shared;
-	for (uint32_t i = shared; i < n; i++) {
-		int32_t bci = frame_bci(&frames[i]);
+	for (i = shared; i < n; i++) {
+		const struct trace_frame *f = &frames[i];
+		int32_t bci = frame_bci(f);
 		uint32_t next;
 
 		/* cct_child's first check, without the call: most frames of a
 		 * path below its shared prefix are the node after their parent. */
-		if (node + 1 < c->nodes.n && is_node(&c->nodes.v[node + 1], node, frames[i].method_id, frames[i].type, bci))
+		if (node + 1 < c->nodes.n && is_node(&c->nodes.v[node + 1], node, f->method_id, f->type, bci))
 			next = node + 1;
 		else
-			next = child_within_caps(c, node, frames[i].method_id, frames[i].type, bci);
+			next = child_within_caps(c, node, f->method_id, f->type, bci);
 
 		if (!next) {
 			/* Over the cap: the rest of the path collapses into [other]
@@ -320,11 +324,18 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 			next = overflow_node(c, node);
 			if (next)
 				c->overflow_samples += count;
-			return next;
+			node = next;
+			break;
 		}
-		remember_step(path, i, &frames[i], next);
+		if (i < keep)
+			path->step[i] = (struct cct_path_step){
+				.method_id = f->method_id, .bci = bci, .type = f->type, .node = next};
 		node = next;
 	}
+	/* The steps found, as far as kept (keep >= shared: the shared steps
+	 * were kept before). */
+	if (path)
+		path->n = i < keep ? i : keep;
 	return node;
 }
 
