@@ -551,34 +551,49 @@ oom:
 	return -1;
 }
 
-/* Both answers for a call edge, from the memo when it has them: a walk asks
- * about the same few thousand edges sample after sample, and each answer
- * costs two method lookups and a search of the caller's call sites, each
- * missing the CPU caches in a large program; the memo slot is one line. */
-static void call_edge(const struct method_table *t, uint32_t caller, int32_t bci, uint32_t callee, int *site,
-		      int *calls)
+/* call_edge's answer when its memo has none (out of line: the memo's hits,
+ * a deep trace's thousand calls, stay a few instructions each). */
+__attribute__((noinline)) static void call_edge_looked_up(const struct method_table *t, uint32_t caller, int32_t bci,
+							 uint32_t callee, uint64_t key, int *site, int *calls)
 {
-	uint64_t key = (uint64_t)(caller & 0xffffff) << 40 | (uint64_t)(bci & 0xffff) << 24 | (callee & 0xffffff);
 	struct call_memo *slot = NULL;
 
 	/* The cache is no part of the table's value: filled through a const
 	 * table (the table object itself is never const). */
 	if (!t->memo)
 		((struct method_table *)t)->memo = calloc(MEMO_SLOTS, sizeof(*t->memo));
-	if (t->memo && caller < (1u << 24) && callee < (1u << 24) && bci >= 0 && bci < 0x10000) {
+	if (t->memo && key)
 		slot = &t->memo[(key * 0x9e3779b97f4a7c15ull) >> 40 & (MEMO_SLOTS - 1)];
-		if (slot->key == key && slot->generation == t->generation) {
-			*site = slot->site;
-			*calls = slot->calls;
-			return;
-		}
-	}
 	*site = method_table_is_call_site(t, caller, bci);
 	*calls = *site == 0 ? -1 : site_names_callee(t, caller, bci, callee);
 	/* Only definite answers are kept: an unknown one may become known. */
 	if (slot && (*site == 0 || (*site == 1 && *calls >= 0)))
 		*slot = (struct call_memo){
 			.key = key, .generation = t->generation, .site = (int8_t)*site, .calls = (int8_t)*calls};
+}
+
+/* Both answers for a call edge, from the memo when it has them: a walk asks
+ * about the same few thousand edges sample after sample, and each answer
+ * costs two method lookups and a search of the caller's call sites, each
+ * missing the CPU caches in a large program; the memo slot is one line. */
+static inline void call_edge(const struct method_table *t, uint32_t caller, int32_t bci, uint32_t callee, int *site,
+			     int *calls)
+{
+	/* 0: an edge the memo cannot key (ids past 24 bits, bcis past 16) */
+	uint64_t key = caller < (1u << 24) && callee < (1u << 24) && bci >= 0 && bci < 0x10000
+			       ? (uint64_t)caller << 40 | (uint64_t)bci << 24 | callee
+			       : 0;
+
+	if (key && t->memo) {
+		const struct call_memo *slot = &t->memo[(key * 0x9e3779b97f4a7c15ull) >> 40 & (MEMO_SLOTS - 1)];
+
+		if (slot->key == key && slot->generation == t->generation) {
+			*site = slot->site;
+			*calls = slot->calls;
+			return;
+		}
+	}
+	call_edge_looked_up(t, caller, bci, callee, key, site, calls);
 }
 
 int method_table_calls(const struct method_table *t, uint32_t id, int32_t bci, uint32_t callee)
