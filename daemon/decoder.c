@@ -265,6 +265,27 @@ static void log_step(struct walk *w, const struct walk_step_state *at)
 	w->log->step[w->log->n++] = (struct walk_log_step){.at = *at, .n = w->out->n, .step_lo = UINT64_MAX, .step_hi = 0};
 }
 
+/* log_step of step_state, written in place (a deep walk logs thousands of
+ * plain steps a sample). */
+static void log_state(struct walk *w)
+{
+	struct walk_log_step *st = &w->log->step[w->log->n++];
+
+	st->at.pc = w->pc;
+	st->at.sp = w->sp;
+	st->at.fp = w->fp;
+	if (w->out->n)
+		st->at.above = w->out->frames[w->out->n - 1];
+	else
+		st->at.above = (struct trace_frame){.type = FRAME_TYPE_COUNT};
+	st->at.via_vm = w->via_vm;
+	st->at.leaf_return = w->leaf_return;
+	st->at.crossing = w->crossing;
+	st->n = w->out->n;
+	st->step_lo = UINT64_MAX;
+	st->step_hi = 0;
+}
+
 /* The rest of the walk is the previous walk's from its boundary j: its
  * frames below that step, its end (walk_reuse.h). */
 static enum step join_memo(struct walk *w, int j)
@@ -384,7 +405,6 @@ static bool plain_step(struct walk *w, enum step *st)
 {
 	const struct code_blob *b;
 	const struct pc_scope *sc;
-	struct walk_step_state at;
 
 	/* A join (or a run of the memo's steps) needs a boundary in the same
 	 * state: at this sp, and (the cheapest part of the state to compare)
@@ -397,8 +417,7 @@ static bool plain_step(struct walk *w, enum step *st)
 		return false;
 	if (w->logging) {
 		close_step(w);
-		at = step_state(w);
-		log_step(w, &at);
+		log_state(w);
 	}
 	note_resume(w);
 	*st = unwind_compiled_plain(w, b, sc);

@@ -114,7 +114,12 @@ static bool same_words(const struct walk_memo *m, const struct js_sample *s, con
 	    s->stack_len - (b->read_lo - s->stack_addr) < len)
 		return false;
 	x = s->stack + (b->read_lo - s->stack_addr);
-	/* A step reads a word or a few: compared inline, not by a call. */
+	/* A compiled frame's step reads two words, compared inline, not by a
+	 * call; an interpreted frame's reads its fixed slots, a scan's more:
+	 * memcmp's vector compare takes those (xalan replay: 383M -> 262M
+	 * instructions comparing, callgrind). */
+	if (len > 16)
+		return memcmp(x, y, len) == 0;
 	for (; len >= 8; len -= 8, x += 8, y += 8) {
 		uint64_t v, w;
 
