@@ -328,11 +328,11 @@ static bool take_memo_steps(struct walk *w, uint32_t kk, uint32_t d)
 	if (w->out->n + (m->b[kk].below - m->b[d].below) > TRACE_MAX_FRAMES || log->n + (kk - d) + 1 > TRACE_MAX_FRAMES)
 		return false;
 	for (uint32_t i = kk; i > d; i--) {
-		const struct memo_boundary *b = &m->b[i];
+		const struct memo_key *b = &m->k[i];
 		uint32_t lo, hi;
 
 		log->step[log->n++] = (struct walk_log_step){
-			.at = b->at,
+			.at = m->b[i].at,
 			.n = w->out->n,
 			.step_lo = b->read_len ? b->read_lo : UINT64_MAX,
 			.step_hi = b->read_len ? b->read_lo + b->read_len : 0,
@@ -411,7 +411,7 @@ static bool plain_step(struct walk *w, enum step *st)
 	 * at this pc. In a recursion most frames sit where the previous walk
 	 * had frames too, at other return addresses. */
 	if (w->log && w->log->memo && walk_memo_seek(w->log->memo, w->sp, &w->log_at) &&
-	    w->log->memo->b[w->log_at - 1].at.pc == w->pc)
+	    w->log->memo->k[w->log_at - 1].pc == w->pc)
 		return false;
 	if (!(b = compiled_plain_blob(w, &sc)))
 		return false;

@@ -16,13 +16,15 @@ void walk_reuse_init(struct walk_reuse *r, size_t max_bytes)
 
 static size_t memo_bytes(const struct walk_memo *m)
 {
-	return sizeof(*m) + m->v_cap + m->b_cap * sizeof(*m->b) + m->f_cap * sizeof(*m->frames);
+	return sizeof(*m) + m->v_cap + m->b_cap * sizeof(*m->b) + m->k_cap * sizeof(*m->k) +
+	       m->f_cap * sizeof(*m->frames);
 }
 
 static void memo_free(struct walk_memo *m)
 {
 	free(m->vals);
 	free(m->b);
+	free(m->k);
 	free(m->frames);
 	free(m);
 }
@@ -102,8 +104,8 @@ static bool same_state(const struct walk_step_state *a, const struct walk_step_s
 	       a->leaf_return == b->leaf_return && a->crossing == b->crossing && same_callee(&a->above, &b->above);
 }
 
-/* Whether s holds what the memo's step b read. */
-static bool same_words(const struct walk_memo *m, const struct js_sample *s, const struct memo_boundary *b)
+/* Whether s holds what the memo's step b (its key) read. */
+static bool same_words(const struct walk_memo *m, const struct js_sample *s, const struct memo_key *b)
 {
 	const uint8_t *x, *y = m->vals + b->val_at;
 	uint32_t len = b->read_len;
@@ -137,9 +139,9 @@ static bool same_words(const struct walk_memo *m, const struct js_sample *s, con
 static void prefetch_reads(const struct walk_memo *m, const struct js_sample *s, uint32_t k)
 {
 	for (uint32_t i = 0; i < k; i++) {
-		uint64_t at = m->b[i].read_lo - s->stack_addr;
+		uint64_t at = m->k[i].read_lo - s->stack_addr;
 
-		if (m->b[i].read_len && m->b[i].read_lo >= s->stack_addr && at < s->stack_len)
+		if (m->k[i].read_len && m->k[i].read_lo >= s->stack_addr && at < s->stack_len)
 			__builtin_prefetch(s->stack + at);
 	}
 }
@@ -154,7 +156,7 @@ static int32_t nearest_difference(const struct walk_log *log, const struct js_sa
 	const struct walk_memo *m = log->memo;
 
 	for (uint32_t i = kk; i > (uint32_t)log->differs_at; i--)
-		if (!same_words(m, s, &m->b[i]))
+		if (!same_words(m, s, &m->k[i]))
 			return (int32_t)i;
 	return log->differs_at;
 }
@@ -163,7 +165,6 @@ int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct
 		   uint32_t *from_index, int32_t *skip_to)
 {
 	const struct walk_memo *m = log->memo;
-	const struct memo_boundary *b;
 	uint32_t k;
 
 	if (skip_to)
@@ -179,8 +180,7 @@ int walk_memo_join(struct walk_log *log, const struct js_sample *s, const struct
 	if (log->checked == 0 && k > 1 && log->differs_at < 0)
 		prefetch_reads(m, s, k);
 	while (log->differs_at < 0 && log->checked < k) {
-		b = &m->b[log->checked];
-		if (!same_words(m, s, b))
+		if (!same_words(m, s, &m->k[log->checked]))
 			log->differs_at = (int32_t)log->checked;
 		else
 			log->checked++;
@@ -266,7 +266,7 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 	const uint32_t n = trace->n;
 	const uint64_t s_end = s->stack_addr + s->stack_len;
 	uint32_t nb = j >= 0 ? (uint32_t)j + 1 : 0, r = j >= 0 ? m->b[j].below : 0;
-	uint32_t nv = j >= 0 ? m->b[j].val_at + m->b[j].read_len : 0;
+	uint32_t nv = j >= 0 ? m->k[j].val_at + m->k[j].read_len : 0;
 	uint64_t hi = j >= 0 && m->hi > log->hi ? m->hi : log->hi, vals = nv;
 
 	if (log->n == 0 && j < 0)
@@ -287,6 +287,7 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 		vals += st->step_hi - st->step_lo;
 	}
 	if (vals > WALK_MEMO_MAX_VALS || reserve(m, (void **)&m->b, &m->b_cap, nb + log->n, sizeof(*m->b)) != 0 ||
+	    reserve(m, (void **)&m->k, &m->k_cap, nb + log->n, sizeof(*m->k)) != 0 ||
 	    reserve(m, (void **)&m->frames, &m->f_cap, n, sizeof(*m->frames)) != 0 ||
 	    reserve(m, (void **)&m->vals, &m->v_cap, (uint32_t)vals, 1) != 0)
 		goto forget;
@@ -300,12 +301,11 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 
 		if (len)
 			memcpy(m->vals + nv, s->stack + (st->step_lo - s->stack_addr), len);
+		m->k[nb] = (struct memo_key){
+			.sp = st->at.sp, .pc = st->at.pc, .read_lo = st->step_lo, .read_len = len, .val_at = nv};
 		m->b[nb++] = (struct memo_boundary){
 			.at = st->at,
 			.from = st->step_lo < below_from ? st->step_lo : below_from,
-			.read_lo = st->step_lo,
-			.read_len = len,
-			.val_at = nv,
 			.below = n - st->n,
 		};
 		nv += len;
