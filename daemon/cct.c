@@ -11,7 +11,7 @@ int cct_init(struct cct *c, uint32_t max_nodes)
 	u64_map_init(&c->children);
 	cct_slices_init(&c->slices);
 	c->max_nodes = max_nodes < 2 ? 2 : max_nodes;
-	return vec_push(&c->nodes, root);
+	return vec_push(&c->nodes, root) != 0 || vec_push(&c->self, (uint64_t)0) != 0 ? -1 : 0;
 }
 
 void cct_set_caps(struct cct *c, uint32_t max_nodes, size_t max_bytes)
@@ -23,7 +23,7 @@ void cct_set_caps(struct cct *c, uint32_t max_nodes, size_t max_bytes)
 void cct_free(struct cct *c)
 {
 	vec_free(&c->nodes);
-	vec_free(&c->last_child);
+	vec_free(&c->self);
 	for (int k = 0; c->paths && k < CCT_CACHED_PATHS + CCT_THREAD_PATHS; k++)
 		free(c->paths[k].step);
 	free(c->paths);
@@ -43,13 +43,17 @@ static bool is_node(const struct cct_node *n, uint32_t parent, uint32_t method_i
 	return n->parent == parent && n->method_id == method_id && n->type == type && n->bci == bci;
 }
 
-/* Notes child as parent's last one (a hint only: no memory, no hint). */
+/* The bci a node keeps for a frame: none for a pseudo frame, and none for
+ * one past a node's 24 bits (a method's bytecode ends at 65,535). */
+static int32_t node_bci(uint32_t type, int32_t bci)
+{
+	return type == FRAME_PSEUDO || bci < -(1 << 23) || bci >= (1 << 23) ? -1 : bci;
+}
+
+/* Notes child as parent's last one (a hint). */
 static uint32_t remember_child(struct cct *c, uint32_t parent, uint32_t child)
 {
-	while (c->last_child.n <= parent)
-		if (vec_push(&c->last_child, 0u) != 0)
-			return child;
-	c->last_child.v[parent] = child;
+	c->nodes.v[parent].last_child = child;
 	return child;
 }
 
@@ -75,8 +79,8 @@ static uint32_t find_child(struct cct *c, uint32_t parent, uint32_t method_id, u
 		return parent + 1;
 	if (!parent && c->root_other && is_node(&c->nodes.v[c->root_other], 0, method_id, type, bci))
 		return c->root_other;
-	if (parent < c->last_child.n) {
-		uint32_t hint = c->last_child.v[parent];
+	{
+		uint32_t hint = c->nodes.v[parent].last_child;
 		if (hint && hint < c->nodes.n && is_node(&c->nodes.v[hint], parent, method_id, type, bci))
 			return hint;
 	}
@@ -96,12 +100,12 @@ static uint32_t find_child(struct cct *c, uint32_t parent, uint32_t method_id, u
  * map, as allocated (the path cache and time slices are apart). */
 static size_t tree_bytes(const struct cct *c)
 {
-	return c->nodes.cap * sizeof(struct cct_node) + c->last_child.cap * sizeof(uint32_t) +
+	return c->nodes.cap * sizeof(struct cct_node) + c->self.cap * sizeof(uint64_t) +
 	       u64_map_bytes(&c->children);
 }
 
-/* A node and its hint. */
-#define NODE_BYTES (sizeof(struct cct_node) + sizeof(uint32_t))
+/* A node and its count. */
+#define NODE_BYTES (sizeof(struct cct_node) + sizeof(uint64_t))
 
 /* The bytes ordinary nodes may take; the rest of max_bytes is kept for
  * [other] nodes, one per parent where paths pass the cap, and the last
@@ -121,14 +125,14 @@ static bool reserve_nodes(struct cct *c, size_t n, size_t budget, size_t map_gro
 	const size_t per = NODE_BYTES;
 	size_t want = c->nodes.cap < 4096 ? 2 * c->nodes.cap + 8 : c->nodes.cap + c->nodes.cap / 2;
 	struct cct_node *nodes;
-	uint32_t *hints;
+	uint64_t *self;
 
-	if (n <= c->nodes.cap && n <= c->last_child.cap)
+	if (n <= c->nodes.cap && n <= c->self.cap)
 		return true;
 	if (want < n)
 		want = n;
 	if (c->max_bytes) {
-		size_t used = tree_bytes(c) + map_growth, have = c->nodes.cap > c->last_child.cap ? c->nodes.cap : c->last_child.cap;
+		size_t used = tree_bytes(c) + map_growth, have = c->nodes.cap > c->self.cap ? c->nodes.cap : c->self.cap;
 		size_t fit = used >= budget ? have : have + (budget - used) / per;
 
 		if (want > fit)
@@ -142,10 +146,10 @@ static bool reserve_nodes(struct cct *c, size_t n, size_t budget, size_t map_gro
 		return false;
 	c->nodes.v = nodes;
 	c->nodes.cap = want;
-	if (!(hints = realloc(c->last_child.v, want * sizeof(*hints))))
+	if (!(self = realloc(c->self.v, want * sizeof(*self))))
 		return false;
-	c->last_child.v = hints;
-	c->last_child.cap = want;
+	c->self.v = self;
+	c->self.cap = want;
 	return true;
 }
 
@@ -179,12 +183,15 @@ static uint32_t make_child(struct cct *c, uint32_t parent, uint32_t method_id, u
 	if (parent >= c->nodes.n || c->nodes.n >= UINT32_MAX - 1 ||
 	    !reserve_nodes(c, c->nodes.n + 1, c->max_bytes, 0, true) || vec_push(&c->nodes, n) != 0)
 		return 0;
+	c->self.v[c->nodes.n - 1] = 0; /* room reserved with the node's */
+	c->self.n = c->nodes.n;
 	/* A child made right after its parent is always found by the check
 	 * of the next node, so only the others go into the children map (a
 	 * new path's nodes after its first: one map write each saved, and
 	 * the map's size). */
 	if (key && u64_map_put(&c->children, key, c->nodes.n - 1) != 0) {
 		c->nodes.n--;
+		c->self.n--;
 		return 0;
 	}
 	return remember_child(c, parent, (uint32_t)(c->nodes.n - 1));
@@ -193,7 +200,10 @@ static uint32_t make_child(struct cct *c, uint32_t parent, uint32_t method_id, u
 uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create)
 {
 	uint64_t key;
-	uint32_t found = find_child(c, parent, method_id, type, bci, &key);
+	uint32_t found;
+
+	bci = node_bci(type, bci);
+	found = find_child(c, parent, method_id, type, bci, &key);
 
 	return found || !create ? found : make_child(c, parent, method_id, type, bci, key);
 }
@@ -232,7 +242,7 @@ static uint32_t overflow_node(struct cct *c, uint32_t parent)
 
 static int32_t frame_bci(const struct trace_frame *f)
 {
-	return f->type == FRAME_PSEUDO ? -1 : f->bci;
+	return node_bci(f->type, f->bci);
 }
 
 static bool same_step(const struct cct_path_step *s, const struct trace_frame *f)
@@ -346,7 +356,7 @@ static int add_path(struct cct *c, const struct trace_frame *frames, uint32_t n,
 
 	if (n && !node)
 		return -1;
-	c->nodes.v[node].self += count;
+	c->self.v[node] += count;
 	c->samples += count;
 	if (t_s > 0)
 		cct_slices_add(&c->slices, t_s, node, count);
@@ -373,7 +383,7 @@ size_t cct_bytes(const struct cct *c)
 	/* The path cache is not counted: it is the depth of the deepest
 	 * traces, not the tree (at most 20 paths of CCT_CACHED_DEPTH steps, a
 	 * few KiB for most programs), so the node cap alone bounds what grows. */
-	return c->nodes.cap * sizeof(struct cct_node) + c->last_child.cap * sizeof(uint32_t) +
+	return c->nodes.cap * sizeof(struct cct_node) + c->self.cap * sizeof(uint64_t) +
 	       u64_map_bytes(&c->children) + c->slices.bytes;
 }
 
@@ -384,8 +394,7 @@ int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uin
 
 	if (parent >= c->nodes.n || type >= FRAME_TYPE_COUNT)
 		return -1;
-	if (type == FRAME_PSEUDO)
-		bci = -1;
+	bci = node_bci(type, bci);
 	if (c->nodes.v[parent].type == FRAME_PSEUDO && c->nodes.v[parent].method_id == PSEUDO_OVERFLOW && parent) {
 		at = parent; /* below a folded node: everything folds there too */
 	} else {
@@ -397,7 +406,7 @@ int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uin
 			c->overflow_samples += self;
 		}
 	}
-	c->nodes.v[at].self += self;
+	c->self.v[at] += self;
 	c->samples += self;
 	return at;
 }

@@ -20,13 +20,22 @@
 #include "cct_slices.h"
 #include "trace.h"
 
+/* 16 bytes, four to a cache line: a trace's path below what it shares
+ * with its thread's last one is read node after node, most often in the
+ * order the nodes were made (Jython: ~80 a sample, in a tree of 1.4M). The
+ * samples that ended at a node are apart (struct cct's self), read once a
+ * sample. */
 struct cct_node {
 	uint32_t parent;
 	uint32_t method_id; /* or enum pseudo_frame */
-	uint8_t type;       /* enum frame_type; the root is FRAME_PSEUDO, id 0 */
-	int32_t bci;        /* -1: unknown, or a pseudo frame */
-	uint64_t self;
+	int32_t bci : 24;   /* -1: unknown, or a pseudo frame (a bci past 24 bits, no bytecode's, is -1) */
+	uint32_t type : 8;  /* enum frame_type; the root is FRAME_PSEUDO, id 0 */
+	/* The child last found or made under it (0: none), tried before the
+	 * children map (a path below a node mostly goes on the way it went the
+	 * last time): on the line its parent's check has just read. */
+	uint32_t last_child;
 };
+_Static_assert(sizeof(struct cct_node) == 16, "cct_node is four to a line");
 
 /* The node path of a recently added trace, root first: a new trace that
  * shares a prefix with it starts below that prefix instead of looking
@@ -52,20 +61,18 @@ struct cct_path {
 
 struct cct {
 	VEC(struct cct_node) nodes; /* nodes.v[0] is the root */
+	VEC(uint64_t) self;         /* per node: the samples that ended there (self.n == nodes.n) */
 	struct cct_path *paths;     /* CCT_CACHED_PATHS + CCT_THREAD_PATHS, allocated on the first add */
-	/* Per node: the child last found or made under it (0: none), tried
-	 * before the children map (a path below a node mostly goes on the
-	 * way it went the last time). */
-	VEC(uint32_t) last_child;
 	uint64_t path_uses;
 	/* hash of (parent, method, type, bci, attempt) -> node index; a hit
 	 * is checked against the node, a collision tries the next attempt */
 	struct u64_map children;
 	uint32_t max_nodes;
-	/* Bytes the nodes, their hints and the children map may allocate (0:
+	/* Bytes the nodes, their counts and the children map may allocate (0:
 	 * no cap): counted as allocated, so a tree of small nodes holds as
-	 * many as its memory allows (Jython's deep recursions: 43 bytes a node,
-	 * not the worst case of 80 the node cap used to be derived from). */
+	 * many as its memory allows (Jython's deep recursions: 32 bytes a node
+	 * with their time slices, not the worst case of 80 the node cap used
+	 * to be derived from). */
 	size_t max_bytes;
 	/* The root's [other] node, made apart from the children map (0: none):
 	 * where paths go when even the bytes kept for [other] nodes are spent. */

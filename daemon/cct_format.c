@@ -127,7 +127,7 @@ static int shape_build(const struct cct *c, struct shape *s)
 		return -1;
 	}
 	for (size_t i = n; i-- > 0;) {
-		s->total[i] += c->nodes.v[i].self;
+		s->total[i] += c->self.v[i];
 		if (i)
 			s->total[c->nodes.v[i].parent] += s->total[i];
 	}
@@ -162,7 +162,7 @@ static void render_collapsed(const struct cct *c, const struct method_table *m, 
 	for (size_t i = 1; i < c->nodes.n; i++) {
 		uint32_t depth = 0;
 
-		if (!c->nodes.v[i].self)
+		if (!c->self.v[i])
 			continue;
 		for (uint32_t k = (uint32_t)i; k && depth < TRACE_MAX_FRAMES + 2; k = c->nodes.v[k].parent)
 			path[depth++] = k;
@@ -175,7 +175,7 @@ static void render_collapsed(const struct cct *c, const struct method_table *m, 
 					*p = '_';
 			wbuf_printf(out, "%s%s", name, depth ? ";" : "");
 		}
-		wbuf_printf(out, " %llu\n", (unsigned long long)c->nodes.v[i].self);
+		wbuf_printf(out, " %llu\n", (unsigned long long)c->self.v[i]);
 		if (cct_spill(out, fd, false))
 			break;
 	}
@@ -201,7 +201,7 @@ static void render_tree(const struct cct *c, const struct method_table *m, const
 	wbuf_printf(out, "%10s %7s %10s  %s\n", "total", "%", "self", "frame");
 	stack[0] = (struct cursor){0, 0};
 	wbuf_printf(out, "%10llu %6.2f%% %10llu  %s\n", (unsigned long long)s->total[0], 100.0,
-		    (unsigned long long)c->nodes.v[0].self, "[root]");
+		    (unsigned long long)c->self.v[0], "[root]");
 	depth = 1;
 	while (depth > 0) {
 		struct cursor *cur = &stack[depth - 1];
@@ -216,7 +216,7 @@ static void render_tree(const struct cct *c, const struct method_table *m, const
 		const struct cct_node *n = &c->nodes.v[k];
 		cct_frame_name(m, n->method_id, n->type, name, sizeof(name));
 		wbuf_printf(out, "%10llu %6.2f%% %10llu  %*s%s\n", (unsigned long long)s->total[k],
-			    100.0 * (double)s->total[k] / (double)all, (unsigned long long)n->self,
+			    100.0 * (double)s->total[k] / (double)all, (unsigned long long)c->self.v[k],
 			    (int)(2 * depth), "", name);
 		stack[depth++] = (struct cursor){k, 0};
 		if (cct_spill(out, fd, false))
@@ -240,7 +240,7 @@ static void json_node_open(const struct cct *c, const struct method_table *m, co
 	wbuf_printf(out, "{\"name\":");
 	json_quote(out, name);
 	wbuf_printf(out, ",\"type\":\"%s\",\"self\":%llu,\"total\":%llu,\"children\":[",
-		    k == 0 ? "root" : frame_type_name(n->type), (unsigned long long)n->self,
+		    k == 0 ? "root" : frame_type_name(n->type), (unsigned long long)c->self.v[k],
 		    (unsigned long long)s->total[k]);
 }
 

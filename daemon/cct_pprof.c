@@ -355,16 +355,16 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, s
 	 * first. */
 	size_t nsamples = 0;
 	for (size_t i = 0; i < view->nodes.n; i++)
-		nsamples += view->nodes.v[i].self > 0;
+		nsamples += view->self.v[i] > 0;
 	p.sample = calloc(nsamples + 1, sizeof(*p.sample));
 	if (!p.sample)
 		goto cleanup;
 	int64_t pid_key = str_id(&b.str, "pid");
 	for (size_t i = 0; i < view->nodes.n; i++) {
-		const struct cct_node *n = &view->nodes.v[i];
+		uint64_t self = view->self.v[i];
 		size_t depth = 0;
 
-		if (!n->self)
+		if (!self)
 			continue;
 		for (uint32_t k = (uint32_t)i; k; k = view->nodes.v[b.group[k]].parent)
 			stack[depth++] = b.loc_of[k];
@@ -383,8 +383,8 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, s
 		}
 		memcpy(s->location_id, stack, depth * sizeof(*stack));
 		s->n_location_id = depth;
-		s->value[0] = (int64_t)n->self;
-		s->value[1] = (int64_t)n->self * period;
+		s->value[0] = (int64_t)self;
+		s->value[1] = (int64_t)self * period;
 		s->n_value = 2;
 		perftools__profiles__label__init(l);
 		l->key = pid_key;

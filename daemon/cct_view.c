@@ -10,7 +10,7 @@ uint64_t *cct_totals(const struct cct *c)
 		return NULL;
 	/* Nodes come after their parents: one reverse scan sums subtrees. */
 	for (size_t i = c->nodes.n; i-- > 0;) {
-		total[i] += c->nodes.v[i].self;
+		total[i] += c->self.v[i];
 		if (i)
 			total[c->nodes.v[i].parent] += total[i];
 	}
@@ -31,7 +31,7 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_fra
 		cct_slices_window(&c->slices, self, n, window);
 	else
 		for (size_t i = 0; i < n; i++)
-			self[i] = c->nodes.v[i].self;
+			self[i] = c->self.v[i];
 	for (size_t i = n; i-- > 0;) {
 		total[i] += self[i];
 		if (i)
@@ -52,7 +52,7 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_fra
 			if (!to[i])
 				goto cleanup;
 		}
-		out->nodes.v[to[i]].self += self[i];
+		out->self.v[to[i]] += self[i];
 		out->samples += self[i];
 		if (node->type == FRAME_PSEUDO && node->method_id == PSEUDO_OVERFLOW)
 			out->overflow_samples += self[i];

@@ -158,9 +158,9 @@ int named_tree_add_view(struct named_tree *t, const struct cct *view, const stru
 				goto cleanup;
 		}
 		if (base)
-			t->nodes.v[to[i]].base_self += n->self;
+			t->nodes.v[to[i]].base_self += view->self.v[i];
 		else
-			t->nodes.v[to[i]].self += n->self;
+			t->nodes.v[to[i]].self += view->self.v[i];
 	}
 	rc = 0;
 cleanup:

@@ -103,7 +103,7 @@ static const struct opt_spec specs[] = {
 	{"max-cct-nodes", T_UINT, "N", 16, 1u << 30, 0, 4000000, NULL, F(cct_max_nodes), true,
 	 "CCT size cap per process; the rest goes to [other], counted"},
 	{"max-cct-mb", T_UINT, "N", 1, 65536, MIB, 64, NULL, F(cct_max_bytes), true,
-	 "CCT memory cap per process (as allocated: 28-70 bytes a node)"},
+	 "CCT memory cap per process (as allocated: 24-66 bytes a node)"},
 	{"window-resolution-s", T_UINT, "N", 1, 60, 0, SLICE_FINEST_S, NULL, F(window_resolution_s), false,
 	 "the finest time slice of profiles (a divisor of 60): windows are this exact for 10 minutes, "
 	 "then by the minute for an hour, by the hour for a day"},

@@ -166,9 +166,9 @@ static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
 		wbuf_u32(w, node->method_id);
 		wbuf_u8(w, node->type);
 		wbuf_i32(w, node->bci);
-		wbuf_u64(w, node->self);
+		wbuf_u64(w, p->cct.self.v[i]);
 	}
-	wbuf_u64(w, p->cct.nodes.v[0].self);
+	wbuf_u64(w, p->cct.self.v[0]);
 	put_slices(&p->cct.slices, w);
 	wbuf_patch_u32(w, at, (uint32_t)(w->len - at - 4));
 }
@@ -309,8 +309,8 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		}
 		map[i] = (uint32_t)at;
 	}
-	p->cct.nodes.v[0].self = rbuf_u64(r);
-	p->cct.samples += p->cct.nodes.v[0].self;
+	p->cct.self.v[0] = rbuf_u64(r);
+	p->cct.samples += p->cct.self.v[0];
 	if (version >= 3 && get_slices(&p->cct.slices, r, map, nnodes) != 0) {
 		snprintf(why, whylen, "pid %u: bad time slices", pid);
 		free(map);

@@ -83,7 +83,7 @@ static void test_node_cap(void)
 	CHECK(c.nodes.n <= 11);
 	CHECK_EQ(c.samples, 2);
 	CHECK_EQ(c.nodes.v[c.nodes.n - 1].method_id, PSEUDO_OVERFLOW);
-	CHECK_EQ(c.nodes.v[c.nodes.n - 1].self, 2);
+	CHECK_EQ(c.self.v[c.nodes.n - 1], 2);
 	cct_free(&c);
 }
 
@@ -154,7 +154,7 @@ static void test_random_traces_find_their_nodes(void)
 		}
 		for (int j = 0; j < RT_N; j++)
 			same += len[j] == len[i] && same_prefix(tr[j], tr[i], len[i]);
-		CHECK_EQ(c.nodes.v[node].self, same);
+		CHECK_EQ(c.self.v[node], same);
 		/* prefix d+1 of trace i is new if no earlier trace has it */
 		for (uint32_t d = 0; d < len[i]; d++) {
 			bool seen = false;

@@ -285,12 +285,12 @@ static void test_kernel_stack_follows_a_held_sample(void)
 		CHECK_EQ(p->cct.nodes.v[2].type, FRAME_KERNEL);
 		CHECK_STR(kernel_symbols_name(p->cct.nodes.v[2].method_id), "do_syscall_64");
 		CHECK_STR(kernel_symbols_name(p->cct.nodes.v[3].method_id), "vfs_write");
-		CHECK_EQ(p->cct.nodes.v[3].self, 1);
+		CHECK_EQ(p->cct.self.v[3], 1);
 	}
 	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_JAVA, NULL, &java) == 0);
 	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_MIXED, NULL, &mixed) == 0);
 	CHECK_EQ(java.nodes.n, 2);
-	CHECK_EQ(java.nodes.v[1].self, 1);
+	CHECK_EQ(java.self.v[1], 1);
 	CHECK_EQ(mixed.nodes.n, 4);
 	CHECK_EQ(java.samples, mixed.samples);
 	cct_free(&java);

@@ -59,7 +59,7 @@ static void test_bci_kept_and_merged(void)
 	CHECK_EQ(c.nodes.n, 5); /* main@3, main@6 and a work under each */
 	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_JAVA, NULL, &view) == 0);
 	CHECK_EQ(view.nodes.n, 3); /* root, main, work */
-	CHECK_EQ(view.nodes.v[2].self, 6);
+	CHECK_EQ(view.self.v[2], 6);
 	cct_free(&view);
 	CHECK(cct_view_build(&c, VIEW_KEEP_BCI, VIEW_JAVA, NULL, &view) == 0);
 	CHECK_EQ(view.nodes.n, 5);
