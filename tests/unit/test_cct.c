@@ -1,5 +1,6 @@
 /* The calling-context tree and its three renderings. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "../../daemon/cct.h"
@@ -84,6 +85,33 @@ static void test_node_cap(void)
 	CHECK_EQ(c.samples, 2);
 	CHECK_EQ(c.nodes.v[c.nodes.n - 1].method_id, PSEUDO_OVERFLOW);
 	CHECK_EQ(c.self.v[c.nodes.n - 1], 2);
+	cct_free(&c);
+}
+
+/* A node keeps a bci in 24 bits: the largest a bytecode has (65,535) and
+ * the negative ones stay, one past the bits (only a lying agent's) is kept
+ * as unknown, so the same trace still finds the same node. */
+static void test_bci_bits(void)
+{
+	struct cct c;
+	const int32_t kept[] = {-1, 0, 65535, (1 << 23) - 1, -(1 << 23)};
+	struct trace_frame path[2] = {F(1, FRAME_COMPILED), F(2, FRAME_COMPILED)};
+
+	CHECK(cct_init(&c, 100) == 0);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		path[1].bci = kept[i];
+		CHECK(cct_add(&c, path, 2, 1) == 0);
+		CHECK_EQ(c.nodes.v[c.nodes.n - 1].bci, kept[i]);
+	}
+	uint32_t n = (uint32_t)c.nodes.n;
+	path[1].bci = 1 << 23;
+	CHECK(cct_add(&c, path, 2, 1) == 0);
+	CHECK_EQ(c.nodes.n, n); /* the node of bci -1 */
+	path[1].bci = INT32_MIN;
+	CHECK(cct_add(&c, path, 2, 1) == 0);
+	CHECK_EQ(c.nodes.n, n);
+	CHECK_EQ(c.self.v[2], 3);
+	CHECK_EQ(c.samples, 7);
 	cct_free(&c);
 }
 
@@ -179,6 +207,7 @@ int main(void)
 {
 	RUN(test_merge_and_render);
 	RUN(test_node_cap);
+	RUN(test_bci_bits);
 	RUN(test_names_are_safe_for_collapsed);
 	RUN(test_random_traces_find_their_nodes);
 	return CHECK_DONE();
