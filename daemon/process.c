@@ -432,6 +432,7 @@ static bool count_completion(struct process *p, enum bottom_outcome how, bool wa
 static void note_bottoms(struct process *p)
 {
 	p->stats.stack_images_refused = p->bottoms.refused;
+	p->stats.stack_images_idled = p->bottoms.idled;
 	p->stats.stack_image_bytes = p->bottoms.bytes;
 	p->stats.completion_pending = p->bottoms.pending;
 }

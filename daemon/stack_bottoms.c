@@ -35,6 +35,7 @@ static const uint8_t *pending_tail(const struct pending_trace *pt)
 struct stack_image {
 	uint64_t valid_from;
 	struct js_sample *s;
+	uint32_t fit; /* the thread's samples since one whose copy was capped */
 	uint32_t npend;
 	struct pending_trace pend[STACK_BOTTOM_PENDING]; /* oldest first */
 };
@@ -413,8 +414,19 @@ enum bottom_outcome stack_bottoms_take(struct stack_bottoms *b, const struct dec
 		 * A failed sample's words are the thread's all the same. */
 		if (!img && st == DECODE_RESOLVED && (s->flags & JS_SAMPLE_STACK_CAPPED))
 			img = image_new(b, s);
-		if (img)
+		if (img && (s->flags & JS_SAMPLE_STACK_CAPPED))
+			img->fit = 0;
+		if (img && ++img->fit > STACK_BOTTOM_IDLE_SAMPLES && !img->npend) {
+			/* The thread's copies have all reached its bottom for a
+			 * while: its image goes, and with it the copy of each
+			 * sample into it, until it runs deep again (an incomplete
+			 * sample then waits for the next sample's words). */
+			stack_bottoms_forget(b, s->tid, sink);
+			b->idled++;
+			img = NULL;
+		} else if (img) {
 			take_words(b, img, s);
+		}
 	} else {
 		/* The thread runs deeper than its copies: it keeps an image from
 		 * now on, which its next complete sample starts. */

@@ -35,6 +35,9 @@
 #define STACK_BOTTOMS_PROCESS_BYTES (8u << 20)
 /* Words at the end of a new fragment that must equal the image's. */
 #define STACK_BOTTOM_VERIFY_BYTES 256u
+/* A thread whose samples' copies all reached its bottom for this many
+ * samples in a row loses its image (stack_bottoms_take). */
+#define STACK_BOTTOM_IDLE_SAMPLES 1024u
 /* Traces of one thread waiting for a later sample to vouch for the words
  * below their fragments, and how long they may wait (by sample time). */
 #define STACK_BOTTOM_PENDING 16u
@@ -46,6 +49,7 @@ struct stack_bottoms {
 	struct u64_map by_tid; /* tid + 1 -> struct stack_image * */
 	size_t bytes, max_bytes;
 	uint64_t refused;  /* images dropped: over max_bytes or STACK_BOTTOM_MAX_BYTES */
+	uint64_t idled;    /* images dropped: STACK_BOTTOM_IDLE_SAMPLES without a capped copy */
 	uint32_t pending;  /* traces waiting now, all threads */
 	uint64_t swept_ns; /* sample time of the last sweep for overdue waits */
 	struct trace *settling; /* a waiting trace being settled (made on first use) */

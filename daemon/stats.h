@@ -32,6 +32,7 @@ struct decode_stats {
 	uint64_t completion_mismatch;
 	uint64_t completion_walk_failed;
 	uint64_t stack_images_refused; /* images dropped at their limits */
+	uint64_t stack_images_idled;   /* images dropped: the thread's copies reached its bottom for a while */
 	uint64_t stack_image_bytes;    /* held now (set at each sample) */
 	/* Of completed: after waiting for a later sample to fill a gap
 	 * between the fragment and the image. */

@@ -98,6 +98,7 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"frames_joined", s->frames_joined},
 		{"walk_memo_bytes", s->walk_memo_bytes},
 		{"stack_images_refused", s->stack_images_refused},
+		{"stack_images_idled", s->stack_images_idled},
 		{"stack_image_bytes", s->stack_image_bytes},
 		{"held", s->held_total},
 		{"held_for_layout", s->held_for[WAIT_LAYOUT]},

@@ -498,6 +498,55 @@ static void test_stack_image_completion(void)
 	stack_bottoms_free(&b);
 }
 
+/* A thread's image goes after STACK_BOTTOM_IDLE_SAMPLES samples in a row
+ * whose copies reached its bottom (a capped one starts the count again), so
+ * such samples stop being copied into it; when the thread runs deep again,
+ * its next whole copy starts a new one. */
+static void test_stack_image_idles(void)
+{
+	struct stack_bottoms b;
+	struct js_sample *s;
+	enum decode_status st;
+	uint64_t t = 100;
+
+	stack_bottoms_init(&b, 1 << 20);
+	memset(stack, 0, sizeof(stack));
+	build_interpreted_and_entry();
+	put(SB + 24, A + 0x100);
+	put(SB + 32 + 40, INTERP + 0x500);
+	put(SB + 32 + 32, SB + 160);
+	s = sample(BB + 0x140, 0, STACK_BYTES, t++, "main");
+	s->flags |= JS_SAMPLE_STACK_CAPPED;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE);
+	CHECK(b.bytes > STACK_BYTES);
+	for (uint32_t i = 1; i < STACK_BOTTOM_IDLE_SAMPLES; i++) {
+		CHECK_EQ(take(&b, sample(BB + 0x140, 0, STACK_BYTES, t++, "main"), &st), BOTTOM_NONE);
+		if (i == STACK_BOTTOM_IDLE_SAMPLES / 2) { /* a capped copy: the count starts again */
+			s = sample(BB + 0x140, 0, STACK_BYTES, t++, "main");
+			s->flags |= JS_SAMPLE_STACK_CAPPED;
+			CHECK_EQ(take(&b, s, &st), BOTTOM_NONE);
+		}
+	}
+	CHECK_EQ(b.idled, 0);
+	CHECK(b.bytes > STACK_BYTES);
+	for (uint32_t i = 0; i <= STACK_BOTTOM_IDLE_SAMPLES / 2; i++)
+		CHECK_EQ(take(&b, sample(BB + 0x140, 0, STACK_BYTES, t++, "main"), &st), BOTTOM_NONE);
+	CHECK_EQ(b.idled, 1);
+	CHECK_EQ(b.bytes, 0);
+	/* Deep again: a cut copy finds no image, the next whole copy starts
+	 * one, and the cut copy after it is completed from it. */
+	s = sample(BB + 0x140, 0, 300, t++, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NO_IMAGE);
+	CHECK_EQ(take(&b, sample(BB + 0x140, 0, STACK_BYTES, t++, "main"), &st), BOTTOM_NONE);
+	CHECK(b.bytes > STACK_BYTES);
+	s = sample(BB + 0x140, 0, 300, t++, "main");
+	s->stack_end = SB + STACK_BYTES;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_COMPLETED);
+	CHECK(tr.complete && tr.from_image);
+	stack_bottoms_free(&b);
+}
+
 /* A walk on over a longer copy (a stack image) joins the thread's previous
  * complete walk where the words it reads there are the same, and takes the
  * frames the walk would have found. Here it goes on from A's frame: its
@@ -717,6 +766,7 @@ int main(void)
 	RUN(test_prologue_states);
 	RUN(test_incomplete);
 	RUN(test_stack_image_completion);
+	RUN(test_stack_image_idles);
 	RUN(test_walk_on_joins);
 	RUN(test_stack_image_waits);
 	RUN(test_fragment_reads_cannot_wrap);
