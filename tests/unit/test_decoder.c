@@ -140,15 +140,22 @@ static enum decode_status run(struct js_sample *s, bool final, int *reason)
 }
 
 /* B's frame (4 words at SB) returning into A's call site 0x100, A's frame
- * (6 words at SB+32) returning into the interpreted Main.main. */
-static void build_compiled_over_interpreted(void)
+ * (6 words at SB+32) returning into the interpreted Main.main; no rbp saved
+ * in B's frame. */
+static void build_b_over_a(void)
 {
 	memset(stack, 0, sizeof(stack));
 	build_interpreted_and_entry();
 	put(SB + 24, A + 0x100);
-	put(SB + 16, 0x1111);
 	put(SB + 32 + 40, INTERP + 0x500);
 	put(SB + 32 + 32, SB + 160);
+}
+
+/* The same, with an rbp saved in B's frame. */
+static void build_compiled_over_interpreted(void)
+{
+	build_b_over_a();
+	put(SB + 16, 0x1111);
 }
 
 static void test_compiled_compiled_interpreted_entry(void)
@@ -195,11 +202,7 @@ static void test_incomplete(void)
 	int reason;
 	enum decode_status st;
 
-	memset(stack, 0, sizeof(stack));
-	build_interpreted_and_entry();
-	put(SB + 24, A + 0x100);
-	put(SB + 32 + 40, INTERP + 0x500);
-	put(SB + 32 + 32, SB + 160);
+	build_b_over_a();
 	/* Only 200 bytes copied: the interpreted frame's caller is beyond. */
 	st = run(sample(BB + 0x140, 0, 200, 100, "main"), false, &reason);
 	CHECK_EQ(st, DECODE_INCOMPLETE);
@@ -212,11 +215,7 @@ static void test_jni_alternation(void)
 	int reason;
 	uint64_t fe = SB + 400, wrapper = SB + 600, older = SB + 1000, fe2 = SB + 1200, w2 = SB + 1400;
 
-	memset(stack, 0, sizeof(stack));
-	build_interpreted_and_entry();
-	put(SB + 24, A + 0x100);
-	put(SB + 32 + 40, INTERP + 0x500);
-	put(SB + 32 + 32, SB + 160);
+	build_b_over_a();
 	/* The entry frame's anchor points at an older compiled frame of A that
 	 * called native code at its call site 0x200 (helper inlined). */
 	put(wrapper + 32 + 0, older);
@@ -382,11 +381,7 @@ static void test_time_versioned_code(void)
 
 	CHECK(tb_apply_unload(&model, 4, 1000) == 0);
 	CHECK(tb_apply_code(&model, &c) == 0);
-	memset(stack, 0, sizeof(stack));
-	build_interpreted_and_entry();
-	put(SB + 24, A + 0x100);
-	put(SB + 32 + 40, INTERP + 0x500);
-	put(SB + 32 + 32, SB + 160);
+	build_b_over_a();
 	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 500, "main"), false, &reason), DECODE_RESOLVED);
 	CHECK_EQ(tr.frames[tr.n - 1].method_id, 4); /* the old code: leaf inlined into hot */
 	CHECK_EQ(run(sample(BB + 0x140, 0, STACK_BYTES, 3000, "main"), false, &reason), DECODE_RESOLVED);
@@ -435,11 +430,7 @@ static void test_stack_image_completion(void)
 	const int32_t bcis[] = {17, 5, 12, 9};
 
 	stack_bottoms_init(&b, 1 << 20);
-	memset(stack, 0, sizeof(stack));
-	build_interpreted_and_entry();
-	put(SB + 24, A + 0x100);
-	put(SB + 32 + 40, INTERP + 0x500);
-	put(SB + 32 + 32, SB + 160);
+	build_b_over_a();
 	/* No image yet: incomplete. */
 	CHECK_EQ(take(&b, sample(BB + 0x140, 0, 300, 100, "main"), &st), BOTTOM_NO_IMAGE);
 	CHECK_EQ(st, DECODE_INCOMPLETE);
@@ -510,11 +501,7 @@ static void test_stack_image_idles(void)
 	uint64_t t = 100;
 
 	stack_bottoms_init(&b, 1 << 20);
-	memset(stack, 0, sizeof(stack));
-	build_interpreted_and_entry();
-	put(SB + 24, A + 0x100);
-	put(SB + 32 + 40, INTERP + 0x500);
-	put(SB + 32 + 32, SB + 160);
+	build_b_over_a();
 	s = sample(BB + 0x140, 0, STACK_BYTES, t++, "main");
 	s->flags |= JS_SAMPLE_STACK_CAPPED;
 	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE);
@@ -642,11 +629,7 @@ static void test_stack_image_waits(void)
 
 	stack_bottoms_init(&b, 1 << 20);
 	memset(&settled, 0, sizeof(settled));
-	memset(stack, 0, sizeof(stack));
-	build_interpreted_and_entry();
-	put(SB + 24, A + 0x100);
-	put(SB + 32 + 40, INTERP + 0x500);
-	put(SB + 32 + 32, SB + 160);
+	build_b_over_a();
 	s = sample(BB + 0x140, 0, 300, 100, "main");
 	s->stack_end = SB + STACK_BYTES;
 	CHECK_EQ(take_to(&b, s, &st, &sink), BOTTOM_DEFERRED);
