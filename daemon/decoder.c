@@ -241,22 +241,21 @@ static void close_step(struct walk *w)
 	w->touch->hi = 0;
 }
 
-static struct walk_step_state step_state(const struct walk *w)
+/* The walk's state at the start of its step, written into *at. */
+static void put_state(const struct walk *w, struct walk_step_state *at)
 {
-	struct walk_step_state at = {
-		.pc = w->pc,
-		.sp = w->sp,
-		.fp = w->fp,
-		.above = {.type = FRAME_TYPE_COUNT},
-		.via_vm = w->via_vm,
-		.leaf_return = w->leaf_return,
-		.crossing = w->crossing,
-	};
-
+	at->pc = w->pc;
+	at->sp = w->sp;
+	at->fp = w->fp;
 	if (w->out->n)
-		at.above = w->out->frames[w->out->n - 1];
-	return at;
+		at->above = w->out->frames[w->out->n - 1];
+	else
+		at->above = (struct trace_frame){.type = FRAME_TYPE_COUNT};
+	at->via_vm = w->via_vm;
+	at->leaf_return = w->leaf_return;
+	at->crossing = w->crossing;
 }
+
 
 /* A step of the main walk, as the memo will keep it (its reads are noted
  * when it is closed). */
@@ -271,16 +270,7 @@ static void log_state(struct walk *w)
 {
 	struct walk_log_step *st = &w->log->step[w->log->n++];
 
-	st->at.pc = w->pc;
-	st->at.sp = w->sp;
-	st->at.fp = w->fp;
-	if (w->out->n)
-		st->at.above = w->out->frames[w->out->n - 1];
-	else
-		st->at.above = (struct trace_frame){.type = FRAME_TYPE_COUNT};
-	st->at.via_vm = w->via_vm;
-	st->at.leaf_return = w->leaf_return;
-	st->at.crossing = w->crossing;
+	put_state(w, &st->at);
 	st->n = w->out->n;
 	st->step_lo = UINT64_MAX;
 	st->step_hi = 0;
@@ -328,19 +318,19 @@ static bool take_memo_steps(struct walk *w, uint32_t kk, uint32_t d)
 	if (w->out->n + (m->b[kk].below - m->b[d].below) > TRACE_MAX_FRAMES || log->n + (kk - d) + 1 > TRACE_MAX_FRAMES)
 		return false;
 	for (uint32_t i = kk; i > d; i--) {
-		const struct memo_key *b = &m->k[i];
+		const struct memo_key *key = &m->k[i];
 		uint32_t lo, hi;
 
 		log->step[log->n++] = (struct walk_log_step){
 			.at = m->b[i].at,
 			.n = w->out->n,
-			.step_lo = b->read_len ? b->read_lo : UINT64_MAX,
-			.step_hi = b->read_len ? b->read_lo + b->read_len : 0,
+			.step_lo = key->read_len ? key->read_lo : UINT64_MAX,
+			.step_hi = key->read_len ? key->read_lo + key->read_len : 0,
 		};
-		if (b->read_len && b->read_lo + b->read_len > log->hi)
-			log->hi = b->read_lo + b->read_len;
-		if (b->read_len && b->read_lo + b->read_len > w->max_read)
-			w->max_read = b->read_lo + b->read_len;
+		if (key->read_len && key->read_lo + key->read_len > log->hi)
+			log->hi = key->read_lo + key->read_len;
+		if (key->read_len && key->read_lo + key->read_len > w->max_read)
+			w->max_read = key->read_lo + key->read_len;
 		walk_memo_step_frames(m, i, &lo, &hi);
 		log->taken += hi - lo;
 		while (hi-- > lo)
@@ -369,7 +359,7 @@ static bool at_step(struct walk *w, enum step *st)
 
 	if (w->logging)
 		close_step(w);
-	at = step_state(w);
+	put_state(w, &at);
 	j = walk_memo_join(w->log, w->s, &at, &w->log_at, w->logging ? &skip_to : NULL);
 	if (j >= 0 && w->out->n + w->log->memo->b[j].below <= TRACE_MAX_FRAMES) {
 		if (w->logging)
@@ -380,7 +370,7 @@ static bool at_step(struct walk *w, enum step *st)
 	/* Only the main walk takes a run of steps: it logs them for the next
 	 * memo (a trial walk's reads would have to be counted as its step's). */
 	if (skip_to >= 0 && take_memo_steps(w, w->log_at - 1, (uint32_t)skip_to))
-		at = step_state(w);
+		put_state(w, &at);
 	if (w->logging)
 		log_step(w, &at);
 	return false;
