@@ -468,14 +468,23 @@ static struct codemap_hit *hit_slot(const struct codemap *m, uint64_t pc)
 
 const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work)
 {
+	struct codemap_hit *slot;
+
+	return codemap_find_slot(m, pc, t, work, &slot);
+}
+
+const struct code_blob *codemap_find_searched(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work,
+					      struct codemap_hit **slot)
+{
 	const struct code_blob *best;
 	struct codemap_hit *h;
 	uint32_t held, live, visited;
 	uint64_t settled;
 
+	*slot = NULL;
 	if (m->blobs.n == 0 || (!m->indexed && build_index(m) != 0))
 		return NULL;
-	h = hit_slot(m, pc);
+	*slot = h = hit_slot(m, pc);
 	if (h && hit_current(m, h, pc) && t >= h->from) {
 		/* With at most one blob holding pc, the search's answer at any
 		 * time is that blob while it is live; with one live among
@@ -517,6 +526,18 @@ const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_
 		h->exact_known = true;
 	}
 	return h->exact;
+}
+
+const struct pc_scope *codemap_slot_scope(struct codemap *m, struct codemap_hit *slot, const struct code_blob *b,
+					  uint64_t pc)
+{
+	if (!slot || slot->pc != pc || slot->blob != b)
+		return codemap_exact_scope(m, b, pc);
+	if (!slot->exact_known) {
+		slot->exact = code_blob_scope(b, pc, true);
+		slot->exact_known = true;
+	}
+	return slot->exact;
 }
 
 const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact)

@@ -154,6 +154,24 @@ int codemap_unload(struct codemap *m, struct rbuf *r);
  * decoder bounds its work per sample with it. */
 const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t);
 const struct code_blob *codemap_find_counted(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work);
+/* As codemap_find_counted, also giving the lookup cache's slot for pc
+ * (NULL: none), which codemap_slot_scope takes. A hit of the current
+ * index is answered inline (a walk looks up every return address it
+ * meets: most are such hits), the rest out of line. */
+const struct code_blob *codemap_find_searched(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work,
+					      struct codemap_hit **slot);
+static inline const struct code_blob *codemap_find_slot(struct codemap *m, uint64_t pc, uint64_t t, uint32_t *work,
+							struct codemap_hit **slot)
+{
+	struct codemap_hit *h = m->hits ? &m->hits[u64_hash(pc) & (m->nhits - 1)] : NULL;
+
+	if (!h || !m->blobs.n || !m->indexed || h->pc != pc || h->generation != m->generation || t < h->from)
+		return codemap_find_searched(m, pc, t, work, slot);
+	*slot = h;
+	if (work)
+		*work += h->visited;
+	return h->blob && h->blob->unload_ns > t ? h->blob : NULL;
+}
 
 /* The scope at a pc inside blob b: for a return address (exact=true) the
  * descriptor at exactly that pc; for an interrupted pc the first one
@@ -167,6 +185,12 @@ const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, b
 /* code_blob_scope(b, pc, true) for b the blob codemap_find gave for pc,
  * remembered with the lookup: a walk asks it for every return address. */
 const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_blob *b, uint64_t pc);
+/* The same for blob b found at pc by codemap_find_slot, given its slot,
+ * while no code came or went since (within one sample's walk): other
+ * lookups may have taken the slot, but if it still holds pc and b it
+ * holds b's scope at pc, without checking the cache's generation again. */
+const struct pc_scope *codemap_slot_scope(struct codemap *m, struct codemap_hit *slot, const struct code_blob *b,
+					  uint64_t pc);
 
 /* The frame state at pc, or -1 if the frame is fully built there. */
 int code_blob_frame_state(const struct code_blob *b, uint64_t pc);

@@ -48,10 +48,12 @@ struct walk {
 	bool logging;
 	uint32_t log_at; /* the previous walk's boundary to compare next */
 	uint32_t joined; /* frames this walk took from the previous walk's rest */
-	/* walk_find_code's last lookup: the blob at found_pc (NULL: none). */
+	/* walk_find_code's last lookup: the blob at found_pc (NULL: none),
+	 * and found_pc's slot in the code map's lookup cache. */
 	bool found_valid;
 	uint64_t found_pc;
 	const struct code_blob *found;
+	struct codemap_hit *found_slot;
 };
 
 /* Work one sample may take: far above what any recorded sample needed
@@ -105,7 +107,7 @@ static inline enum step walk_fail_at(struct walk *w, int reason, const char *fil
 static inline const struct code_blob *walk_find_code(struct walk *w, uint64_t pc)
 {
 	if (pc != w->found_pc || !w->found_valid) {
-		w->found = codemap_find_counted(w->ctx->code, pc, w->s->time_ns, w->work);
+		w->found = codemap_find_slot(w->ctx->code, pc, w->s->time_ns, w->work, &w->found_slot);
 		w->found_pc = pc;
 		w->found_valid = true;
 	}
@@ -113,11 +115,15 @@ static inline const struct code_blob *walk_find_code(struct walk *w, uint64_t pc
 }
 
 /* The scope of blob b at pc (code_blob_scope); an exact one is remembered
- * with the code lookup of pc. */
+ * with the code lookup of pc (whose slot the walk has if it looked pc up
+ * last). */
 static inline const struct pc_scope *walk_scope(const struct walk *w, const struct code_blob *b, uint64_t pc,
 						bool exact)
 {
-	return exact ? codemap_exact_scope(w->ctx->code, b, pc) : code_blob_scope(b, pc, false);
+	if (!exact)
+		return code_blob_scope(b, pc, false);
+	return w->found_valid && pc == w->found_pc ? codemap_slot_scope(w->ctx->code, w->found_slot, b, pc)
+						    : codemap_exact_scope(w->ctx->code, b, pc);
 }
 
 /* Notes the words [lo, hi) as read (a walk that reads them in bulk). */

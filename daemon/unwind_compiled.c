@@ -267,7 +267,7 @@ const struct code_blob *compiled_plain_blob(struct walk *w, const struct pc_scop
 	if (!b || (b->kind != JS_CODE_NMETHOD && b->kind != JS_CODE_NATIVE_WRAPPER) || b->frame_size_words <= 0 ||
 	    in_stub_section(b, w->pc))
 		return NULL;
-	*sc = codemap_exact_scope(w->ctx->code, b, w->pc);
+	*sc = walk_scope(w, b, w->pc, true);
 	return *sc && w->out->n + (*sc)->depth <= TRACE_MAX_FRAMES ? b : NULL;
 }
 
