@@ -5,8 +5,9 @@
 
 #include "trace.h"
 
-/* enum pseudo_frame of a thread name (comm, 15 chars max), or 0 if the
- * name is not one of HotSpot's internal threads. */
+/* enum pseudo_frame of a thread name (comm: 16 bytes, as struct
+ * js_sample's, 15 chars max), or 0 if the name is not one of HotSpot's
+ * internal threads. */
 int thread_role_of(const char *comm);
 
 #endif

@@ -7,6 +7,7 @@
 #include "../../daemon/decoder.h"
 #include "../../daemon/stack_bottoms.h"
 #include "../../daemon/stack_fragment.h"
+#include "../../daemon/thread_roles.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -313,6 +314,41 @@ static void test_anchor_without_pc_at_sp(void)
 	CHECK_EQ(run(s, false, &reason), DECODE_RESOLVED);
 	expect(&tr, (uint32_t[]){5, 1}, NULL, NULL, 2);
 	CHECK_EQ(tr.frames[1].bci, 5);
+}
+
+/* The role of a thread name as the kernel gives it: 16 bytes (each in a
+ * buffer of exactly that size: ASan sees any read past it), a NUL within
+ * them except for a name of 16 characters or more. */
+static int role_of_name(const char *name, size_t len)
+{
+	char *comm = calloc(1, 16);
+	int role;
+
+	memcpy(comm, name, len < 16 ? len : 16);
+	role = thread_role_of(comm);
+	free(comm);
+	return role;
+}
+
+static void test_thread_roles(void)
+{
+	CHECK_EQ(role_of_name("GC Thread#3", 11), PSEUDO_GC);
+	CHECK_EQ(role_of_name("G1 Refine#0", 11), PSEUDO_GC);
+	CHECK_EQ(role_of_name("Shenandoah Con", 14), PSEUDO_GC);
+	CHECK_EQ(role_of_name("C1 CompilerThre", 15), PSEUDO_JIT);
+	CHECK_EQ(role_of_name("VM Thread", 9), PSEUDO_VM);
+	CHECK_EQ(role_of_name("jsampled-agent", 14), PSEUDO_AGENT);
+	/* A name as long as comm holds, without its NUL. */
+	CHECK_EQ(role_of_name("C2 CompilerThread0", 18), PSEUDO_JIT);
+	CHECK_EQ(role_of_name("main", 4), 0);
+	CHECK_EQ(role_of_name("", 0), 0);
+	/* Shorter than a prefix it begins: "GC" is not "GC ". */
+	CHECK_EQ(role_of_name("GC", 2), 0);
+	/* Bytes past the name's end do not count. */
+	CHECK_EQ(role_of_name("GC\0Thread#0", 11), 0);
+	/* Java threads named like the JVM's, but not with its prefixes. */
+	CHECK_EQ(role_of_name("VM Threads pool", 15), PSEUDO_VM);
+	CHECK_EQ(role_of_name("vm thread", 9), 0);
 }
 
 static void test_failures(void)
@@ -759,6 +795,7 @@ int main(void)
 	RUN(test_shifted_frame);
 	RUN(test_rbp_framed_stub);
 	RUN(test_anchor_without_pc_at_sp);
+	RUN(test_thread_roles);
 	RUN(test_failures);
 	RUN(test_time_versioned_code);
 	jvm_model_free(&model);
