@@ -438,10 +438,12 @@ enum step walk_run(struct walk *w)
 
 static void reverse(struct trace *t)
 {
-	for (uint32_t i = 0, j = t->n ? t->n - 1 : 0; i < j; i++, j--) {
-		struct trace_frame f = t->frames[i];
-		t->frames[i] = t->frames[j];
-		t->frames[j] = f;
+	if (t->n < 2)
+		return;
+	for (struct trace_frame *a = t->frames, *b = t->frames + t->n - 1; a < b; a++, b--) {
+		struct trace_frame f = *a;
+		*a = *b;
+		*b = f;
 	}
 }
 

@@ -259,6 +259,18 @@ int32_t walk_memo_bad_call(const struct walk_memo *m, uint32_t joined, const str
 	return bad_call_in(methods, frames, start, n);
 }
 
+/* A step's words: most steps read a return address and a saved rbp (16
+ * bytes) or one of them, which a copy of constant size does inline. */
+static inline void copy_read(uint8_t *to, const uint8_t *from, uint32_t len)
+{
+	if (len == 16)
+		memcpy(to, from, 16);
+	else if (len == 8)
+		memcpy(to, from, 8);
+	else if (len)
+		memcpy(to, from, len);
+}
+
 void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const struct js_sample *s,
 		      struct trace *trace, const struct codemap *code, const struct method_table *methods)
 {
@@ -299,8 +311,7 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 		uint64_t below_from = nb ? m->b[nb - 1].from : UINT64_MAX;
 		uint32_t len = st->step_lo < st->step_hi ? (uint32_t)(st->step_hi - st->step_lo) : 0;
 
-		if (len)
-			memcpy(m->vals + nv, s->stack + (st->step_lo - s->stack_addr), len);
+		copy_read(m->vals + nv, s->stack + (st->step_lo - s->stack_addr), len);
 		m->k[nb] = (struct memo_key){
 			.sp = st->at.sp, .pc = st->at.pc, .read_lo = st->step_lo, .read_len = len, .val_at = nv};
 		m->b[nb++] = (struct memo_boundary){
