@@ -104,18 +104,21 @@ static bool same_state(const struct walk_step_state *a, const struct walk_step_s
 	       a->leaf_return == b->leaf_return && a->crossing == b->crossing && same_callee(&a->above, &b->above);
 }
 
-/* Whether s holds what the memo's step b (its key) read. */
-static bool same_words(const struct walk_memo *m, const struct js_sample *s, const struct memo_key *b)
+/* Whether s holds what the memo's step b (its key) read. Inline: a join
+ * compares every boundary below it, tens a sample. */
+static inline __attribute__((always_inline)) bool same_words(const struct walk_memo *m, const struct js_sample *s,
+							    const struct memo_key *b)
 {
 	const uint8_t *x, *y = m->vals + b->val_at;
 	uint32_t len = b->read_len;
+	/* Below the copy's start the difference wraps past any length. */
+	uint64_t off = b->read_lo - s->stack_addr;
 
 	if (len == 0)
 		return true;
-	if (b->read_lo < s->stack_addr || b->read_lo - s->stack_addr > s->stack_len ||
-	    s->stack_len - (b->read_lo - s->stack_addr) < len)
+	if (off > s->stack_len || s->stack_len - off < len)
 		return false;
-	x = s->stack + (b->read_lo - s->stack_addr);
+	x = s->stack + off;
 	/* A compiled frame's step reads two words, compared inline, not by a
 	 * call; an interpreted frame's reads its fixed slots, a scan's more:
 	 * memcmp's vector compare takes those (xalan replay: 383M -> 262M
@@ -306,17 +309,20 @@ void walk_memo_update(struct walk_memo *m, const struct walk_log *log, const str
 	/* The new steps, bottom first, each with the lowest address read from
 	 * it on (its own reads and those of every step below it) and its own
 	 * reads' words. */
+	uint64_t below_from = nb ? m->b[nb - 1].from : UINT64_MAX;
+
 	for (uint32_t k = log->n; k-- > 0;) {
 		const struct walk_log_step *st = &log->step[k];
-		uint64_t below_from = nb ? m->b[nb - 1].from : UINT64_MAX;
 		uint32_t len = st->step_lo < st->step_hi ? (uint32_t)(st->step_hi - st->step_lo) : 0;
 
 		copy_read(m->vals + nv, s->stack + (st->step_lo - s->stack_addr), len);
 		m->k[nb] = (struct memo_key){
 			.sp = st->at.sp, .pc = st->at.pc, .read_lo = st->step_lo, .read_len = len, .val_at = nv};
+		if (st->step_lo < below_from)
+			below_from = st->step_lo;
 		m->b[nb++] = (struct memo_boundary){
 			.at = st->at,
-			.from = st->step_lo < below_from ? st->step_lo : below_from,
+			.from = below_from,
 			.below = n - st->n,
 		};
 		nv += len;
