@@ -245,9 +245,13 @@ static int32_t frame_bci(const struct trace_frame *f)
 	return node_bci(f->type, f->bci);
 }
 
+/* A path keeps its frames as the trace had them (the bci unclamped): the
+ * same frame is the same node, compared without node_bci; two frames
+ * that differ only where node_bci makes them one node end the shared
+ * prefix there, and the lookup below finds that node. */
 static bool same_step(const struct cct_path_step *s, const struct trace_frame *f)
 {
-	return s->method_id == f->method_id && s->type == f->type && s->bci == frame_bci(f);
+	return s->method_id == f->method_id && s->bci == f->bci && s->type == f->type;
 }
 
 /* The cached path sharing the longest prefix with frames (*shared frames),
@@ -339,7 +343,7 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 		}
 		if (i < keep)
 			path->step[i] = (struct cct_path_step){
-				.method_id = f->method_id, .bci = bci, .type = f->type, .node = next};
+				.method_id = f->method_id, .bci = f->bci, .type = f->type, .node = next};
 		node = next;
 	}
 	/* The steps found, as far as kept (keep >= shared: the shared steps
