@@ -332,23 +332,28 @@ static int role_of_name(const char *name, size_t len)
 
 static void test_thread_roles(void)
 {
-	CHECK_EQ(role_of_name("GC Thread#3", 11), PSEUDO_GC);
-	CHECK_EQ(role_of_name("G1 Refine#0", 11), PSEUDO_GC);
-	CHECK_EQ(role_of_name("Shenandoah Con", 14), PSEUDO_GC);
-	CHECK_EQ(role_of_name("C1 CompilerThre", 15), PSEUDO_JIT);
-	CHECK_EQ(role_of_name("VM Thread", 9), PSEUDO_VM);
-	CHECK_EQ(role_of_name("jsampled-agent", 14), PSEUDO_AGENT);
-	/* A name as long as comm holds, without its NUL. */
-	CHECK_EQ(role_of_name("C2 CompilerThread0", 18), PSEUDO_JIT);
-	CHECK_EQ(role_of_name("main", 4), 0);
-	CHECK_EQ(role_of_name("", 0), 0);
-	/* Shorter than a prefix it begins: "GC" is not "GC ". */
-	CHECK_EQ(role_of_name("GC", 2), 0);
-	/* Bytes past the name's end do not count. */
-	CHECK_EQ(role_of_name("GC\0Thread#0", 11), 0);
-	/* Java threads named like the JVM's, but not with its prefixes. */
-	CHECK_EQ(role_of_name("VM Threads pool", 15), PSEUDO_VM);
-	CHECK_EQ(role_of_name("vm thread", 9), 0);
+	static const struct {
+		const char *name;
+		size_t len;
+		int role;
+	} names[] = {
+		{"GC Thread#3", 11, PSEUDO_GC},
+		{"G1 Refine#0", 11, PSEUDO_GC},
+		{"Shenandoah Con", 14, PSEUDO_GC},
+		{"C1 CompilerThre", 15, PSEUDO_JIT},
+		{"VM Thread", 9, PSEUDO_VM},
+		{"jsampled-agent", 14, PSEUDO_AGENT},
+		{"C2 CompilerThread0", 18, PSEUDO_JIT}, /* as long as comm holds, without its NUL */
+		{"main", 4, 0},
+		{"", 0, 0},
+		{"GC", 2, 0},            /* shorter than a prefix it begins: "GC" is not "GC " */
+		{"GC\0Thread#0", 11, 0}, /* bytes past the name's end do not count */
+		{"VM Threads pool", 15, PSEUDO_VM}, /* a Java thread named with a prefix of the JVM's */
+		{"vm thread", 9, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		CHECK_EQ(role_of_name(names[i].name, names[i].len), names[i].role);
 }
 
 static void test_failures(void)
