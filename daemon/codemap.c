@@ -515,12 +515,9 @@ const struct code_blob *codemap_find(struct codemap *m, uint64_t pc, uint64_t t)
 	return codemap_find_counted(m, pc, t, NULL);
 }
 
-const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_blob *b, uint64_t pc)
+/* The exact scope of slot h's blob b at its pc, looked up once. */
+static const struct pc_scope *slot_exact(struct codemap_hit *h, const struct code_blob *b, uint64_t pc)
 {
-	struct codemap_hit *h = hit_slot(m, pc);
-
-	if (!h || !m->indexed || h->blob != b || !hit_current(m, h, pc))
-		return code_blob_scope(b, pc, true);
 	if (!h->exact_known) {
 		h->exact = code_blob_scope(b, pc, true);
 		h->exact_known = true;
@@ -528,16 +525,21 @@ const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_
 	return h->exact;
 }
 
+const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_blob *b, uint64_t pc)
+{
+	struct codemap_hit *h = hit_slot(m, pc);
+
+	if (!h || !m->indexed || h->blob != b || !hit_current(m, h, pc))
+		return code_blob_scope(b, pc, true);
+	return slot_exact(h, b, pc);
+}
+
 const struct pc_scope *codemap_slot_scope(struct codemap *m, struct codemap_hit *slot, const struct code_blob *b,
 					  uint64_t pc)
 {
 	if (!slot || slot->pc != pc || slot->blob != b)
 		return codemap_exact_scope(m, b, pc);
-	if (!slot->exact_known) {
-		slot->exact = code_blob_scope(b, pc, true);
-		slot->exact_known = true;
-	}
-	return slot->exact;
+	return slot_exact(slot, b, pc);
 }
 
 const struct pc_scope *code_blob_scope(const struct code_blob *b, uint64_t pc, bool exact)

@@ -256,7 +256,6 @@ static void put_state(const struct walk *w, struct walk_step_state *at)
 	at->crossing = w->crossing;
 }
 
-
 /* A step of the main walk, as the memo will keep it (its reads are noted
  * when it is closed). */
 static void log_step(struct walk *w, const struct walk_step_state *at)
@@ -319,18 +318,19 @@ static bool take_memo_steps(struct walk *w, uint32_t kk, uint32_t d)
 		return false;
 	for (uint32_t i = kk; i > d; i--) {
 		const struct memo_key *key = &m->k[i];
+		const uint64_t read_hi = key->read_lo + key->read_len;
 		uint32_t lo, hi;
 
 		log->step[log->n++] = (struct walk_log_step){
 			.at = m->b[i].at,
 			.n = w->out->n,
 			.step_lo = key->read_len ? key->read_lo : UINT64_MAX,
-			.step_hi = key->read_len ? key->read_lo + key->read_len : 0,
+			.step_hi = key->read_len ? read_hi : 0,
 		};
-		if (key->read_len && key->read_lo + key->read_len > log->hi)
-			log->hi = key->read_lo + key->read_len;
-		if (key->read_len && key->read_lo + key->read_len > w->max_read)
-			w->max_read = key->read_lo + key->read_len;
+		if (key->read_len && read_hi > log->hi)
+			log->hi = read_hi;
+		if (key->read_len && read_hi > w->max_read)
+			w->max_read = read_hi;
 		walk_memo_step_frames(m, i, &lo, &hi);
 		log->taken += hi - lo;
 		while (hi-- > lo)
