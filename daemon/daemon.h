@@ -57,6 +57,9 @@ struct daemon {
 	uint64_t started_ns;
 	uint64_t next_save_ns;
 	uint64_t next_drain_ns; /* the drain timer's next drain (main.c, on_tick) */
+	int drain_timer_fd;
+	uint64_t drain_timer_due; /* what it is armed for (0: fired, not armed again yet) */
+	bool drain_fetch_asked;   /* the agents were asked for their news before the next drain */
 	bool stop;
 	bool paused; /* `sampling off`: perf events disabled */
 	bool has_readers;  /* --readers-group exists (resolved at start) */

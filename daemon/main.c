@@ -45,8 +45,8 @@
 #include "state_file.h"
 
 #define MAINTENANCE_MS 1000
-/* The drain timer ticks this often; it drains every --drain-ms (on_tick). */
-#define TICK_MS 10
+/* While a JVM starts, the drain timer ticks this often (on_tick). */
+#define TICK_NS (10ull * 1000000)
 /* How long before a drain its agents are asked for their news. */
 #define FETCH_LEAD_NS (20ull * 1000000)
 #define CODE_GRACE_NS (60ull * 1000000000) /* keep unloaded code this long */
@@ -194,6 +194,7 @@ static void drain(struct daemon *d)
 	d->counters.drains++;
 	now = monotonic_ns();
 	d->next_drain_ns = now + d->opt.drain_ms * 1000000ull;
+	d->drain_fetch_asked = false;
 	agents_schedule_fetches(d, now, 0);
 }
 
@@ -202,26 +203,55 @@ static void drain(struct daemon *d)
  * vCPU idled): replayed in bursts of 125 samples after 9 ms sleeps, samples
  * cost 2-3x what they cost replayed without pause. So jsampled drains
  * rarely (--drain-ms, 250) and in big batches, and queries drain first so
- * that answers stay current. Each tick of the timer between drains is
- * cheap: while a JVM starts, it drains (its attach is checked on each
- * tick); just before a drain, it asks the agents for their news, so that
- * the batch finds the code compiled since the last one instead of waiting
- * for it in the held queue. */
+ * that answers stay current. The drain timer fires when something is due
+ * (arm_drain_timer): shortly before a drain, to ask the agents for their
+ * news, so that the batch finds the code compiled since the last one
+ * instead of waiting for it in the held queue; at the drain; and every
+ * TICK_NS while a JVM starts, to drain and check its attach. */
 static bool on_tick(struct daemon *d)
 {
 	uint64_t now = monotonic_ns();
 	bool drained = false;
 
+	d->drain_timer_due = 0;
 	if (now >= d->next_drain_ns || d->discovery.early_waiting) {
 		drain(d);
 		drained = true;
 	} else if (now + FETCH_LEAD_NS >= d->next_drain_ns) {
 		agents_schedule_fetches(d, now, FETCH_LEAD_NS);
+		d->drain_fetch_asked = true;
 	}
 	/* A starting JVM not attached yet is checked every few ms. */
 	if (d->discovery.early_waiting)
 		discovery_tick(&d->discovery, monotonic_ns());
 	return drained;
+}
+
+/* Arms the drain timer for the next thing due, not for a fixed tick: an
+ * idle jsampled woke 100 times a second for nothing, each wake-up ~50 us
+ * of CPU here (perf: epoll_wait, the switches, the timerfd's read); now
+ * twice a drain period (the fetch before the drain, the drain), and every
+ * TICK_NS only while a JVM starts. A drain on the ring's watermark moves
+ * the next one. */
+static void arm_drain_timer(struct daemon *d)
+{
+	uint64_t now = monotonic_ns(), due = d->next_drain_ns;
+
+	/* A drain period shorter than the lead has no time before it: the
+	 * drain's own fetch serves. */
+	if (!d->drain_fetch_asked && d->opt.drain_ms * 1000000ull > FETCH_LEAD_NS)
+		due -= FETCH_LEAD_NS;
+	/* A tick already due within TICK_NS stays put: events arriving faster
+	 * than it must not keep pushing it away. */
+	if (d->discovery.early_waiting && due > now + TICK_NS)
+		due = d->drain_timer_due && d->drain_timer_due <= now + TICK_NS ? d->drain_timer_due : now + TICK_NS;
+	if (due == d->drain_timer_due)
+		return;
+	if (timer_fd_at(d->drain_timer_fd, due) != 0) {
+		log_err("cannot arm the drain timer: %s", strerror(errno));
+		return;
+	}
+	d->drain_timer_due = due;
 }
 
 static int run(struct daemon *d)
@@ -284,6 +314,7 @@ static int run(struct daemon *d)
 		}
 		if (d->drain.more && !drained)
 			drain(d);
+		arm_drain_timer(d);
 		loop_collect(&d->loop);
 	}
 	return 0;
@@ -388,7 +419,7 @@ int main(int argc, char **argv)
 		log_warn("cannot read kernel symbols from /proc/kallsyms: kernel frames show as [kernel]");
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	drain_fd = timer_fd_every(d->opt.drain_ms < TICK_MS ? d->opt.drain_ms : TICK_MS);
+	drain_fd = d->drain_timer_fd = timer_fd_new();
 	maint_fd = timer_fd_every(MAINTENANCE_MS);
 	agent_fd = listen_unix(d->opt.agent_socket_path, 0666); /* any JVM user; trusted for its own process */
 	resolve_readers_group(d);
@@ -419,6 +450,7 @@ int main(int argc, char **argv)
 	discovery_tick(&d->discovery, monotonic_ns()); /* the JVMs already running */
 	service_notify_init(monotonic_ns());
 	service_notify_ready(service_status(d));
+	d->next_drain_ns = monotonic_ns() + d->opt.drain_ms * 1000000ull;
 	rc = run(d) == 0 ? 0 : 1;
 	service_notify_stopping();
 	log_info("stopping");

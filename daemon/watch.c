@@ -28,6 +28,24 @@ int timer_fd_every(unsigned ms)
 	return fd;
 }
 
+int timer_fd_new(void)
+{
+	return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+int timer_fd_at(int fd, uint64_t due_ns)
+{
+	/* An it_value of zero would disarm it: the epoch's first nanosecond
+	 * is as past as any. */
+	struct itimerspec its = {
+		.it_value = {.tv_sec = (time_t)(due_ns / 1000000000u), .tv_nsec = (long)(due_ns % 1000000000u)},
+	};
+
+	if (due_ns == 0)
+		its.it_value.tv_nsec = 1;
+	return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
 static bool is_connection(enum watch_kind k)
 {
 	return k == W_AGENT || k == W_AGENT_PIDFD || k == W_QUERY;

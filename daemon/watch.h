@@ -42,6 +42,10 @@ struct event_loop {
 int loop_init(struct event_loop *l);
 /* A non-blocking timerfd that fires every ms milliseconds; -1 on failure. */
 int timer_fd_every(unsigned ms);
+/* A non-blocking timerfd, not armed yet; -1 on failure. */
+int timer_fd_new(void);
+/* Arms fd to fire once at due_ns (CLOCK_MONOTONIC; at once if past). */
+int timer_fd_at(int fd, uint64_t due_ns);
 /* Watches fd (not owned) for events; NULL on failure. */
 struct watch *watch_add(struct event_loop *l, enum watch_kind kind, int fd, void *obj, uint32_t events);
 void watch_mod(struct event_loop *l, struct watch *w, uint32_t events);
