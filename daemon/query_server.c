@@ -200,6 +200,9 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"malformed_samples", d->processes.malformed_samples},
 		{"held_bytes", held_bytes},
 		{"held_samples", held_samples},
+		/* Times it slept and woke (voluntary context switches): each
+		 * wake-up costs tens of us of CPU on a VM (main.c, arm_drain_timer). */
+		{"sleeps", (uint64_t)ru.ru_nvcsw},
 	};
 	const struct stat_real times[] = {
 		{"uptime_s", (double)(monotonic_ns() - d->started_ns) / 1e9},

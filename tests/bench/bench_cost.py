@@ -17,6 +17,8 @@ work and the moment it is done, jsampled's global counters are read twice
   KiB/s         user stack bytes the BPF program copied per sample (bytes/emitted)
   BPF ns/s      the BPF program's run time per emitted sample
                 (kernel.bpf_stats_enabled=1, run_time_ns from bpf_prog_info)
+  wake/s        times jsampled slept and woke per second (its voluntary
+                context switches: a wake-up costs tens of us on a VM)
   dropped       ring buffer full + samples jsampled dropped
   trimmed       samples whose copies jsampled cut to fit its held queue
 
@@ -91,6 +93,7 @@ class Window:
             return y.get(key, 0) - x.get(key, 0)
 
         samples = d(a, b, "samples")
+        seconds = b.get("uptime_s", 0) - a.get("uptime_s", 0)
         emitted = d(ka, kb, "emitted")
         return {
             "samples": samples,
@@ -103,6 +106,7 @@ class Window:
             "ringbuf_full": d(ka, kb, "ringbuf_full"),
             "dropped": d(a, b, "dropped"),
             "trimmed": d(a, b, "held_trimmed"),
+            "wakeups_per_s": d(a, b, "sleeps") / seconds if seconds > 0 else None,
         }
 
 
@@ -155,16 +159,17 @@ def fmt(v, spec):
 
 
 COLUMNS = (f"{'app':<9} {'JDK':<3} {'samples':>8} {'live us/s':>9} {'rec us/s':>8} {'replay us/s':>11} "
-           f"{'decode us/s':>11} {'decode/s/core':>13} {'KiB/s':>6} {'BPF ns/s':>8} {'dropped':>7} {'trimmed':>7}")
+           f"{'decode us/s':>11} {'decode/s/core':>13} {'KiB/s':>6} {'BPF ns/s':>8} {'dropped':>7} {'trimmed':>7} {'wake/s':>6}")
 GOALS = (f"{'goal':<9} {'':<3} {'':>8} {'<=' + str(GOAL_LIVE_US):>9} {'':>8} {'<=' + str(GOAL_REPLAY_US):>11} "
-         f"{'<=' + str(GOAL_REPLAY_US):>11} {'>=300000':>13} {'':>6} {'':>8} {'0':>7} {'0':>7}")
+         f"{'<=' + str(GOAL_REPLAY_US):>11} {'>=300000':>13} {'':>6} {'':>8} {'0':>7} {'0':>7} {'':>6}")
 
 
 def row_text(r):
     return (f"{r['app']:<9} {r['jdk']:<3} {r['live']['samples']:>8} {fmt(r['live']['us_per_sample'], '.2f'):>9} "
             f"{fmt(r['recorded']['us_per_sample'], '.2f'):>8} {r['replay_us']:>11.2f} {r['decode_us']:>11.2f} "
             f"{r['decode_per_s']:>13.0f} {fmt(r['live']['kib_per_sample'], '.2f'):>6} "
-            f"{fmt(r['live']['bpf_ns_per_sample'], '.0f'):>8} {r['live']['dropped']:>7} {r['live']['trimmed']:>7}")
+            f"{fmt(r['live']['bpf_ns_per_sample'], '.0f'):>8} {r['live']['dropped']:>7} {r['live']['trimmed']:>7} "
+            f"{fmt(r['live'].get('wakeups_per_s'), '.0f'):>6}")
 
 
 def verdict(r):
