@@ -212,7 +212,8 @@ def write_results(rows, failed, args, started):
                 f"(`{' '.join(args)}`; {(time.time() - started) / 60:.1f} min).\n\n")
         f.write("live/rec us/s: jsampled's CPU per processed sample while the driver worked, unrecorded/recorded run; "
                 "replay us/s: jsreplay's CPU per sample of the recorded run, with reading (decompressing) the file; "
-                "decode us/s: without it; KiB/s: stack bytes copied per sample; BPF ns/s: BPF run time per sample.\n\n")
+                "decode us/s: without it; KiB/s: stack bytes copied per sample; BPF ns/s: BPF run time per sample; "
+                "wake/s: the times jsampled slept and woke a second.\n\n")
         f.write("```\n" + COLUMNS + "\n" + GOALS + "\n")
         for r in rows:
             f.write(row_text(r) + "  " + " ".join(f"{k}:{v}" for k, v in r["met"].items()) + "\n")
