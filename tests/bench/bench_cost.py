@@ -107,6 +107,10 @@ class Window:
             "dropped": d(a, b, "dropped"),
             "trimmed": d(a, b, "held_trimmed"),
             "wakeups_per_s": d(a, b, "sleeps") / seconds if seconds > 0 else None,
+            # samples that waited for their agent's news in the window (cost.json only)
+            "held": d(a, b, "held"),
+            "held_for_code": d(a, b, "held_for_code"),
+            "held_for_method": d(a, b, "held_for_method"),
         }
 
 
