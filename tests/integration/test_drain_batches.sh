@@ -22,8 +22,9 @@ read -r d2 s2 < <(global_fields)
 note "idle: $((d2 - d1)) drains and $((s2 - s1)) wake-ups in 2 s"
 [ $((d2 - d1)) -le 20 ] || fail "$((d2 - d1)) drains in 2 s while idle: not batched"
 # A drain and the fetch before it every 250 ms (16 in 2 s), the
-# maintenance tick, this test's query: ~20. A 10 ms tick alone made 200.
-[ $((s2 - s1)) -le 60 ] || fail "$((s2 - s1)) wake-ups in 2 s while idle: the drain timer fires for nothing"
+# maintenance tick, this test's query: ~20, plus one a burst of execs on
+# the host (exec events). A 10 ms tick alone made 200.
+[ $((s2 - s1)) -le 100 ] || fail "$((s2 - s1)) wake-ups in 2 s while idle: the drain timer fires for nothing"
 stop_daemon
 
 start_daemon --frequency 1000 --drain-ms 1000 --wakeup-kb 4194304
