@@ -13,24 +13,24 @@ int loop_init(struct event_loop *l)
 	return l->epfd >= 0 ? 0 : -1;
 }
 
+int timer_fd_new(void)
+{
+	return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
 int timer_fd_every(unsigned ms)
 {
 	struct itimerspec its = {
 		.it_interval = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
 		.it_value = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000},
 	};
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	int fd = timer_fd_new();
 
 	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL) != 0) {
 		close(fd);
 		return -1;
 	}
 	return fd;
-}
-
-int timer_fd_new(void)
-{
-	return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 }
 
 int timer_fd_at(int fd, uint64_t due_ns)
