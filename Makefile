@@ -9,6 +9,7 @@
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
 #   make bench-decode-apps  the same on 15 real Debian-packaged Java applications (installs them; root, ~25 min)
 #   make bench-cost       jsampled's CPU per sample live and in replay, stack bytes, BPF time, drops (root, ~15 min)
+#   make bench-page-faults what a first write to fresh memory costs, per 4 KiB, in small and huge pages
 #   make bench-completion deep stacks completed from stack images vs whole copies (root)
 #   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
 #   make bench-memory     jsampled's memory with 50 JVMs x 200 threads (root)
@@ -55,7 +56,7 @@ DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf
 # pprof's profile.proto, as Debian ships it with Google's pprof sources.
 PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
-COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/common/fd_io.c
+COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/common/big_alloc.c userspace/common/fd_io.c
 # Generated: pprof's protobuf-c code, and the flame-graph page as a C string.
 GEN_SRC := $(B)/gen/profile.pb-c.c $(B)/gen/flamegraph_page.c
 WEB_PAGE := userspace/common/web/flamegraph.html
@@ -298,6 +299,15 @@ bench-decode-apps: all java
 .PHONY: bench-cost
 bench-cost: all java
 	tests/bench/bench_cost.py $(BENCH_COST_ARGS)
+
+# What a first write to fresh memory costs here, in small and huge pages
+# (why big arrays go on huge pages: userspace/common/big_alloc.h).
+.PHONY: bench-page-faults
+bench-page-faults: $(B)/bench/page_faults
+	$(B)/bench/page_faults
+$(B)/bench/page_faults: tests/bench/page_faults.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(OPT) $< -o $@
 
 # Deep stacks completed from stack images against whole copies' traces.
 .PHONY: bench-completion

@@ -1,5 +1,7 @@
 #include "cct.h"
 
+#include "../userspace/common/big_alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +24,10 @@ void cct_set_caps(struct cct *c, uint32_t max_nodes, size_t max_bytes)
 
 void cct_free(struct cct *c)
 {
-	vec_free(&c->nodes);
-	vec_free(&c->self);
+	/* Grown by big_realloc (cct_init's first elements by malloc, which
+	 * big_free tells apart by their size). */
+	big_free(c->nodes.v, c->nodes.cap * sizeof(*c->nodes.v));
+	big_free(c->self.v, c->self.cap * sizeof(*c->self.v));
 	for (int k = 0; c->paths && k < CCT_CACHED_PATHS + CCT_THREAD_PATHS; k++)
 		free(c->paths[k].step);
 	free(c->paths);
@@ -142,11 +146,11 @@ static bool reserve_nodes(struct cct *c, size_t n, size_t budget, size_t map_gro
 		if (want < n)
 			want = n;
 	}
-	if (!(nodes = realloc(c->nodes.v, want * sizeof(*nodes))))
+	if (!(nodes = big_realloc(c->nodes.v, c->nodes.cap * sizeof(*nodes), want * sizeof(*nodes))))
 		return false;
 	c->nodes.v = nodes;
 	c->nodes.cap = want;
-	if (!(self = realloc(c->self.v, want * sizeof(*self))))
+	if (!(self = big_realloc(c->self.v, c->self.cap * sizeof(*self), want * sizeof(*self))))
 		return false;
 	c->self.v = self;
 	c->self.cap = want;
@@ -180,10 +184,11 @@ static uint32_t make_child(struct cct *c, uint32_t parent, uint32_t method_id, u
 {
 	struct cct_node n = {.parent = parent, .method_id = method_id, .type = type, .bci = bci};
 
-	if (parent >= c->nodes.n || c->nodes.n >= UINT32_MAX - 1 ||
-	    !reserve_nodes(c, c->nodes.n + 1, c->max_bytes, 0, true) || vec_push(&c->nodes, n) != 0)
+	if (parent >= c->nodes.n || c->nodes.n >= UINT32_MAX - 1 || !reserve_nodes(c, c->nodes.n + 1, c->max_bytes, 0, true))
 		return 0;
-	c->self.v[c->nodes.n - 1] = 0; /* room reserved with the node's */
+	/* Room reserved above (never vec_push: its realloc is not big_realloc). */
+	c->nodes.v[c->nodes.n++] = n;
+	c->self.v[c->nodes.n - 1] = 0;
 	c->self.n = c->nodes.n;
 	/* A child made right after its parent is always found by the check
 	 * of the next node, so only the others go into the children map (a

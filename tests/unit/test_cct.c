@@ -203,9 +203,37 @@ static void test_random_traces_find_their_nodes(void)
 	cct_free(&c);
 }
 
+/* A tree past big_alloc's threshold (nodes, counts and children map on
+ * their own mappings, grown by mremap) keeps every node and count. */
+static void test_big_tree(void)
+{
+	enum { N = 200000, FANOUT = 500 };
+	struct cct c;
+
+	CHECK(cct_init(&c, 1u << 20) == 0);
+	for (int round = 0; round < 2; round++)
+		for (uint32_t i = 0; i < N; i++) {
+			struct trace_frame t[] = {F(i / FANOUT + 1, FRAME_INTERPRETED), F(i + 1, FRAME_COMPILED)};
+			CHECK(cct_add(&c, t, 2, 1) == 0);
+		}
+	CHECK_EQ(c.nodes.n, 1 + N / FANOUT + N);
+	CHECK(c.nodes.cap * sizeof(*c.nodes.v) >= 2u << 20);
+	CHECK_EQ(c.samples, 2 * N);
+	uint64_t leaves = 0;
+	for (size_t k = 1; k < c.nodes.n; k++)
+		if (c.nodes.v[k].type == FRAME_COMPILED) {
+			CHECK_EQ(c.self.v[k], 2);
+			CHECK_EQ(c.nodes.v[c.nodes.v[k].parent].method_id, (c.nodes.v[k].method_id - 1) / FANOUT + 1);
+			leaves++;
+		}
+	CHECK_EQ(leaves, N);
+	cct_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_merge_and_render);
+	RUN(test_big_tree);
 	RUN(test_node_cap);
 	RUN(test_bci_bits);
 	RUN(test_names_are_safe_for_collapsed);

@@ -5,6 +5,7 @@
 #include "../../daemon/sample_queue.h"
 #include "../../daemon/string_pool.h"
 #include "../../daemon/trace.h"
+#include "../../userspace/common/big_alloc.h"
 #include "../../userspace/common/u64_map.h"
 #include "../../userspace/common/wire.h"
 #include "../../daemon/safe_text.h"
@@ -110,6 +111,52 @@ static void test_u64_map_against_reference(void)
 	CHECK_EQ(m.count, count);
 	CHECK(u64_map_put(&m, 0, 1) == -1); /* key 0 is reserved */
 	CHECK(u64_map_get(&m, 0) == NULL);
+	u64_map_free(&m);
+}
+
+/* Arrays keep their contents across big_alloc's threshold both ways, start
+ * zeroed, and a map past it (slots on their own mapping) keeps its keys. */
+static void test_big_alloc(void)
+{
+	size_t small = 4096, big = BIG_ALLOC_MIN + 12345, bigger = 3 * BIG_ALLOC_MIN + 7;
+	unsigned char *z = big_alloc_zeroed(big), *p = big_realloc(NULL, 0, small);
+	size_t zeros = 0;
+
+	CHECK(z && p);
+	for (size_t i = 0; z && i < big; i++)
+		zeros += z[i] == 0;
+	CHECK_EQ(zeros, big);
+	big_free(z, big);
+	for (size_t i = 0; p && i < small; i++)
+		p[i] = (unsigned char)(i * 7);
+	size_t sizes[] = {big, bigger, big, small / 2};
+	size_t have = small, kept = small;
+	for (size_t k = 0; p && k < sizeof(sizes) / sizeof(*sizes); k++) {
+		p = big_realloc(p, have, sizes[k]);
+		CHECK(p != NULL);
+		if (!p)
+			return;
+		kept = kept < sizes[k] ? kept : sizes[k];
+		size_t same = 0;
+		for (size_t i = 0; i < kept; i++)
+			same += p[i] == (unsigned char)(i * 7);
+		CHECK_EQ(same, kept);
+		have = sizes[k];
+	}
+	big_free(p, have);
+
+	struct u64_map m;
+	enum { KEYS = 200000 }; /* 262,144 slots: 4 MiB */
+	u64_map_init(&m);
+	for (uint64_t k = 1; k <= KEYS; k++)
+		CHECK(u64_map_put(&m, k * 977, k) == 0);
+	CHECK(m.cap * sizeof(*m.slots) >= BIG_ALLOC_MIN);
+	size_t found = 0;
+	for (uint64_t k = 1; k <= KEYS; k++) {
+		uint64_t *v = u64_map_get(&m, k * 977);
+		found += v && *v == k;
+	}
+	CHECK_EQ(found, KEYS);
 	u64_map_free(&m);
 }
 
@@ -272,6 +319,7 @@ int main(void)
 	RUN(test_wire_roundtrip);
 	RUN(test_wire_overrun);
 	RUN(test_u64_map_against_reference);
+	RUN(test_big_alloc);
 	RUN(test_sample_queue_bounded);
 	RUN(test_sample_queue_trims_big_samples);
 	RUN(test_sample_queue_trims_further);

@@ -1,5 +1,7 @@
 #include "u64_map.h"
 
+#include "big_alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +12,7 @@ void u64_map_init(struct u64_map *m)
 
 void u64_map_free(struct u64_map *m)
 {
-	free(m->slots);
+	big_free(m->slots, m->cap * sizeof(*m->slots));
 	u64_map_init(m);
 }
 
@@ -29,7 +31,8 @@ uint64_t *u64_map_get(const struct u64_map *m, uint64_t key)
 static int grow(struct u64_map *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 16;
-	struct u64_map_slot *slots = calloc(cap, sizeof(*slots));
+	/* A big map (a deep interpreter's CCT children: tens of MiB) on huge pages. */
+	struct u64_map_slot *slots = big_alloc_zeroed(cap * sizeof(*slots));
 
 	if (!slots)
 		return -1;
@@ -41,7 +44,7 @@ static int grow(struct u64_map *m)
 			i = (i + 1) & (cap - 1);
 		slots[i] = m->slots[j];
 	}
-	free(m->slots);
+	big_free(m->slots, m->cap * sizeof(*m->slots));
 	m->slots = slots;
 	m->cap = cap;
 	return 0;
