@@ -342,7 +342,14 @@ attack_10() {
 		readers+=("$!")
 	done
 	worst=0
+	render_nice=
 	for i in $(seq 1 10); do
+		# The renders (the daemon's children) run at nice 0, not the
+		# daemon's -10: they would outrun the JVMs and this client.
+		for c in $(pgrep -P "$DAEMON_PID"); do
+			n=$(awk '{print $19}' "/proc/$c/stat" 2>/dev/null) || continue
+			[ -n "$n" ] && render_nice="$render_nice $n"
+		done
 		start=$(date +%s%N)
 		ctl list >/dev/null || fail "list failed while large answers were rendered"
 		took=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -350,6 +357,10 @@ attack_10() {
 		sleep 0.2
 	done
 	wait "${readers[@]}"
+	[ -n "$render_nice" ] || fail "no render child of jsampled seen while six large answers were rendered"
+	for n in $render_nice; do
+		[ "$n" -ge 0 ] || fail "a render ran at nice $n, above an ordinary process (seen:$render_nice)"
+	done
 	[ $worst -lt 1000 ] || fail "a query took $worst ms while large answers were rendered"
 	for i in 1 2 3 4 5 6; do
 		[ "$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['nodes'])" "$TMP/big$i.json")" = 1000000 ] ||
@@ -357,7 +368,7 @@ attack_10() {
 	done
 	dropped=$(ctl stats --json | $PY -c "import json,sys; print(json.load(sys.stdin)['dropped'])")
 	[ "$dropped" = 0 ] || fail "$dropped samples dropped while large answers were rendered"
-	note "10. six clients read a 1,000,000-node profile at once ($(du -h "$TMP/big1.json" | cut -f1) each): other queries answered within $worst ms, no sample dropped"
+	note "10. six clients read a 1,000,000-node profile at once ($(du -h "$TMP/big1.json" | cut -f1) each): other queries answered within $worst ms, renders at nice$(echo "$render_nice" | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/ $//'), no sample dropped"
 	stop_daemon
 }
 
