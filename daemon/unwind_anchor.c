@@ -44,16 +44,30 @@ static enum chain_end follow_chain(const struct walk *w, uint64_t *ret, uint64_t
 }
 
 /* The whole stack was copied (up to the end of the thread's stack) and no
- * word of it points into the code cache: every Java frame leaves a return
- * address into the code cache on the stack (into its caller, or into the
- * call stub below the first), so the thread has none. For threads whose
- * native code does not keep frame pointers (glibc's, ld.so's). */
+ * word of it is where a Java frame would return: HotSpot enters Java only
+ * through the call stub (JavaCalls::call_helper), so a thread's first Java
+ * frame returns into it, at the layout's call_stub_return; without that
+ * address, any word pointing into the code cache counts. The thread then
+ * has no Java frame. For threads whose native code does not keep frame
+ * pointers (glibc's, ld.so's, libjvm's in part). A stray copy of the
+ * address above sp only makes the sample fail as before. Only the exact
+ * address counts: the VM's start-up leaves other words pointing into the
+ * code cache in its frames (26 of a JDK 25 1-s JVM's start-up samples
+ * failed on them, none of which had a Java frame). */
 static bool whole_stack_without_code_address(const struct walk *w)
 {
 	const struct js_sample *s = w->s;
+	/* An unreadable page ended the copy, unless it was copied as zeros
+	 * (JS_SAMPLE_STACK_HOLE: every such page then was): a page of the
+	 * stack the thread never touched, which holds no return address
+	 * (HotSpot 25's main thread starting the VM leaves one: with it, 51 of
+	 * a 1-s JVM's 93 start-up samples before its agent failed). */
+	bool cut_by_fault = (s->flags & JS_SAMPLE_STACK_FAULT) && !(s->flags & JS_SAMPLE_STACK_HOLE);
+	uint64_t entry_return = w->ctx->layout->valid ? w->ctx->layout->call_stub_return : 0;
 
-	if (!s->stack_end || (s->flags & (JS_SAMPLE_STACK_CAPPED | JS_SAMPLE_STACK_FAULT | JS_SAMPLE_COPY_TRIMMED |
-					   JS_SAMPLE_HELD_TRIMMED | JS_SAMPLE_STACK_END_UNKNOWN)) ||
+	if (!s->stack_end || cut_by_fault ||
+	    (s->flags & (JS_SAMPLE_STACK_CAPPED | JS_SAMPLE_COPY_TRIMMED | JS_SAMPLE_HELD_TRIMMED |
+			 JS_SAMPLE_STACK_END_UNKNOWN)) ||
 	    s->stack_addr > s->stack_end || s->stack_end - s->stack_addr > s->stack_len)
 		return false;
 	walk_touch_range(w, s->stack_addr, s->stack_addr + s->stack_len);
@@ -61,7 +75,7 @@ static bool whole_stack_without_code_address(const struct walk *w)
 		uint64_t v;
 
 		memcpy(&v, s->stack + off, 8);
-		if (walk_in_code_cache(w, v))
+		if (entry_return ? v == entry_return : walk_in_code_cache(w, v))
 			return false;
 	}
 	return true;

@@ -377,6 +377,16 @@ static void test_failures(void)
 	CHECK_EQ(tr.frames[0].method_id, PSEUDO_NATIVE);
 	CHECK_EQ(run(sample(0x400000, 0, STACK_BYTES, 100, "main"), true, &reason), DECODE_NOT_JAVA);
 	CHECK_EQ(tr.frames[0].method_id, PSEUDO_NATIVE);
+	/* A whole copy with an untouched page copied as zeros (a hole) is
+	 * still whole; one that an unreadable page ended is not. */
+	struct js_sample *holed = sample(0x400000, 0x1234, STACK_BYTES, 100, "main");
+	holed->flags |= JS_SAMPLE_STACK_FAULT | JS_SAMPLE_STACK_HOLE;
+	CHECK_EQ(run(holed, true, &reason), DECODE_NOT_JAVA);
+	CHECK_EQ(tr.frames[0].method_id, PSEUDO_NATIVE);
+	struct js_sample *faulted = sample(0x400000, 0x1234, STACK_BYTES, 100, "main");
+	faulted->flags |= JS_SAMPLE_STACK_FAULT;
+	CHECK_EQ(run(faulted, true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_TOP_IN_NATIVE);
 	CHECK_EQ(run(sample(0x400000, 0, STACK_BYTES, 100, "GC Thread#0"), true, &reason), DECODE_NOT_JAVA);
 	CHECK_EQ(tr.n, 1);
 	CHECK_EQ(tr.frames[0].method_id, PSEUDO_GC);
