@@ -383,6 +383,15 @@ static void test_failures(void)
 	holed->flags |= JS_SAMPLE_STACK_FAULT | JS_SAMPLE_STACK_HOLE;
 	CHECK_EQ(run(holed, true, &reason), DECODE_NOT_JAVA);
 	CHECK_EQ(tr.frames[0].method_id, PSEUDO_NATIVE);
+	/* A word into the code cache is no Java frame (the VM's start-up
+	 * leaves stub addresses in its frames); the call stub's return
+	 * address, where every thread's first Java frame returns, is. */
+	put(SB + 40, CALL_STUB + 0x10);
+	CHECK_EQ(run(sample(0x400000, 0x1234, STACK_BYTES, 100, "main"), true, &reason), DECODE_NOT_JAVA);
+	put(SB + 48, CALL_STUB_RET);
+	CHECK_EQ(run(sample(0x400000, 0x1234, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_TOP_IN_NATIVE);
+	memset(stack, 0, sizeof(stack));
 	struct js_sample *faulted = sample(0x400000, 0x1234, STACK_BYTES, 100, "main");
 	faulted->flags |= JS_SAMPLE_STACK_FAULT;
 	CHECK_EQ(run(faulted, true, &reason), DECODE_FAILED);
