@@ -43,17 +43,37 @@ static enum chain_end follow_chain(const struct walk *w, uint64_t *ret, uint64_t
 	return CHAIN_BROKEN;
 }
 
+/* Whether word v of a thread's stack could be where its first Java frame
+ * returns: HotSpot enters Java through the call stub (JavaCalls::
+ * call_helper), whose return address the layout gives, or (JDK 22+)
+ * through an FFM upcall stub. Without the layout, any word pointing into
+ * the code cache counts. A word in code the map does not know at the
+ * sample's time does not: most start-up samples taken before the agent
+ * hold such words (24 of the 26 below), and a thread entered by an upcall
+ * stub not reported yet, native code calling Java before any agent was
+ * there, is rarer than VM start-up in every JVM. */
+static bool may_enter_java(const struct walk *w, uint64_t v)
+{
+	const struct code_blob *b;
+
+	if (!walk_in_code_cache(w, v))
+		return false;
+	if (!w->ctx->layout->valid || !w->ctx->layout->call_stub_return)
+		return true;
+	if (v == w->ctx->layout->call_stub_return)
+		return true;
+	b = codemap_find(w->ctx->code, v, w->s->time_ns);
+	return b && b->name && strncmp(b->name, "upcall_stub", 11) == 0;
+}
+
 /* The whole stack was copied (up to the end of the thread's stack) and no
- * word of it is where a Java frame would return: HotSpot enters Java only
- * through the call stub (JavaCalls::call_helper), so a thread's first Java
- * frame returns into it, at the layout's call_stub_return; without that
- * address, any word pointing into the code cache counts. The thread then
- * has no Java frame. For threads whose native code does not keep frame
- * pointers (glibc's, ld.so's, libjvm's in part). A stray copy of the
- * address above sp only makes the sample fail as before. Only the exact
- * address counts: the VM's start-up leaves other words pointing into the
- * code cache in its frames (26 of a JDK 25 1-s JVM's start-up samples
- * failed on them, none of which had a Java frame). */
+ * word of it is where a first Java frame would return (may_enter_java):
+ * the thread has no Java frame. For threads whose native code does not
+ * keep frame pointers (glibc's, ld.so's, libjvm's in part). Other words
+ * pointing into the code cache do not count: the VM's start-up leaves
+ * such words in its frames (26 of a JDK 25 1-s JVM's start-up samples
+ * failed on them); a stray copy of the call stub's return address above
+ * sp only makes the sample fail as before. */
 static bool whole_stack_without_code_address(const struct walk *w)
 {
 	const struct js_sample *s = w->s;
@@ -63,7 +83,6 @@ static bool whole_stack_without_code_address(const struct walk *w)
 	 * (HotSpot 25's main thread starting the VM leaves one: with it, 51 of
 	 * a 1-s JVM's 93 start-up samples before its agent failed). */
 	bool cut_by_fault = (s->flags & JS_SAMPLE_STACK_FAULT) && !(s->flags & JS_SAMPLE_STACK_HOLE);
-	uint64_t entry_return = w->ctx->layout->valid ? w->ctx->layout->call_stub_return : 0;
 
 	if (!s->stack_end || cut_by_fault ||
 	    (s->flags & (JS_SAMPLE_STACK_CAPPED | JS_SAMPLE_COPY_TRIMMED | JS_SAMPLE_HELD_TRIMMED |
@@ -75,7 +94,7 @@ static bool whole_stack_without_code_address(const struct walk *w)
 		uint64_t v;
 
 		memcpy(&v, s->stack + off, 8);
-		if (entry_return ? v == entry_return : walk_in_code_cache(w, v))
+		if (may_enter_java(w, v))
 			return false;
 	}
 	return true;

@@ -20,6 +20,7 @@
 #define A 0x10010000ull /* nmethod of Main.run (method 1), helper (2) inlined */
 #define BB 0x10020000ull /* nmethod of Main.hot (3), leaf (4) inlined */
 #define STUB 0x10030000ull /* a runtime stub with an 8-word frame, no frame-complete offset */
+#define UPCALL 0x10040000ull /* an FFM upcall stub (JDK 22+): native code calls Java through it */
 #define METHOD5 0x7000ull /* Method* of the interpreted Main.main (5) */
 #define CONST5 0x8000ull
 
@@ -79,6 +80,8 @@ static void build_model(void)
 		 .frame_complete = 0x10, .method_id = 3, .scopes = b_scopes, .nscopes = 2, .load_ns = 0},
 		{.id = 5, .kind = JS_CODE_STUB, .start = STUB, .size = 0x100, .frame_size = 8,
 		 .frame_complete = -1, .name = "counter_overflow Runtime1 stub"},
+		{.id = 6, .kind = JS_CODE_STUB, .start = UPCALL, .size = 0x100, .frame_size = 0,
+		 .frame_complete = -1, .name = "upcall_stub_(Ljava/lang/Object;)V"},
 	};
 
 	jvm_model_init(&model);
@@ -389,6 +392,10 @@ static void test_failures(void)
 	put(SB + 40, CALL_STUB + 0x10);
 	CHECK_EQ(run(sample(0x400000, 0x1234, STACK_BYTES, 100, "main"), true, &reason), DECODE_NOT_JAVA);
 	put(SB + 48, CALL_STUB_RET);
+	CHECK_EQ(run(sample(0x400000, 0x1234, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
+	CHECK_EQ(reason, DECODE_FAIL_TOP_IN_NATIVE);
+	put(SB + 48, 0); /* nor does a return into an FFM upcall stub */
+	put(SB + 56, UPCALL + 0x40);
 	CHECK_EQ(run(sample(0x400000, 0x1234, STACK_BYTES, 100, "main"), true, &reason), DECODE_FAILED);
 	CHECK_EQ(reason, DECODE_FAIL_TOP_IN_NATIVE);
 	memset(stack, 0, sizeof(stack));
