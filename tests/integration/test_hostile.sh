@@ -356,7 +356,9 @@ attack_10() {
 		[ $took -gt $worst ] && worst=$took
 		sleep 0.2
 	done
-	wait "${readers[@]}"
+	for i in 1 2 3 4 5 6; do
+		wait "${readers[$((i - 1))]}" || fail "reader $i of the big profile failed: $(head -c 300 "$TMP/big$i.err")"
+	done
 	[ -n "$render_nice" ] || fail "no render child of jsampled seen while six large answers were rendered"
 	for n in $render_nice; do
 		[ "$n" -ge 0 ] || fail "a render ran at nice $n, above an ordinary process (seen:$render_nice)"
