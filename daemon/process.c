@@ -675,8 +675,14 @@ static void retry_held(struct process_table *t, struct process *p, bool final, u
 		bool expired = final || hold_expired(p, h.s, now);
 
 		if (expired || wait_over(p, &h)) {
-			if (try_decode(t, p, h.s, expired)) {
-				free(h.s);
+			const struct js_sample *whole = sample_queue_view(&p->held, &h);
+
+			if (!whole || try_decode(t, p, whole, expired)) {
+				if (!whole) {
+					p->stats.dropped++;
+					p->stats.dropped_no_memory++;
+				}
+				sample_queue_release(&p->held, &h);
 				continue;
 			}
 			h.wait = t->trace->wait;
@@ -685,7 +691,7 @@ static void retry_held(struct process_table *t, struct process *p, bool final, u
 		if (sample_queue_requeue(&p->held, &h) < 0) {
 			p->stats.dropped++;
 			p->stats.dropped_no_memory++;
-			free(h.s);
+			sample_queue_release(&p->held, &h);
 		}
 	}
 	p->wants_fetch = sample_queue_len(&p->held) > 0;

@@ -172,6 +172,8 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 		{"incomplete_truncated", p->contexts.truncated},
 		{"held_bytes", p->held.bytes},
 		{"held_samples", sample_queue_len(&p->held)},
+		{"held_peak_bytes", p->held.peak_bytes},
+		{"held_shared_bytes", p->held.shared_bytes},
 		{"foreign_threads", p->foreign_threads},
 		{"sampled_since_exec", p->early},
 		/* 0 unless the agent came after the start (times from two

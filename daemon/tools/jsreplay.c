@@ -7,8 +7,8 @@
  * (tests/corpus/, tests/fixtures/).
  *
  *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
- *                 [--failures] [--explain N] [--hold-ms N] [--native on|off] [--cost]
- *                 [--view java|mixed] [--no-walk-reuse] [--cold N]
+ *                 [--failures] [--explain N] [--hold-ms N] [--max-held-mb N]
+ *                 [--native on|off] [--cost] [--view java|mixed] [--no-walk-reuse] [--cold N]
  * Without options it prints the stats of every process in the recording.
  * Recordings of jsampled --native-stacks on hold each process's mappings
  * (REC_MAPS): native frames are unwound again from the recorded copies with
@@ -62,7 +62,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
-		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N]\n"
+		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N] [--max-held-mb N]\n"
 		   "                     [--truncate-fragment N] [--native on|off] [--cost]\n"
 		   "                     [--view java|mixed] [--no-walk-reuse] [--cold N]\n"
 		   "       jsreplay FILE --outcomes | --traces\n"
@@ -439,6 +439,7 @@ int main(int argc, char **argv)
 		{"stats", no_argument, 0, 's'},     {"json", no_argument, 0, 'j'},
 		{"cct", required_argument, 0, 'c'}, {"format", required_argument, 0, 'f'},
 		{"failures", no_argument, 0, 'F'},  {"hold-ms", required_argument, 0, 'H'},
+		{"max-held-mb", required_argument, 0, 'Q'},
 		{"explain", required_argument, 0, 'E'},
 		{"explain-all", no_argument, 0, 'A'},
 		{"extract", required_argument, 0, 'X'},
@@ -499,6 +500,9 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			limits.hold_ns = strtoull(optarg, NULL, 10) * 1000000ull;
+			break;
+		case 'Q': /* the held queue's size, as jsampled's max-held-mb */
+			limits.held_max_bytes = (size_t)strtoull(optarg, NULL, 10) << 20;
 			break;
 		case 'E':
 			rp.explain_left = (uint32_t)strtoul(optarg, NULL, 10);

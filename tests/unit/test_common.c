@@ -1,6 +1,7 @@
 /* Shared building blocks: the bounded wire reader/writer, the u64 map
  * (against a reference model), the held-sample queue and the string pool. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../daemon/sample_queue.h"
 #include "../../daemon/string_pool.h"
@@ -190,7 +191,7 @@ static void test_sample_queue_trims_big_samples(void)
 			CHECK_EQ(h.s->stack_len, SAMPLE_QUEUE_TRIM_BYTES);
 		else
 			CHECK_EQ(h.s->stack_len, big);
-		free(h.s);
+		sample_queue_release(&q, &h);
 	}
 	CHECK_EQ(q.bytes, 0);
 	sample_queue_free(&q);
@@ -221,7 +222,7 @@ static void test_sample_queue_trims_further(void)
 		CHECK(h.s->flags & JS_SAMPLE_HELD_TRIMMED);
 		CHECK(h.s->stack_len == SAMPLE_QUEUE_MIN_BYTES || h.s->stack_len == SAMPLE_QUEUE_TRIM_BYTES);
 		at_min += h.s->stack_len == SAMPLE_QUEUE_MIN_BYTES;
-		free(h.s);
+		sample_queue_release(&q, &h);
 	}
 	CHECK(at_min >= 8);
 	/* Past the last level, the oldest go. */
@@ -264,10 +265,171 @@ static void test_sample_queue_bounded(void)
 	CHECK(sample_queue_requeue(&q, &h) == 0);
 	for (uint32_t want = 2; want <= 4; want++) {
 		CHECK(sample_queue_pop(&q, &h) && h.s->tid == want % 4 + (want == 4));
-		free(h.s);
+		sample_queue_release(&q, &h);
 	}
 	CHECK(!sample_queue_pop(&q, &h));
 	CHECK_EQ(q.bytes, 0);
+	sample_queue_free(&q);
+}
+
+/* A thread's stack as the sampler would copy it over time: a fixed
+ * stretch of addresses whose deep part rarely changes. */
+struct fake_thread {
+	uint32_t tid;
+	uint64_t top; /* the highest address copied */
+	uint8_t bytes[3 * 8192];
+};
+
+static uint64_t rng_next(uint64_t *r)
+{
+	*r ^= *r << 13;
+	*r ^= *r >> 7;
+	*r ^= *r << 17;
+	return *r;
+}
+
+/* A copy from a random sp up to the thread's top (now and then not all
+ * the way), after mutating a few random bytes of the stack. */
+static struct js_sample *fake_copy(struct fake_thread *t, uint64_t *r)
+{
+	uint32_t len = 8 + (uint32_t)(rng_next(r) % (sizeof(t->bytes) - 8)), cut = 0;
+	struct js_sample *s;
+
+	for (int i = (int)(rng_next(r) % 4); i > 0; i--)
+		t->bytes[rng_next(r) % sizeof(t->bytes)] ^= (uint8_t)(1 + rng_next(r) % 255);
+	if (rng_next(r) % 4 == 0)
+		cut = (uint32_t)(rng_next(r) % (len / 2));
+	len -= len % 8;
+	s = make_sample(len - cut, t->tid);
+	s->stack_addr = t->top - len;
+	s->time_ns = rng_next(r);
+	memcpy(s->stack, t->bytes + sizeof(t->bytes) - len, len - cut);
+	return s;
+}
+
+/* Held copies of a thread share its base's chunks; each reads back byte
+ * for byte as it was pushed, through pops, requeues, cuts and drops, and
+ * the bytes held go back to 0 (under ASan: nothing leaks). */
+static void test_sample_queue_shares_thread_chunks(void)
+{
+	enum { THREADS = 3, KEPT = 400 };
+	static struct fake_thread th[THREADS];
+	static struct js_sample *pushed[KEPT];
+	struct sample_queue q;
+	struct held_sample h;
+	uint64_t r = 0x9e3779b97f4a7c15ull, total = 0;
+	uint32_t trimmed = 0;
+	size_t n = 0;
+
+	for (int i = 0; i < THREADS; i++) {
+		th[i].tid = 100 + (uint32_t)i;
+		th[i].top = 0x7f0000100000ull + (uint64_t)i * 0x100000 + (uint64_t)i * 24; /* not chunk-aligned */
+		for (size_t k = 0; k < sizeof(th[i].bytes); k++)
+			th[i].bytes[k] = (uint8_t)rng_next(&r);
+	}
+	/* Room for everything: nothing cut, shared copies take far less. */
+	sample_queue_init(&q, 64u << 20);
+	for (n = 0; n < KEPT; n++) {
+		pushed[n] = fake_copy(&th[n % THREADS], &r);
+		pushed[n]->cpu = (uint32_t)n;
+		total += sample_bytes(pushed[n]);
+		CHECK_EQ(sample_queue_push(&q, pushed[n], WAIT_CODE, n + 1, &trimmed), 0);
+	}
+	CHECK_EQ(trimmed, 0);
+	CHECK(q.shared_bytes > 0);
+	CHECK(q.bytes * 2 < total);
+	CHECK_EQ(q.peak_bytes, q.bytes);
+	/* Half taken out and put back, then all read in order. */
+	for (size_t i = 0; i < KEPT / 2; i++) {
+		CHECK(sample_queue_pop(&q, &h));
+		CHECK(sample_queue_requeue(&q, &h) == 0);
+	}
+	for (size_t i = 0; i < KEPT; i++) {
+		const struct js_sample *v;
+		size_t want = (i + KEPT / 2) % KEPT;
+
+		CHECK(sample_queue_pop(&q, &h));
+		v = sample_queue_view(&q, &h);
+		CHECK(v != NULL && v->cpu == want && h.key == want + 1);
+		CHECK(v && v->stack_len == pushed[want]->stack_len && v->stack_addr == pushed[want]->stack_addr &&
+		      memcmp(v->stack, pushed[want]->stack, v->stack_len) == 0);
+		sample_queue_release(&q, &h);
+	}
+	CHECK_EQ(q.bytes, 0);
+	CHECK_EQ(q.bases.count, 0);
+
+	/* A small queue: shared copies are cut to their top bytes (still the
+	 * pushed bytes), then dropped oldest first. */
+	q.max_bytes = 24 * 1024 + 8 * (sizeof(struct js_sample) + SAMPLE_QUEUE_TRIM_BYTES);
+	for (size_t i = 0; i < KEPT; i++)
+		CHECK(sample_queue_push(&q, pushed[i], WAIT_CODE, i + 1, &trimmed) >= 0);
+	CHECK(trimmed > 0);
+	CHECK(q.bytes <= q.max_bytes);
+	while (sample_queue_pop(&q, &h)) {
+		const struct js_sample *v = sample_queue_view(&q, &h), *p = pushed[h.key - 1];
+
+		CHECK(v != NULL && v->stack_len <= p->stack_len && memcmp(v->stack, p->stack, v->stack_len) == 0);
+		CHECK(v && (v->stack_len == p->stack_len) == !(v->flags & JS_SAMPLE_HELD_TRIMMED));
+		sample_queue_release(&q, &h);
+	}
+	CHECK_EQ(q.bytes, 0);
+	for (size_t i = 0; i < KEPT; i++)
+		free(pushed[i]);
+	sample_queue_free(&q);
+}
+
+/* A full queue cuts shared copies in place, and once every copy using a
+ * base is cut, the base keeps only what they still read. */
+static void test_sample_queue_cut_shrinks_base(void)
+{
+	enum { N = 12, LEN = 16384 };
+	struct js_sample *pushed[N];
+	struct sample_queue q;
+	struct held_sample h;
+	uint32_t trimmed = 0, cut_on_base = 0;
+
+	/* Room for one base and the copies' own chunks, not for a second
+	 * base: the thirteenth push must cut. */
+	sample_queue_init(&q, LEN + N * (sizeof(struct js_sample) + 1024));
+	for (int i = 0; i < N; i++) {
+		pushed[i] = make_sample(LEN, 42);
+		pushed[i]->stack_addr = 0x7f0000200000ull + (uint64_t)(i % 3) * 64;
+		pushed[i]->cpu = (uint32_t)i;
+		for (uint32_t k = 0; k < LEN; k++)
+			pushed[i]->stack[k] = (uint8_t)(k * 7 + (k < 200 ? i : 0)); /* the same deep bytes */
+		if (i)
+			memcpy(pushed[i]->stack + 256, pushed[0]->stack + 256 + (pushed[i]->stack_addr - pushed[0]->stack_addr), LEN - 512);
+		CHECK_EQ(sample_queue_push(&q, pushed[i], WAIT_LAYOUT, (uint64_t)i + 1, &trimmed), 0);
+	}
+	CHECK_EQ(trimmed, 0);
+	CHECK(q.bytes < 2 * LEN);
+	/* Other threads' big copies need room: the first thread's copies are
+	 * cut, and once all are, their base shrinks. */
+	struct js_sample *other = make_sample(LEN, 43);
+	for (uint32_t t = 0; t < 4; t++) {
+		other->tid = 43 + t;
+		other->stack_addr = 0x7f0000900000ull + t * 0x100000ull;
+		CHECK(sample_queue_push(&q, other, WAIT_LAYOUT, 100, &trimmed) >= 0);
+	}
+	CHECK(trimmed > 0);
+	CHECK(q.bytes <= q.max_bytes);
+	while (sample_queue_pop(&q, &h)) {
+		const struct js_sample *v = sample_queue_view(&q, &h);
+		const struct js_sample *p = h.key == 100 ? other : pushed[h.key - 1];
+
+		CHECK(v && v->stack_len <= p->stack_len);
+		CHECK(v && (h.key == 100 || memcmp(v->stack, p->stack, v->stack_len) == 0));
+		if (h.base && h.s->stack_len <= SAMPLE_QUEUE_TRIM_BYTES) {
+			CHECK(h.base->len < LEN);
+			cut_on_base++;
+		}
+		sample_queue_release(&q, &h);
+	}
+	CHECK(cut_on_base > 0);
+	CHECK_EQ(q.bytes, 0);
+	for (int i = 0; i < N; i++)
+		free(pushed[i]);
+	free(other);
 	sample_queue_free(&q);
 }
 
@@ -323,6 +485,8 @@ int main(void)
 	RUN(test_sample_queue_bounded);
 	RUN(test_sample_queue_trims_big_samples);
 	RUN(test_sample_queue_trims_further);
+	RUN(test_sample_queue_shares_thread_chunks);
+	RUN(test_sample_queue_cut_shrinks_base);
 	RUN(test_string_pool);
 	RUN(test_safe_text);
 	return CHECK_DONE();
