@@ -104,8 +104,14 @@ static uint32_t find_child(struct cct *c, uint32_t parent, uint32_t method_id, u
  * map, as allocated (the path cache and time slices are apart). */
 static size_t tree_bytes(const struct cct *c)
 {
-	return c->nodes.cap * sizeof(struct cct_node) + c->self.cap * sizeof(uint64_t) +
-	       u64_map_bytes(&c->children);
+	return big_alloc_footprint(c->nodes.cap * sizeof(struct cct_node)) +
+	       big_alloc_footprint(c->self.cap * sizeof(uint64_t)) + u64_map_bytes(&c->children);
+}
+
+/* The node array and its counts for cap nodes, as allocated. */
+static size_t arrays_bytes(size_t cap)
+{
+	return big_alloc_footprint(cap * sizeof(struct cct_node)) + big_alloc_footprint(cap * sizeof(uint64_t));
 }
 
 /* A node and its count. */
@@ -126,7 +132,6 @@ static size_t nodes_budget(const struct cct *c)
  * coming growth (map_growth bytes); past it only if must (then to n). */
 static bool reserve_nodes(struct cct *c, size_t n, size_t budget, size_t map_growth, bool must)
 {
-	const size_t per = NODE_BYTES;
 	size_t want = c->nodes.cap < 4096 ? 2 * c->nodes.cap + 8 : c->nodes.cap + c->nodes.cap / 2;
 	struct cct_node *nodes;
 	uint64_t *self;
@@ -136,11 +141,23 @@ static bool reserve_nodes(struct cct *c, size_t n, size_t budget, size_t map_gro
 	if (want < n)
 		want = n;
 	if (c->max_bytes) {
-		size_t used = tree_bytes(c) + map_growth, have = c->nodes.cap > c->self.cap ? c->nodes.cap : c->self.cap;
-		size_t fit = used >= budget ? have : have + (budget - used) / per;
+		size_t other = tree_bytes(c) - arrays_bytes(c->nodes.cap > c->self.cap ? c->nodes.cap : c->self.cap) +
+			       map_growth;
+		size_t room = budget > other ? budget - other : 0;
 
-		if (want > fit)
-			want = fit;
+		/* The most nodes whose arrays, rounded as allocated, fit. */
+		if (arrays_bytes(want) > room) {
+			size_t lo = c->nodes.cap, hi = want; /* lo fits (it is allocated), hi does not */
+
+			if (arrays_bytes(lo) > room)
+				hi = lo;
+			while (hi - lo > 1) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				*(arrays_bytes(mid) <= room ? &lo : &hi) = mid;
+			}
+			want = lo;
+		}
 		if (want < n && !must)
 			return false;
 		if (want < n)
@@ -169,7 +186,8 @@ static bool room_for_node(struct cct *c, bool in_map, size_t budget, bool other)
 		return true;
 	/* The map doubles when it passes three quarters full (u64_map.c). */
 	size_t map_growth = in_map && (c->children.count + 1) * 4 > c->children.cap * 3
-				    ? (c->children.cap ? c->children.cap : 16) * 16
+				    ? big_alloc_footprint((c->children.cap ? 2 * c->children.cap : 16) * 16) -
+					      u64_map_bytes(&c->children)
 				    : 0;
 
 	if (tree_bytes(c) + map_growth > budget)
@@ -392,8 +410,7 @@ size_t cct_bytes(const struct cct *c)
 	/* The path cache is not counted: it is the depth of the deepest
 	 * traces, not the tree (at most 20 paths of CCT_CACHED_DEPTH steps, a
 	 * few KiB for most programs), so the node cap alone bounds what grows. */
-	return c->nodes.cap * sizeof(struct cct_node) + c->self.cap * sizeof(uint64_t) +
-	       u64_map_bytes(&c->children) + c->slices.bytes;
+	return tree_bytes(c) + c->slices.bytes;
 }
 
 int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,

@@ -16,6 +16,7 @@
 #include "../../daemon/process_rules.h"
 #include "../../daemon/procfs.h"
 #include "../../daemon/state_file.h"
+#include "../../userspace/common/big_alloc.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -235,6 +236,31 @@ static void test_cct_byte_cap(void)
 	cct_free(&c);
 }
 
+/* A cap past the size where the tree's arrays become huge-page mappings:
+ * the mappings, whole 2 MiB pages each, fit in it, not only the bytes
+ * asked for (which fell up to 2 MiB short per array before). */
+static void test_cct_byte_cap_counts_mappings(void)
+{
+	const size_t cap = 7u << 20;
+	struct cct c;
+	size_t held;
+
+	CHECK(cct_init(&c, 1u << 30) == 0);
+	cct_set_caps(&c, 1u << 30, cap);
+	for (uint32_t i = 1; i < 400000; i++) {
+		struct trace_frame f[] = {{i, FRAME_COMPILED, 0, -1}, {i + 1, FRAME_INLINED, 0, -1}};
+		CHECK(cct_add(&c, f, 2, 1) == 0);
+	}
+	held = big_alloc_footprint(c.nodes.cap * sizeof(*c.nodes.v)) + big_alloc_footprint(c.self.cap * sizeof(*c.self.v)) +
+	       big_alloc_footprint(c.children.cap * sizeof(*c.children.slots));
+	fprintf(stderr, "a 7 MiB tree: %zu nodes, %zu bytes mapped\n", c.nodes.n, held);
+	CHECK(c.overflow_samples > 0); /* it did reach the cap */
+	CHECK(held <= cap);
+	CHECK(held + (2u << 20) > cap); /* and used it */
+	CHECK_EQ(cct_bytes(&c), held + c.slices.bytes);
+	cct_free(&c);
+}
+
 static void test_rules_and_procfs(void)
 {
 	struct options o;
@@ -383,6 +409,7 @@ int main(void)
 	test_state_round_trip();
 	test_state_files();
 	test_cct_byte_cap();
+	test_cct_byte_cap_counts_mappings();
 	test_rules_and_procfs();
 	test_launcher_and_cpu();
 	test_attach_outcomes();

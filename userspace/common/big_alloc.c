@@ -16,16 +16,16 @@ static size_t mapped_bytes(size_t bytes)
 	return (bytes + BIG_ALLOC_MIN - 1) & ~(BIG_ALLOC_MIN - 1);
 }
 
+size_t big_alloc_footprint(size_t bytes)
+{
+	return is_big(bytes) ? mapped_bytes(bytes) : bytes;
+}
+
 /* A hint only: without transparent huge pages (or with them off) the
  * mapping works in small pages as any other. */
 static void advise_huge(void *p, size_t bytes)
 {
-#ifdef MADV_HUGEPAGE
 	(void)madvise(p, mapped_bytes(bytes), MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)bytes;
-#endif
 }
 
 static void *map_big(size_t bytes)

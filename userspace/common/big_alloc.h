@@ -30,6 +30,10 @@ void *big_alloc_zeroed(size_t bytes);
  * (p is then untouched). */
 void *big_realloc(void *p, size_t old_bytes, size_t new_bytes);
 
+/* The memory an allocation of bytes takes: mappings are whole huge pages
+ * (what a byte budget must count, not the bytes asked for). */
+size_t big_alloc_footprint(size_t bytes);
+
 /* Frees p, allocated here with bytes. */
 void big_free(void *p, size_t bytes);
 

@@ -16,6 +16,11 @@ void u64_map_free(struct u64_map *m)
 	u64_map_init(m);
 }
 
+size_t u64_map_bytes(const struct u64_map *m)
+{
+	return big_alloc_footprint(m->cap * sizeof(*m->slots));
+}
+
 uint64_t *u64_map_get(const struct u64_map *m, uint64_t key)
 {
 	if (!m->cap || key == 0)
