@@ -83,6 +83,9 @@ static void close_agent(struct daemon *d, struct watch *w)
 	if (p) {
 		/* After BYE the JVM is past VMDeath: count it as exited. */
 		bool alive = !l->said_bye && peer_identity_check(&l->peer) == PEER_SAME;
+
+		p->agent_said_bye = l->said_bye;
+		d->counters.agents_said_bye += l->said_bye;
 		log_info("agent of pid %d disconnected: %s%s", (int)p->pid, l->why_closed,
 			 alive ? " (process still running: no longer sampled)" : "");
 		uint64_t cpu = procfs_cpu_ns(p->pid, p->start_time);

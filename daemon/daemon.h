@@ -26,6 +26,7 @@ struct daemon_counters {
 	uint64_t agent_conns_refused;     /* max-agent-connections-per-user */
 	uint64_t agents_ended_exec;       /* the process exec'd or changed user: authority ended */
 	uint64_t agents_ended_exit;       /* the process exited while its connection stayed */
+	uint64_t agents_said_bye;         /* connections ended by the agent's BYE (its JVM exiting) */
 	uint64_t processes_refused_limit; /* --max-processes reached, nothing to evict */
 	uint64_t processes_evicted;       /* exited ones forgotten early to make room */
 	uint64_t state_saves;

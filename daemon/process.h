@@ -83,6 +83,9 @@ struct process {
 	/* Its agent was cut off for sending more than its limit: a reconnect is
 	 * refused at once rather than read again. */
 	bool over_limit;
+	/* Its agent's connection ended with BYE (the JVM past VMDeath, its
+	 * last code news sent), not cut by the exit. */
+	bool agent_said_bye;
 	/* Sampled from its exec, before any agent (jvm_startup.h): its samples
 	 * wait for the agent, whenever it comes; early_target while the BPF
 	 * program still has the target without JVM facts. */

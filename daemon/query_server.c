@@ -261,6 +261,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"agent_conns_refused", c->agent_conns_refused},
 		{"agents_ended_exec", c->agents_ended_exec},
 		{"agents_ended_exit", c->agents_ended_exit},
+		{"agents_said_bye", c->agents_said_bye},
 		{"agents_closed_bad_input", c->agents_closed_bad_input},
 		{"processes_refused_limit", c->processes_refused_limit},
 		{"processes_evicted", c->processes_evicted},

@@ -176,6 +176,7 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 		{"held_shared_bytes", p->held.shared_bytes},
 		{"foreign_threads", p->foreign_threads},
 		{"sampled_since_exec", p->early},
+		{"agent_said_bye", p->agent_said_bye},
 		/* 0 unless the agent came after the start (times from two
 		 * sources must not wrap into a huge delay). */
 		{"agent_after_exec_ms", p->early && p->agent_since_ns > p->early_since_ns

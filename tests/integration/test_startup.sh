@@ -56,9 +56,12 @@ share = in_tree / max(1, s["samples"])
 print(f"sampled since exec: {s['sampled_since_exec']}, agent {s['agent_after_exec_ms']} ms after the exec; "
       f"{s['samples']} samples taken, {in_tree} in the profile ({100 * share:.2f}%), {java} under PhasedWorkload; "
       f"CPU {s['cpu_ms']} ms counted by the kernel, {s['profiled_cpu_ms']} ms profiled "
-      f"({s['cpu_covered_pct']:.1f}%); failed {s['failed']}, before_agent {s['reasons'].get('before_agent', 0)}")
+      f"({s['cpu_covered_pct']:.1f}%); failed {s['failed']}, before_agent {s['reasons'].get('before_agent', 0)}, "
+      f"unknown_code {s['reasons'].get('unknown_code', 0)}; agent said goodbye: {s['agent_said_bye']}")
+# The agent's goodbye: its last code news reached jsampled before the JVM
+# exited (without it, samples held for code compiled last fail).
 ok = (s["sampled_since_exec"] == 1 and 0 < s["agent_after_exec_ms"] < 1000 and share >= 0.99
-      and s["cpu_covered_pct"] >= 90.0 and java > 0)
+      and s["cpu_covered_pct"] >= 90.0 and java > 0 and s["agent_said_bye"] == 1)
 sys.exit(0 if ok else 1)
 PYEOF
 	note "1. a 1-s JVM ($name): $("$PY" -c "

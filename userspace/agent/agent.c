@@ -17,6 +17,7 @@
 #include "agent.h"
 #include "perf_map.h"
 
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@
 
 #include "../common/agent_protocol.h"
 
-struct agent g_agent = {.wake_fd = -1};
+struct agent g_agent = {.wake_fd = -1, .done_fd = -1};
 static atomic_int loaded;
 
 uint64_t agent_now_ns(void)
@@ -171,13 +172,25 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 	go_live(jvmti, jni);
 }
 
+/* How long the exiting JVM waits for the agent thread's last batch and
+ * goodbye. Without the wait the process could exit first (seen on a
+ * loaded machine): jsampled then never learnt of the code compiled last,
+ * and the samples held for it failed as unknown code. A few milliseconds
+ * normally; the bound keeps a stuck link from delaying the exit. */
+#define FAREWELL_WAIT_MS 500
+
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
+	struct pollfd done = {.fd = g_agent.done_fd, .events = POLLIN};
+
 	(void)jvmti;
 	(void)jni;
 	atomic_store(&g_agent.shutting_down, 1);
 	if (g_agent.wake_fd >= 0)
 		eventfd_write(g_agent.wake_fd, 1);
+	/* This thread is in native code here: waiting stalls no safepoint. */
+	if (g_agent.done_fd >= 0 && atomic_load(&g_agent.thread_started) && !atomic_load(&g_agent.disabled))
+		(void)poll(&done, 1, FAREWELL_WAIT_MS);
 }
 
 /* jsampled attaches to a starting JVM as soon as it catches SIGQUIT, which
@@ -222,6 +235,7 @@ static int setup(JavaVM *vm, char *options, int late)
 		return -1;
 	}
 	g_agent.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	g_agent.done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	read_property(jvmti, "java.vm.name", g_agent.vm_name, sizeof(g_agent.vm_name));
 	read_property(jvmti, "java.vm.version", g_agent.vm_version, sizeof(g_agent.vm_version));
 

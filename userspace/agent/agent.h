@@ -24,6 +24,7 @@ struct agent {
 	char vm_name[64];
 	char vm_version[64];
 	int wake_fd; /* eventfd: wakes the agent thread for shutdown */
+	int done_fd; /* eventfd: the agent thread said goodbye (or has no link) */
 	int has_constant_pool; /* can_get_constant_pool: call targets are reported */
 	int tracks_unloading;  /* class mirrors tagged, ObjectFree on: unloads are reported */
 	atomic_int disabled;      /* fail-closed switch: callbacks return at once */

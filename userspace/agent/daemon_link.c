@@ -219,4 +219,6 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		close(fd);
 	}
 	wbuf_free(&w);
+	if (g_agent.done_fd >= 0)
+		eventfd_write(g_agent.done_fd, 1); /* VMDeath may be waiting for this */
 }
