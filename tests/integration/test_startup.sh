@@ -57,7 +57,8 @@ print(f"sampled since exec: {s['sampled_since_exec']}, agent {s['agent_after_exe
       f"{s['samples']} samples taken, {in_tree} in the profile ({100 * share:.2f}%), {java} under PhasedWorkload; "
       f"CPU {s['cpu_ms']} ms counted by the kernel, {s['profiled_cpu_ms']} ms profiled "
       f"({s['cpu_covered_pct']:.1f}%); failed {s['failed']}, before_agent {s['reasons'].get('before_agent', 0)}, "
-      f"unknown_code {s['reasons'].get('unknown_code', 0)}; agent said goodbye: {s['agent_said_bye']}")
+      f"unknown_code {s['reasons'].get('unknown_code', 0)}; agent said goodbye: {s['agent_said_bye']}; failed by: "
+      + ", ".join(f"{k} {v}" for v, k in sorted(((v, k) for k, v in s["reasons"].items() if v), reverse=True)[:5]))
 # The agent's goodbye: its last code news reached jsampled before the JVM
 # exited (without it, samples held for code compiled last fail).
 ok = (s["sampled_since_exec"] == 1 and 0 < s["agent_after_exec_ms"] < 1000 and share >= 0.99
