@@ -24,6 +24,10 @@ static size_t chunk_count(const struct js_sample *s)
 
 static size_t mask_bytes(const struct js_sample *s) { return (chunk_count(s) + 7) / 8; }
 
+/* Bit i of a copy's chunk mask: the chunk is the copy's own. */
+static bool own_bit(const uint8_t *mask, size_t i) { return mask[i / 8] & (1u << (i % 8)); }
+static void set_own_bit(uint8_t *mask, size_t i) { mask[i / 8] |= (uint8_t)(1u << (i % 8)); }
+
 /* The bytes an entry itself takes (its base is counted on its own). */
 static size_t entry_bytes(const struct held_sample *h)
 {
@@ -135,7 +139,7 @@ static void assemble(const struct held_sample *h, struct js_sample *out, uint32_
 
 		chunk_range(s, i, &lo, &hi);
 		k = (size_t)(hi - lo);
-		if (mask[i / 8] & (1u << (i % 8))) {
+		if (own_bit(mask, i)) {
 			if (lo - s->stack_addr < len)
 				memcpy(out->stack + (lo - s->stack_addr), own,
 				       hi - s->stack_addr <= len ? k : len - (lo - s->stack_addr));
@@ -196,7 +200,7 @@ static bool cut_shared(struct sample_queue *q, struct held_sample *h, uint32_t l
 		uint64_t lo, hi;
 
 		chunk_range(s, i, &lo, &hi);
-		if (mask[i / 8] & (1u << (i % 8)))
+		if (own_bit(mask, i))
 			own += (hi < end ? hi : end) - lo;
 	}
 	c = malloc(sizeof(*c) + own + (kept + 7) / 8);
@@ -210,12 +214,12 @@ static bool cut_shared(struct sample_queue *q, struct held_sample *h, uint32_t l
 		uint64_t lo, hi;
 
 		chunk_range(s, i, &lo, &hi);
-		if (!(mask[i / 8] & (1u << (i % 8))))
+		if (!own_bit(mask, i))
 			continue;
 		if (i < kept) {
 			memcpy(out, from, (hi < end ? hi : end) - lo);
 			out += (hi < end ? hi : end) - lo;
-			c->stack[own + i / 8] |= (uint8_t)(1u << (i % 8));
+			set_own_bit(c->stack + own, i);
 		}
 		from += hi - lo;
 	}
@@ -228,21 +232,21 @@ static bool cut_shared(struct sample_queue *q, struct held_sample *h, uint32_t l
 	return true;
 }
 
-/* Cuts a held sample's copy to its top len bytes; false if it is not
- * longer than that. *first: it had not been cut before. */
-static bool trim(struct sample_queue *q, struct held_sample *h, uint32_t len, bool *first)
+/* Cuts a held sample's copy to its top len bytes (if longer). *first: it
+ * had not been cut before. */
+static void trim(struct sample_queue *q, struct held_sample *h, uint32_t len, bool *first)
 {
 	struct js_sample *smaller;
 	bool was_cut = h->s->flags & JS_SAMPLE_HELD_TRIMMED;
 
 	*first = false;
 	if (h->s->stack_len <= len)
-		return false;
+		return;
 	q->bytes -= entry_bytes(h);
 	if (h->base) {
 		if (!cut_shared(q, h, len)) { /* kept whole: nothing saved */
 			q->bytes += entry_bytes(h);
-			return false;
+			return;
 		}
 	} else {
 		h->s->stack_len = len;
@@ -254,7 +258,6 @@ static bool trim(struct sample_queue *q, struct held_sample *h, uint32_t len, bo
 	h->s->flags |= JS_SAMPLE_HELD_TRIMMED;
 	q->bytes += entry_bytes(h);
 	*first = !was_cut;
-	return true;
 }
 
 /* Cuts the oldest samples to level l until need more bytes fit. */
@@ -285,7 +288,7 @@ static size_t own_chunks(const struct js_sample *s, const struct stack_base *b, 
 		if (lo >= b->addr && hi <= b->addr + b->len &&
 		    memcmp(s->stack + (lo - s->stack_addr), b->bytes + (lo - b->addr), hi - lo) == 0)
 			continue;
-		mask[i / 8] |= (uint8_t)(1u << (i % 8));
+		set_own_bit(mask, i);
 		own += hi - lo;
 	}
 	return own;
@@ -307,7 +310,7 @@ static bool hold_shared(struct held_sample *h, const struct js_sample *s, struct
 	for (size_t i = 0; i < n; i++) {
 		uint64_t lo, hi;
 
-		if (!(mask[i / 8] & (1u << (i % 8))))
+		if (!own_bit(mask, i))
 			continue;
 		chunk_range(s, i, &lo, &hi);
 		memcpy(out, s->stack + (lo - s->stack_addr), hi - lo);
