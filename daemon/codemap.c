@@ -15,6 +15,7 @@ void codemap_init(struct codemap *m)
 {
 	memset(m, 0, sizeof(*m));
 	u64_map_init(&m->by_id);
+	m->unload_epoch = 1;
 }
 
 static size_t blob_bytes(const struct code_blob *b)
@@ -197,6 +198,8 @@ int codemap_unload(struct codemap *m, struct rbuf *r)
 		return -1;
 	((struct code_blob *)(uintptr_t)*p)->unload_ns = when;
 	m->changes++;
+	if (++m->unload_epoch == 0)
+		m->unload_epoch = 1;
 	if (when > m->latest_event_ns)
 		m->latest_event_ns = when;
 	return 0;
@@ -340,8 +343,9 @@ static int size_hits(struct codemap *m)
 		want *= 2;
 	if (m->hits && want <= m->nhits)
 		return 0;
-	if (!(h = calloc(want, sizeof(*h))))
+	if (!(h = aligned_alloc(_Alignof(struct codemap_hit), want * sizeof(*h))))
 		return 0;
+	memset(h, 0, want * sizeof(*h));
 	free(m->hits);
 	m->hits = h;
 	m->nhits = want;
@@ -495,12 +499,16 @@ const struct code_blob *codemap_find_searched(struct codemap *m, uint64_t pc, ui
 		visited = h->visited;
 	} else {
 		best = search(m, pc, t, &held, &live, &settled, &visited);
-		if (h && held <= 1)
-			*h = (struct codemap_hit){.pc = pc, .blob = best, .generation = m->generation, .visited = visited};
-		else if (h && live == 1 && best && best->unload_ns == CODE_LIVE && t >= settled)
-			*h = (struct codemap_hit){.pc = pc, .blob = best, .from = settled, .generation = m->generation,
-						  .visited = visited};
+		if (h && (held <= 1 || (live == 1 && best && best->unload_ns == CODE_LIVE && t >= settled)))
+			*h = (struct codemap_hit){.pc = pc,
+						  .blob = best,
+						  .from = held <= 1 ? 0 : settled,
+						  .generation = m->generation,
+						  .visited = visited,
+						  .kind = best ? best->kind : 0};
 	}
+	if (h && h->pc == pc && h->blob == best && best)
+		h->live_epoch = best->unload_ns == CODE_LIVE ? m->unload_epoch : 0;
 	if (work)
 		*work += visited;
 	/* Code unloaded before t ran no more at t (the unload time is when the
@@ -523,6 +531,29 @@ static const struct pc_scope *slot_exact(struct codemap_hit *h, const struct cod
 		h->exact_known = true;
 	}
 	return h->exact;
+}
+
+const struct codemap_hit *codemap_plain_slow(struct codemap *m, struct codemap_hit *slot, const struct code_blob *b,
+					     uint64_t pc)
+{
+	const struct pc_scope *sc;
+
+	if (!slot || slot->pc != pc || slot->blob != b || slot->plain == PLAIN_NO)
+		return NULL;
+	if (slot->plain == PLAIN_UNKNOWN) {
+		slot->plain = PLAIN_NO;
+		if ((b->kind != JS_CODE_NMETHOD && b->kind != JS_CODE_NATIVE_WRAPPER) || b->frame_size_words <= 0 ||
+		    (b->stub_offset > 0 && pc >= b->start + (uint64_t)b->stub_offset))
+			return NULL;
+		sc = codemap_slot_scope(m, slot, b, pc);
+		if (!sc || !sc->depth)
+			return NULL;
+		slot->frames = &b->frames[sc->first];
+		slot->depth = sc->depth;
+		slot->frame_size_words = b->frame_size_words;
+		slot->plain = PLAIN_YES;
+	}
+	return slot;
 }
 
 const struct pc_scope *codemap_exact_scope(struct codemap *m, const struct code_blob *b, uint64_t pc)

@@ -86,6 +86,14 @@ struct code_blob {
 #define CODEMAP_CACHE_MIN_SLOTS 4096u
 #define CODEMAP_CACHE_MAX_SLOTS 65536u
 #define CODEMAP_CACHE_PER_BLOB 4u
+/* A slot is one cache line, and holds what a walk's step through a plain
+ * compiled frame needs (codemap_plain_step): such a step reads the slot of
+ * its pc and the stack, not the blob, its scope or its scope's frames (in
+ * a deep recursion a step is one each of those misses, in turn: the
+ * blob's size gives the caller's return address, which gives the next
+ * slot). */
+enum codemap_plain { PLAIN_UNKNOWN, PLAIN_NO, PLAIN_YES };
+
 struct codemap_hit {
 	uint64_t pc;
 	const struct code_blob *blob; /* NULL: no blob holds pc */
@@ -94,8 +102,19 @@ struct codemap_hit {
 	uint32_t visited;
 	/* The blob's scope at exactly pc (a return address), once asked. */
 	const struct pc_scope *exact;
+	/* codemap_plain_step's summary of blob at pc, once asked: its exact
+	 * scope's frames (innermost first) and depth, the frame's size. */
+	const struct scope_frame *frames;
+	int32_t frame_size_words;
+	/* The map's unload_epoch when blob was last seen live (0: not): no
+	 * unload since, so it is live still, without reading it. */
+	uint32_t live_epoch;
+	uint8_t kind; /* blob's (enum js_code_kind) */
+	uint8_t depth;
 	bool exact_known;
-};
+	uint8_t plain; /* enum codemap_plain */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct codemap_hit) == 64, "a slot is one line");
 
 struct codemap_node {
 	uint64_t start, end, max_end, unused; /* 32 bytes: two to a line, none across two */
@@ -138,6 +157,7 @@ struct codemap {
 	 * time: a walk's outcome holds while neither moves (walk_reuse.h). */
 	uint64_t changes;
 	uint64_t latest_event_ns;
+	uint32_t unload_epoch; /* counts unloads, from 1 (codemap_hit.live_epoch) */
 };
 
 void codemap_init(struct codemap *m);
@@ -170,7 +190,34 @@ static inline const struct code_blob *codemap_find_slot(struct codemap *m, uint6
 	*slot = h;
 	if (work)
 		*work += h->visited;
-	return h->blob && h->blob->unload_ns > t ? h->blob : NULL;
+	if (!h->blob || h->live_epoch == m->unload_epoch)
+		return h->blob;
+	if (h->blob->unload_ns == CODE_LIVE) {
+		h->live_epoch = m->unload_epoch; /* live still, after another blob's unload */
+		return h->blob;
+	}
+	return h->blob->unload_ns > t ? h->blob : NULL;
+}
+
+/* The slot codemap_find_slot gave with blob b for pc, if it summarizes a
+ * plain compiled frame at pc (an nmethod's or native wrapper's, of known
+ * size, pc outside its stub section, with an exact scope): the step's
+ * frames and size without reading b (codemap_hit). NULL if not. */
+const struct codemap_hit *codemap_plain_slow(struct codemap *m, struct codemap_hit *slot, const struct code_blob *b,
+					     uint64_t pc);
+static inline const struct codemap_hit *codemap_plain_step(struct codemap *m, struct codemap_hit *slot,
+							   const struct code_blob *b, uint64_t pc)
+{
+	if (slot && slot->plain == PLAIN_YES && slot->pc == pc && slot->blob == b)
+		return slot;
+	return codemap_plain_slow(m, slot, b, pc);
+}
+
+/* The kind of blob b, found for pc in slot (codemap_find_slot), from the
+ * slot where it holds b. */
+static inline uint8_t codemap_slot_kind(const struct codemap_hit *slot, const struct code_blob *b, uint64_t pc)
+{
+	return slot && slot->pc == pc && slot->blob == b ? slot->kind : b->kind;
 }
 
 /* The scope at a pc inside blob b: for a return address (exact=true) the

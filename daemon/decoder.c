@@ -393,8 +393,7 @@ static void note_resume(struct walk *w)
  * general path then finds remembered). */
 static bool plain_step(struct walk *w, enum step *st)
 {
-	const struct code_blob *b;
-	const struct pc_scope *sc;
+	const struct codemap_hit *h;
 
 	/* A join (or a run of the memo's steps) needs a boundary in the same
 	 * state: at this sp, and (the cheapest part of the state to compare)
@@ -403,14 +402,14 @@ static bool plain_step(struct walk *w, enum step *st)
 	if (w->log && w->log->memo && walk_memo_seek(w->log->memo, w->sp, &w->log_at) &&
 	    w->log->memo->k[w->log_at - 1].pc == w->pc)
 		return false;
-	if (!(b = compiled_plain_blob(w, &sc)))
+	if (!(h = compiled_plain_slot(w)))
 		return false;
 	if (w->logging) {
 		close_step(w);
 		log_state(w);
 	}
 	note_resume(w);
-	*st = unwind_compiled_plain(w, b, sc);
+	*st = unwind_compiled_plain(w, h);
 	return true;
 }
 

@@ -207,12 +207,13 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b);
 /* The commonest step below the top, taken without the general path's
  * dispatch and checks: a compiled frame returned into at a call site with
  * debug information, called directly (no entry frame crossed, no leaf
- * call). compiled_plain_blob: the blob at pc if the step is one (and its
- * scope at pc in *sc), else NULL, having only looked up pc as step_frame
- * does first; unwind_compiled_plain then takes it with the same frames,
- * reads and lookups as step_frame and unwind_compiled would. */
-const struct code_blob *compiled_plain_blob(struct walk *w, const struct pc_scope **sc);
-enum step unwind_compiled_plain(struct walk *w, const struct code_blob *b, const struct pc_scope *sc);
+ * call). compiled_plain_slot: pc's code-lookup slot summarizing the frame
+ * (codemap_plain_step) if the step is one, else NULL, having only looked
+ * up pc as step_frame does first; unwind_compiled_plain then takes it with
+ * the same frames, reads and lookups as step_frame and unwind_compiled
+ * would, from the slot (not the blob, its scope or their frames). */
+const struct codemap_hit *compiled_plain_slot(struct walk *w);
+enum step unwind_compiled_plain(struct walk *w, const struct codemap_hit *h);
 enum step unwind_interpreted(struct walk *w, const struct code_blob *b);
 enum step unwind_entry(struct walk *w);
 enum step unwind_anchor(struct walk *w);

@@ -249,7 +249,10 @@ static bool fp_dead_in(struct walk *w, uint64_t pc)
 	if (pc == w->ctx->layout->call_stub_return)
 		return false;
 	c = walk_find_code(w, pc);
-	return c && (c->kind == JS_CODE_NMETHOD || c->kind == JS_CODE_NATIVE_WRAPPER);
+	if (!c)
+		return false;
+	uint8_t kind = codemap_slot_kind(w->found_slot, c, pc);
+	return kind == JS_CODE_NMETHOD || kind == JS_CODE_NATIVE_WRAPPER;
 }
 
 static bool in_stub_section(const struct code_blob *b, uint64_t pc)
@@ -257,33 +260,34 @@ static bool in_stub_section(const struct code_blob *b, uint64_t pc)
 	return b->stub_offset > 0 && pc >= b->start + (uint64_t)b->stub_offset;
 }
 
-const struct code_blob *compiled_plain_blob(struct walk *w, const struct pc_scope **sc)
+const struct codemap_hit *compiled_plain_slot(struct walk *w)
 {
 	const struct code_blob *b;
+	const struct codemap_hit *h;
 
 	if (w->top || w->via_vm || w->leaf_return || w->ctx->explain || w->pc == w->ctx->layout->call_stub_return)
 		return NULL;
-	b = walk_find_code(w, w->pc);
-	if (!b || (b->kind != JS_CODE_NMETHOD && b->kind != JS_CODE_NATIVE_WRAPPER) || b->frame_size_words <= 0 ||
-	    in_stub_section(b, w->pc))
+	/* codemap_plain_slow asks what compiled_plain_blob did: an nmethod or
+	 * native wrapper of known frame size, pc outside its stub section,
+	 * an exact scope with frames. */
+	if (!(b = walk_find_code(w, w->pc)) || !(h = codemap_plain_step(w->ctx->code, w->found_slot, b, w->pc)))
 		return NULL;
-	*sc = walk_scope(w, b, w->pc, true);
-	return *sc && w->out->n + (*sc)->depth <= TRACE_MAX_FRAMES ? b : NULL;
+	return w->out->n + h->depth <= TRACE_MAX_FRAMES ? h : NULL;
 }
 
-enum step unwind_compiled_plain(struct walk *w, const struct code_blob *b, const struct pc_scope *sc)
+enum step unwind_compiled_plain(struct walk *w, const struct codemap_hit *h)
 {
 	struct trace_frame *f = &w->out->frames[w->out->n];
-	const struct scope_frame *from = &b->frames[sc->first];
-	uint64_t sender_sp = w->sp + (uint64_t)b->frame_size_words * 8, ret, saved_fp = 0;
+	const struct scope_frame *from = h->frames;
+	uint64_t sender_sp = w->sp + (uint64_t)h->frame_size_words * 8, ret, saved_fp = 0;
 	enum step st;
 
 	/* emit_compiled_frames: the inline chain, innermost first, the
 	 * blob's own method last */
-	for (uint32_t d = 0; d < sc->depth; d++)
+	for (uint32_t d = 0; d < h->depth; d++)
 		f[d] = (struct trace_frame){.method_id = from[d].method_id, .type = FRAME_INLINED, .bci = from[d].bci};
-	f[sc->depth - 1].type = b->kind == JS_CODE_NATIVE_WRAPPER ? FRAME_NATIVE : FRAME_COMPILED;
-	w->out->n += sc->depth;
+	f[h->depth - 1].type = h->kind == JS_CODE_NATIVE_WRAPPER ? FRAME_NATIVE : FRAME_COMPILED;
+	w->out->n += h->depth;
 	/* unwind_compiled below the top */
 	if ((st = walk_read(w, sender_sp - 8, &ret)) != STEP_CALLER)
 		return st;

@@ -93,6 +93,14 @@ static void test_cached_hits_across_indexes(void)
 	CHECK(b && b->id == 1 && b->method_id == 9);
 	CHECK(tb_apply_unload(&m, 3, 30) == 0);
 	CHECK(codemap_find(&m.code, 0x9010, 50) == NULL); /* unloaded by then */
+	b = codemap_find(&m.code, 0x9010, 25); /* not yet */
+	CHECK(b && b->id == 3);
+	b = codemap_find(&m.code, 0x1800, 50); /* live through another blob's unload */
+	CHECK(b && b->id == 1);
+	CHECK(tb_apply_unload(&m, 1, 60) == 0);
+	CHECK(codemap_find(&m.code, 0x1800, 70) == NULL); /* its slot said live before */
+	b = codemap_find(&m.code, 0x1800, 50);
+	CHECK(b && b->id == 1);
 	CHECK_EQ(codemap_prune(&m.code, 40), 1);
 	CHECK(codemap_find(&m.code, 0x9010, 25) == NULL); /* pruned */
 	b = codemap_find(&m.code, 0x1800, 50);
@@ -311,6 +319,43 @@ static void test_scopes_and_states(void)
 	CHECK_EQ(code_blob_frame_state(b, 0x1008), -1);
 	CHECK_EQ(code_blob_frame_state(b, 0x1060), JS_FRAME_STATE_NO_FRAME);
 	CHECK_EQ(code_blob_frame_state(b, 0x1061), -1);
+	jvm_model_free(&m);
+}
+
+/* A code-lookup slot summarizes a plain compiled frame at a return address
+ * (codemap_plain_step): the exact scope's frames, the frame's size and
+ * kind, as the blob has them; not where the step needs the blob (no exact
+ * scope there, a stub section, a stub). */
+static void test_plain_step_slots(void)
+{
+	struct jvm_model m;
+	static const struct test_scope scopes[] = {{0x20, 2, {2, 1}, {4, 5}}, {0x40, 1, {1}, {3}}};
+	const struct test_code c = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x1000, .size = 0x80,
+				    .frame_size = 6, .frame_complete = 8, .method_id = 1, .stub_offset = 0x30,
+				    .scopes = scopes, .nscopes = 2, .load_ns = 1};
+	const struct test_code stub = {.id = 2, .kind = JS_CODE_STUB, .start = 0x2000, .size = 0x40,
+				       .frame_size = 2, .frame_complete = 0, .name = "stub", .load_ns = 1};
+	const struct codemap_hit *h;
+	struct codemap_hit *slot;
+	const struct code_blob *b;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &c) == 0);
+	CHECK(tb_apply_code(&m, &stub) == 0);
+	for (int twice = 0; twice < 2; twice++) { /* made, then as made */
+		b = codemap_find_slot(&m.code, 0x1020, 5, NULL, &slot);
+		h = b ? codemap_plain_step(&m.code, slot, b, 0x1020) : NULL;
+		CHECK(h && h->depth == 2 && h->frames[0].method_id == 2 && h->frames[0].bci == 4 &&
+		      h->frames[1].method_id == 1 && h->frames[1].bci == 5 && h->frame_size_words == 6 &&
+		      h->kind == JS_CODE_NMETHOD);
+	}
+	b = codemap_find_slot(&m.code, 0x1021, 5, NULL, &slot); /* no exact scope */
+	CHECK(b && !codemap_plain_step(&m.code, slot, b, 0x1021));
+	b = codemap_find_slot(&m.code, 0x1040, 5, NULL, &slot); /* in the stub section */
+	CHECK(b && !codemap_plain_step(&m.code, slot, b, 0x1040));
+	b = codemap_find_slot(&m.code, 0x2010, 5, NULL, &slot);
+	CHECK(b && b->id == 2 && !codemap_plain_step(&m.code, slot, b, 0x2010));
+	CHECK(codemap_slot_kind(slot, b, 0x2010) == JS_CODE_STUB);
 	jvm_model_free(&m);
 }
 
@@ -961,6 +1006,7 @@ int main(void)
 	RUN(test_stray_scope_pairs);
 	RUN(test_memo_bad_call_runs);
 	RUN(test_class_unload);
+	RUN(test_plain_step_slots);
 	RUN(test_lying_code_records);
 	RUN(test_methods);
 	RUN(test_batches);
