@@ -95,7 +95,7 @@ static const struct opt_spec specs[] = {
 	{"drain-ms", T_UINT, "N", 1, 1000, 0, 250, NULL, F(drain_ms), false,
 	 "ring buffer drain period (10 ms while a JVM starts; queries drain first)"},
 	{"wakeup-kb", T_UINT, "N", 4, 4u << 20, KIB, 0, NULL, F(wakeup_bytes), false,
-	 "pending bytes that wake jsampled before its drain timer (default: a sixteenth of the ring)"},
+	 "pending bytes that wake jsampled before its drain timer (default: a quarter of the ring)"},
 	{"retention-s", T_UINT, "N", 0, 365ll * 86400, 0, 600, NULL, F(retention_s), true,
 	 "keep an exited process's profile this long"},
 	{"hold-ms", T_UINT, "N", 0, 600000, 0, 2000, NULL, F(hold_ms), true,
@@ -471,8 +471,12 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
 		default_agent_path(o);
 	if (o->max_fragment_bytes < o->fragment_bytes)
 		o->max_fragment_bytes = o->fragment_bytes;
+	/* A quarter: each wake-up after a sleep starts cold (the JVMs ran
+	 * meanwhile), so fewer, bigger drains cost less a sample; three
+	 * quarters stay free for a drain that comes late (docs/cost-history.md,
+	 * twentieth session). */
 	if (!o->wakeup_bytes)
-		o->wakeup_bytes = o->ringbuf_bytes / 16;
+		o->wakeup_bytes = o->ringbuf_bytes / 4;
 	return 0;
 }
 

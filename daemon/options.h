@@ -50,7 +50,7 @@ struct options {
 	bool native_stacks;          /* copy and unwind native frames */
 	bool startup_sampling;       /* sample starting JVMs before their agent (jvm_startup.h) */
 	size_t ringbuf_bytes;
-	size_t wakeup_bytes; /* 0: a sixteenth of the ring */
+	size_t wakeup_bytes; /* 0: a quarter of the ring */
 	unsigned drain_ms;
 	uint64_t retention_s;
 	uint64_t hold_ms;
