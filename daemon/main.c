@@ -202,7 +202,7 @@ static void drain(struct daemon *d)
  * one run slowly here (caches and TLB refilled after the JVM ran or the
  * vCPU idled): replayed in bursts of 125 samples after 9 ms sleeps, samples
  * cost 2-3x what they cost replayed without pause. So jsampled drains
- * rarely (--drain-ms, 250) and in big batches, and queries drain first so
+ * rarely (--drain-ms, 500) and in big batches, and queries drain first so
  * that answers stay current. The drain timer fires when something is due
  * (arm_drain_timer): shortly before a drain, to ask the agents for their
  * news, so that the batch finds the code compiled since the last one

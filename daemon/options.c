@@ -92,7 +92,7 @@ static const struct opt_spec specs[] = {
 	 "copy and unwind native (C/C++) frames too: JNI libraries, libjvm, JVM-internal threads (--view mixed)"},
 	{"ringbuf-mb", T_UINT, "N", 1, 4096, MIB, 64, NULL, F(ringbuf_bytes), false,
 	 "ring buffer size in MiB, a power of two"},
-	{"drain-ms", T_UINT, "N", 1, 1000, 0, 250, NULL, F(drain_ms), false,
+	{"drain-ms", T_UINT, "N", 1, 1000, 0, 500, NULL, F(drain_ms), false,
 	 "ring buffer drain period (10 ms while a JVM starts; queries drain first)"},
 	{"wakeup-kb", T_UINT, "N", 4, 4u << 20, KIB, 0, NULL, F(wakeup_bytes), false,
 	 "pending bytes that wake jsampled before its drain timer (default: a quarter of the ring)"},

@@ -719,10 +719,11 @@ static int mark_tree_methods(const struct process *p, struct u64_map *used)
 	return 0;
 }
 
-/* Unloaded classes whose records may go: reported at least this long ago,
- * and before the oldest held sample was taken, so that every sample taken
- * while they were loaded has been decoded (the agent reports an unload
- * after the GC that did it; samples reach the decoder within milliseconds
+/* Unloaded classes whose records may go: reported at least this long ago
+ * plus the drain period, and before the oldest held sample was taken, so
+ * that every sample taken while they were loaded has been decoded (the
+ * agent reports an unload after the GC that did it; a sample waits in the
+ * ring until the next drain, then reaches the decoder within milliseconds
  * unless held). */
 #define UNLOADED_GRACE_NS (250ull * 1000000)
 #define UNLOADED_MIN 512 /* classes: below this, dropping is not worth a pass */
@@ -732,14 +733,16 @@ static int mark_tree_methods(const struct process *p, struct u64_map *used)
  * when they are many (an eighth of the classes: the pass is linear), or
  * when the model nears its limit. Decided from the recorded batches and
  * their times alone, so a replay drops the same. */
-static void drop_unloaded_classes(struct process *p, size_t max_model_bytes, size_t batch_len, uint64_t now)
+static void drop_unloaded_classes(const struct process_table *t, struct process *p, size_t max_model_bytes,
+				  size_t batch_len, uint64_t now)
 {
 	const struct method_table *mt = &p->jvm.methods;
 	bool near_limit = max_model_bytes && jvm_model_bytes(&p->jvm) + 4 * batch_len > max_model_bytes;
-	uint64_t before = now - UNLOADED_GRACE_NS, oldest_held = sample_queue_oldest_ns(&p->held);
+	uint64_t grace = UNLOADED_GRACE_NS + t->limits.drain_ns;
+	uint64_t before = now - grace, oldest_held = sample_queue_oldest_ns(&p->held);
 	struct u64_map used;
 
-	if (!mt->unloaded_classes || now < UNLOADED_GRACE_NS || now < p->unloads_dropped_ns + UNLOADED_GRACE_NS ||
+	if (!mt->unloaded_classes || now < grace || now < p->unloads_dropped_ns + UNLOADED_GRACE_NS ||
 	    (!near_limit && (mt->unloaded_classes < UNLOADED_MIN || mt->unloaded_classes * 8 < mt->classes.n)))
 		return;
 	if (oldest_held < before)
@@ -760,7 +763,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 
 	if (t->recording)
 		recording_write_at(t->recording, REC_BATCH, p->pid, now, payload, len);
-	drop_unloaded_classes(p, max_model_bytes, len, now);
+	drop_unloaded_classes(t, p, max_model_bytes, len, now);
 	r = jvm_model_apply_batch(&p->jvm, payload, len, info, max_model_bytes);
 	if (r == BATCH_OK && !info->more && info->cut_ns > p->agent_cut_ns)
 		p->agent_cut_ns = info->cut_ns;
@@ -787,7 +790,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 	if (r != BATCH_OK)
 		return r;
 	retry_held(t, p, false, now);
-	drop_unloaded_classes(p, max_model_bytes, 0, now);
+	drop_unloaded_classes(t, p, max_model_bytes, 0, now);
 	return BATCH_OK;
 }
 

@@ -39,6 +39,7 @@ struct process_limits {
 	size_t cct_max_bytes; /* 0: no byte cap */
 	size_t held_max_bytes;
 	uint64_t hold_ns; /* how long a sample may wait for the code map */
+	uint64_t drain_ns; /* how long a sample may wait in the ring (the drain period) */
 	uint32_t slice_s; /* the finest time slice of the CCTs (0: the default) */
 	size_t slice_max_bytes; /* the time slices of one CCT (0: the default) */
 };

@@ -20,6 +20,7 @@ void daemon_apply_limits(struct daemon *d)
 	d->processes.limits.cct_max_bytes = o->cct_max_bytes;
 	d->processes.limits.held_max_bytes = o->held_max_bytes;
 	d->processes.limits.hold_ns = o->hold_ms * 1000000ull;
+	d->processes.limits.drain_ns = o->drain_ms * 1000000ull;
 	d->processes.limits.slice_s = o->window_resolution_s;
 	d->processes.limits.slice_max_bytes = o->window_max_bytes;
 	d->processes.fragment_bytes = o->fragment_bytes;

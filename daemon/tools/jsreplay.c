@@ -480,6 +480,7 @@ int main(int argc, char **argv)
 	limits.cct_max_bytes = defaults.cct_max_bytes;
 	limits.held_max_bytes = defaults.held_max_bytes;
 	limits.hold_ns = defaults.hold_ms * 1000000ull;
+	limits.drain_ns = defaults.drain_ms * 1000000ull;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (c) {

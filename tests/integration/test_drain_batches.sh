@@ -2,7 +2,7 @@
 # jsampled drains its ring in big batches (a burst of work after a sleep
 # runs slowly at first, so fewer, longer bursts cost less per sample), yet
 # answers stay current: a query drains the ring before it is answered.
-# 1. Idle, jsampled drains every --drain-ms (default 250 ms), and sleeps
+# 1. Idle, jsampled drains every --drain-ms (default 500 ms), and sleeps
 #    between: its timer fires for the agents' fetch before a drain and for
 #    the drain, not every 10 ms (a wake-up costs tens of us on a VM).
 # 2. With a 1 s drain period and no early wake-up, samples taken between
@@ -21,8 +21,8 @@ sleep 2
 read -r d2 s2 < <(global_fields)
 note "idle: $((d2 - d1)) drains and $((s2 - s1)) wake-ups in 2 s"
 [ $((d2 - d1)) -le 20 ] || fail "$((d2 - d1)) drains in 2 s while idle: not batched"
-# A drain and the fetch before it every 250 ms (16 in 2 s), the
-# maintenance tick, this test's query: ~20, plus one a burst of execs on
+# A drain and the fetch before it every 500 ms (8 in 2 s), the
+# maintenance tick, this test's query: ~12, plus one a burst of execs on
 # the host (exec events). A 10 ms tick alone made 200.
 [ $((s2 - s1)) -le 100 ] || fail "$((s2 - s1)) wake-ups in 2 s while idle: the drain timer fires for nothing"
 stop_daemon

@@ -417,6 +417,50 @@ static void test_unloaded_classes_are_dropped(void)
 	process_table_free(&t);
 }
 
+/* A sample waits in the ring until the next drain: an unloaded class's
+ * records stay while a sample taken before its unload may still wait
+ * there (the drain period on top of the grace), then go. */
+static void test_unloaded_classes_wait_for_the_drain(void)
+{
+	struct process_limits lim = {
+		.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000, .drain_ns = 500ull * 1000000};
+	const uint64_t ms = 1000000, t0 = 1000 * ms, unloaded = t0 + 2 * ms;
+	enum { N = 1000 };
+	struct process_table t;
+	struct process *p;
+	struct wbuf w;
+
+	process_table_init(&t, &lim);
+	p = process_create(&t, 78, 0, "");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
+	wbuf_init(&w);
+	for (uint32_t c = 1; c <= N; c++) {
+		record_class(&w, c);
+		record_method_ref(&w, c, c);
+	}
+	CHECK_EQ(apply_records(&t, p, &w, 2 * N, t0), BATCH_OK);
+	wbuf_reset(&w);
+	wbuf_u16(&w, JS_REC_CLASS_UNLOAD);
+	wbuf_u32(&w, 12 + 4 * N);
+	wbuf_u64(&w, unloaded);
+	wbuf_u32(&w, N);
+	for (uint32_t c = 1; c <= N; c++)
+		wbuf_u32(&w, c);
+	CHECK_EQ(apply_records(&t, p, &w, 1, t0 + 3 * ms), BATCH_OK);
+	wbuf_reset(&w);
+	/* Past the grace alone, within grace and drain period: kept. */
+	CHECK_EQ(apply_records(&t, p, &w, 0, unloaded + 300 * ms), BATCH_OK);
+	CHECK_EQ(p->jvm.methods.methods.n, N);
+	CHECK_EQ(apply_records(&t, p, &w, 0, unloaded + 800 * ms), BATCH_OK);
+	CHECK_EQ(p->jvm.methods.methods.n, 0);
+	CHECK_EQ(p->jvm.methods.dropped_classes, N);
+	wbuf_free(&w);
+	process_table_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_hold_and_release);
@@ -426,5 +470,6 @@ int main(void)
 	RUN(test_held_queue_overflow_is_counted);
 	RUN(test_kernel_stack_follows_a_held_sample);
 	RUN(test_unloaded_classes_are_dropped);
+	RUN(test_unloaded_classes_wait_for_the_drain);
 	return CHECK_DONE();
 }
