@@ -350,6 +350,40 @@ static void record_method_ref(struct wbuf *w, uint32_t id, uint32_t class_id)
 	wbuf_u32(w, 10);
 }
 
+/* A process whose JVM's layout is known, and its classes 1..n, each with
+ * one method, loaded at now. */
+static struct process *process_with_classes(struct process_table *t, pid_t pid, struct wbuf *w, uint32_t n,
+					    uint64_t now)
+{
+	struct process *p = process_create(t, pid, 0, "");
+
+	CHECK(p != NULL);
+	if (!p)
+		return NULL;
+	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
+	wbuf_reset(w);
+	for (uint32_t c = 1; c <= n; c++) {
+		record_class(w, c);
+		record_method_ref(w, c, c);
+	}
+	CHECK_EQ(apply_records(t, p, w, 2 * n, now), BATCH_OK);
+	return p;
+}
+
+/* Classes 1..n unloaded at when, the news applied at now. */
+static void unload_classes(struct process_table *t, struct process *p, struct wbuf *w, uint32_t n, uint64_t when,
+			   uint64_t now)
+{
+	wbuf_reset(w);
+	wbuf_u16(w, JS_REC_CLASS_UNLOAD);
+	wbuf_u32(w, 12 + 4 * n);
+	wbuf_u64(w, when);
+	wbuf_u32(w, n);
+	for (uint32_t c = 1; c <= n; c++)
+		wbuf_u32(w, c);
+	CHECK_EQ(apply_records(t, p, w, 1, now), BATCH_OK);
+}
+
 /* Classes the JVM unloaded leave the model once no held sample can need
  * them, except the methods the tree names. */
 static void test_unloaded_classes_are_dropped(void)
@@ -363,32 +397,20 @@ static void test_unloaded_classes_are_dropped(void)
 	struct wbuf w;
 
 	process_table_init(&t, &lim);
-	p = process_create(&t, 77, 0, "");
-	CHECK(p != NULL);
-	if (!p)
-		return;
-	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
-	add_code(p); /* its nmethod runs method 1 */
 	wbuf_init(&w);
-	for (uint32_t c = 1; c <= N; c++) {
-		record_class(&w, c);
-		record_method_ref(&w, c, c);
+	if (!(p = process_with_classes(&t, 77, &w, N, t0))) {
+		wbuf_free(&w);
+		process_table_free(&t);
+		return;
 	}
-	CHECK_EQ(apply_records(&t, p, &w, 2 * N, t0), BATCH_OK);
+	add_code(p); /* its nmethod runs method 1 */
 	s = leaf_sample(t0 + ms);
 	process_take_sample(&t, p, s, s->time_ns);
 	CHECK_EQ(p->stats.resolved, 1);
 
 	/* All unloaded; the code of method 1 too (it stays in the code map
 	 * for a while, and its method with it). */
-	wbuf_reset(&w);
-	wbuf_u16(&w, JS_REC_CLASS_UNLOAD);
-	wbuf_u32(&w, 12 + 4 * N);
-	wbuf_u64(&w, t0 + 2 * ms);
-	wbuf_u32(&w, N);
-	for (uint32_t c = 1; c <= N; c++)
-		wbuf_u32(&w, c);
-	CHECK_EQ(apply_records(&t, p, &w, 1, t0 + 3 * ms), BATCH_OK);
+	unload_classes(&t, p, &w, N, t0 + 2 * ms, t0 + 3 * ms);
 	CHECK_EQ(p->jvm.methods.unloaded_classes, N);
 	CHECK_EQ(p->jvm.methods.methods.n, N); /* too recent to go */
 
@@ -431,25 +453,13 @@ static void test_unloaded_classes_wait_for_the_drain(void)
 	struct wbuf w;
 
 	process_table_init(&t, &lim);
-	p = process_create(&t, 78, 0, "");
-	CHECK(p != NULL);
-	if (!p)
-		return;
-	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
 	wbuf_init(&w);
-	for (uint32_t c = 1; c <= N; c++) {
-		record_class(&w, c);
-		record_method_ref(&w, c, c);
+	if (!(p = process_with_classes(&t, 78, &w, N, t0))) {
+		wbuf_free(&w);
+		process_table_free(&t);
+		return;
 	}
-	CHECK_EQ(apply_records(&t, p, &w, 2 * N, t0), BATCH_OK);
-	wbuf_reset(&w);
-	wbuf_u16(&w, JS_REC_CLASS_UNLOAD);
-	wbuf_u32(&w, 12 + 4 * N);
-	wbuf_u64(&w, unloaded);
-	wbuf_u32(&w, N);
-	for (uint32_t c = 1; c <= N; c++)
-		wbuf_u32(&w, c);
-	CHECK_EQ(apply_records(&t, p, &w, 1, t0 + 3 * ms), BATCH_OK);
+	unload_classes(&t, p, &w, N, unloaded, t0 + 3 * ms);
 	wbuf_reset(&w);
 	/* Past the grace alone, within grace and drain period: kept. */
 	CHECK_EQ(apply_records(&t, p, &w, 0, unloaded + 300 * ms), BATCH_OK);
