@@ -267,9 +267,10 @@ const struct codemap_hit *compiled_plain_slot(struct walk *w)
 
 	if (w->top || w->via_vm || w->leaf_return || w->ctx->explain || w->pc == w->ctx->layout->call_stub_return)
 		return NULL;
-	/* codemap_plain_slow asks what compiled_plain_blob did: an nmethod or
-	 * native wrapper of known frame size, pc outside its stub section,
-	 * an exact scope with frames. */
+	/* The slot knows (codemap_plain_slow, once per slot) whether pc is in
+	 * an nmethod or native wrapper of known frame size, outside its stub
+	 * section, at an exact scope with frames: what unwind_compiled needs
+	 * to take the frame by its size. */
 	if (!(b = walk_find_code(w, w->pc)) || !(h = codemap_plain_step(w->ctx->code, w->found_slot, b, w->pc)))
 		return NULL;
 	return w->out->n + h->depth <= TRACE_MAX_FRAMES ? h : NULL;
