@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int cct_init(struct cct *c, uint32_t max_nodes)
 {
@@ -361,6 +362,7 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 			next = overflow_node(c, node);
 			if (next)
 				c->overflow_samples += count;
+			c->full = true;
 			node = next;
 			break;
 		}
@@ -376,10 +378,34 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 	return node;
 }
 
+/* A prune needs the tree to have grown this much (and by an eighth)
+ * since the last one. */
+#define PRUNE_MIN_GROWTH 1024
+
+/* Prunes a full tree that may prune and has grown enough since it last
+ * did: between two paths, when no node index is held. */
+static void prune_if_due(struct cct *c)
+{
+	uint32_t grown = c->nodes.n > c->pruned_at ? (uint32_t)(c->nodes.n - c->pruned_at) : 0;
+
+	struct timespec a, b;
+
+	if (!c->prune_when_full || !c->full || grown < PRUNE_MIN_GROWTH || grown < c->nodes.n / 8)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (cct_prune(c) != 0)
+		c->pruned_at = (uint32_t)c->nodes.n; /* no memory: not again until it grew */
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	c->prune_ns += (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec));
+}
+
 static int add_path(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count, int64_t t_s,
 		    int thread_slot)
 {
-	uint32_t node = n ? path_node(c, frames, n, count, thread_slot) : 0;
+	uint32_t node;
+
+	prune_if_due(c);
+	node = n ? path_node(c, frames, n, count, thread_slot) : 0;
 
 	if (n && !node)
 		return -1;
@@ -411,6 +437,203 @@ size_t cct_bytes(const struct cct *c)
 	 * traces, not the tree (at most 20 paths of CCT_CACHED_DEPTH steps, a
 	 * few KiB for most programs), so the node cap alone bounds what grows. */
 	return tree_bytes(c) + c->slices.bytes;
+}
+
+void cct_enable_pruning(struct cct *c)
+{
+	c->prune_when_full = true;
+}
+
+/* A prune keeps every node with this many samples in and below it (it
+ * looks for its threshold below). */
+#define PRUNE_MAX_THRESHOLD 4096
+/* In a prune's renumbering, a dropped node: the rest of its entry is the
+ * new index of its nearest kept ancestor (indices stay below 2^31:
+ * max-cct-nodes is at most 2^30). */
+#define PRUNED (1u << 31)
+
+static bool is_overflow_node(const struct cct_node *n)
+{
+	return n->type == FRAME_PSEUDO && n->method_id == PSEUDO_OVERFLOW;
+}
+
+/* The least threshold t >= 2 at which the nodes a prune keeps, and the
+ * [other] nodes it makes (one under each kept node with a child dropped),
+ * are at most keep; PRUNE_MAX_THRESHOLD if none. total[i]: samples in and
+ * below node i; minc[i]: the least total of its children (UINT32_MAX:
+ * none). A node's total is never above its parent's, so the nodes kept
+ * are a tree. */
+static uint64_t prune_threshold(const uint64_t *total, const uint32_t *minc, size_t n, size_t keep)
+{
+	/* hist[v]: nodes of total v (capped); others[t]: kept nodes with a
+	 * child dropped at threshold t (as differences first). */
+	size_t *hist = calloc(PRUNE_MAX_THRESHOLD + 1, sizeof(*hist));
+	ptrdiff_t *others = calloc(PRUNE_MAX_THRESHOLD + 2, sizeof(*others));
+	size_t below = 0, all = n ? n - 1 : 0;
+	uint64_t t = PRUNE_MAX_THRESHOLD;
+
+	if (!hist || !others)
+		goto done;
+	for (size_t i = 1; i < n; i++)
+		hist[total[i] < PRUNE_MAX_THRESHOLD ? total[i] : PRUNE_MAX_THRESHOLD]++;
+	for (size_t p = 0; p < n; p++) {
+		/* p keeps (the root always) and drops a child for minc < t <= total */
+		uint64_t lo = minc[p] == UINT32_MAX ? PRUNE_MAX_THRESHOLD + 1 : (uint64_t)minc[p] + 1;
+		uint64_t hi = p == 0 || total[p] > PRUNE_MAX_THRESHOLD ? PRUNE_MAX_THRESHOLD : total[p];
+
+		if (lo < 2)
+			lo = 2;
+		if (lo <= hi) {
+			others[lo]++;
+			others[hi + 1]--;
+		}
+	}
+	for (uint64_t v = 2, o = 0; v <= PRUNE_MAX_THRESHOLD; v++) {
+		below += hist[v - 1] + (v == 2 ? hist[0] : 0);
+		o += (size_t)others[v];
+		if (all - below + o <= keep) {
+			t = v;
+			break;
+		}
+	}
+done:
+	free(hist);
+	free(others);
+	return t;
+}
+
+/* After a prune, the node arrays hold what is left and some room: the
+ * bytes they gave back are the cap's again (the children map's growth, the
+ * next nodes). Unchanged if the kernel refuses. */
+static void shrink_nodes(struct cct *c)
+{
+	size_t want = c->nodes.n + c->nodes.n / 8 + 8;
+	struct cct_node *nodes;
+	uint64_t *self;
+
+	if (want >= c->nodes.cap || want >= c->self.cap)
+		return;
+	if ((nodes = big_realloc(c->nodes.v, c->nodes.cap * sizeof(*nodes), want * sizeof(*nodes)))) {
+		c->nodes.v = nodes;
+		c->nodes.cap = want;
+	}
+	if ((self = big_realloc(c->self.v, c->self.cap * sizeof(*self), want * sizeof(*self)))) {
+		c->self.v = self;
+		c->self.cap = want;
+	}
+}
+
+/* Puts node j into the children map (unless found without it). The map
+ * holds no more entries than before the prune, so it does not grow. */
+static int map_child(struct cct *c, uint32_t j)
+{
+	const struct cct_node *nd = &c->nodes.v[j];
+
+	if (j == nd->parent + 1 || j == c->root_other)
+		return 0;
+	for (uint32_t attempt = 0;; attempt++) {
+		uint64_t key = child_key(nd->parent, nd->method_id, (uint8_t)nd->type, nd->bci, attempt);
+
+		if (!u64_map_get(&c->children, key))
+			return u64_map_put(&c->children, key, j);
+	}
+}
+
+int cct_prune(struct cct *c)
+{
+	size_t n = c->nodes.n, most = cct_slices_most_counts(&c->slices);
+	/* total[i]: samples in and below node i; reused, once node i is past,
+	 * as acc[i]: the samples of the dropped nodes whose nearest kept
+	 * ancestor got the new index i (only ever written below the index
+	 * being read), then that ancestor's [other] node + 1. */
+	uint64_t *total = calloc(n, sizeof(*total)), *acc = total, t;
+	uint32_t *to = malloc(n * sizeof(*to)), m = 1;
+	struct slice_count *tmp = most ? malloc(most * sizeof(*tmp)) : NULL;
+	int rc = -1;
+
+	if (!total || !to || (most && !tmp))
+		goto cleanup;
+	for (size_t i = n; i-- > 0;) {
+		total[i] += c->self.v[i];
+		if (i)
+			total[c->nodes.v[i].parent] += total[i];
+	}
+	/* to[] first holds each node's least child total, for the threshold */
+	for (size_t i = 0; i < n; i++)
+		to[i] = UINT32_MAX;
+	for (size_t i = 1; i < n; i++) {
+		uint32_t v = total[i] < UINT32_MAX - 1 ? (uint32_t)total[i] : UINT32_MAX - 1, p = c->nodes.v[i].parent;
+
+		if (p < i && v < to[p])
+			to[p] = v;
+	}
+	t = prune_threshold(total, to, n, n / 2);
+	/* Parents come first: a node's parent is renumbered before it, and a
+	 * kept node moves down to its new index, never over one unread. */
+	to[0] = 0;
+	acc[0] = 0; /* the root stays; its total is not needed again */
+	for (size_t i = 1; i < n; i++) {
+		struct cct_node node = c->nodes.v[i];
+		uint32_t p = node.parent < i ? to[node.parent] : PRUNED;
+		uint64_t self = c->self.v[i];
+
+		if (!(p & PRUNED) && (total[i] >= t || is_overflow_node(&node))) {
+			node.parent = p;
+			node.last_child = 0;
+			c->nodes.v[m] = node;
+			c->self.v[m] = self;
+			acc[m] = 0;
+			to[i] = m++;
+		} else {
+			acc[p & ~PRUNED] += self;
+			to[i] = PRUNED | (p & ~PRUNED);
+		}
+	}
+	c->nodes.n = m;
+	c->self.n = m;
+	if (c->root_other)
+		c->root_other = to[c->root_other] & PRUNED ? 0 : to[c->root_other];
+	u64_map_clear(&c->children);
+	/* Cannot fail (the slots are there); a node missing from the map
+	 * would only be made again beside itself, not lost. */
+	for (uint32_t j = 1; j < m; j++)
+		(void)map_child(c, j);
+	/* The dropped nodes' samples, in the [other] node of their kept
+	 * ancestor (made after the kept nodes, so after its parent). */
+	for (uint32_t o = 0; o < m; o++) {
+		uint64_t sum = acc[o];
+		uint32_t other;
+
+		if (!sum)
+			continue;
+		other = overflow_node(c, o);
+		if (!other)
+			other = o; /* not even room for an [other] node: the ancestor keeps them */
+		c->self.v[other] += sum;
+		acc[o] = (uint64_t)other + 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (to[i] & PRUNED)
+			to[i] = acc[to[i] & ~PRUNED] ? (uint32_t)(acc[to[i] & ~PRUNED] - 1) : to[i] & ~PRUNED;
+	cct_slices_renumber(&c->slices, to, n, tmp);
+	shrink_nodes(c);
+	/* Paths cached by node index start again. */
+	for (int k = 0; c->paths && k < CCT_CACHED_PATHS + CCT_THREAD_PATHS; k++)
+		c->paths[k].n = 0;
+	c->overflow_samples = 0;
+	for (size_t j = 1; j < c->nodes.n; j++)
+		if (is_overflow_node(&c->nodes.v[j]))
+			c->overflow_samples += c->self.v[j];
+	c->prunes++;
+	c->pruned_nodes += n - m;
+	c->pruned_at = (uint32_t)c->nodes.n;
+	c->full = false;
+	rc = 0;
+cleanup:
+	free(total);
+	free(to);
+	free(tmp);
+	return rc;
 }
 
 int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,

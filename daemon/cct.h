@@ -12,6 +12,7 @@
 #ifndef JSAMPLED_CCT_H
 #define JSAMPLED_CCT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,6 +80,15 @@ struct cct {
 	uint32_t root_other;
 	uint64_t samples;
 	uint64_t overflow_samples; /* samples that landed in an [other] node */
+	/* Pruning (cct_enable_pruning): a tree that reaches its caps keeps its
+	 * well-sampled nodes and folds the others into [other] nodes, so that
+	 * new paths find room again; else it stays full and every new path
+	 * ends in [other]. */
+	bool prune_when_full;
+	bool full;          /* a path went to [other] for want of room since the last prune */
+	uint32_t pruned_at; /* nodes right after the last prune */
+	uint64_t prunes, pruned_nodes;
+	uint64_t prune_ns; /* spent pruning (a prune holds up the drain: ~60 ms a million nodes) */
 	struct cct_slices slices;  /* the same samples by time, where known */
 };
 
@@ -100,6 +110,17 @@ int cct_add_sample(struct cct *c, const struct trace_frame *root_first, uint32_t
  * not created. */
 uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create);
 size_t cct_bytes(const struct cct *c);
+/* Lets the tree prune itself when full (see struct cct). A prune keeps the
+ * nodes with the most samples in and below them, at most half of the tree,
+ * parents always before their children; a dropped node's samples, and its
+ * subtree's, go to the [other] node of its nearest kept ancestor (counted
+ * as overflow_samples), in the time slices too. It comes only once the
+ * tree has grown by an eighth since the last one, so a tree whose nodes
+ * are all well sampled stays full instead of pruning again and again. */
+void cct_enable_pruning(struct cct *c);
+/* Prunes now (whether or not enabled or full). -1 if out of memory (the
+ * tree is then unchanged). */
+int cct_prune(struct cct *c);
 /* Restores a saved node under parent (an index of this tree; saved nodes
  * come after their parents). Within the caps it becomes parent's child
  * (merged with an equal one); past it, it and everything below fold into

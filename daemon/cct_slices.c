@@ -105,6 +105,46 @@ static size_t merge_counts(const struct slice_count *a, size_t na, const struct 
 	return k;
 }
 
+size_t cct_slices_most_counts(const struct cct_slices *s)
+{
+	size_t most = 0;
+
+	for (size_t i = 0; i < s->v.n; i++) {
+		if (s->v.v[i].counts.n > most)
+			most = s->v.v[i].counts.n;
+		if (s->v.v[i].pending.n > most)
+			most = s->v.v[i].pending.n;
+	}
+	return most;
+}
+
+void cct_slices_renumber(struct cct_slices *s, const uint32_t *to, size_t n, struct slice_count *tmp)
+{
+	for (size_t i = 0; i < s->v.n; i++) {
+		struct cct_slice *sl = &s->v.v[i];
+		struct slice_count *v = sl->counts.v;
+		size_t k = 0;
+
+		/* A pending log is in arrival order anyway. */
+		for (size_t j = 0; j < sl->pending.n; j++)
+			if (sl->pending.v[j].node < n)
+				sl->pending.v[j].node = to[sl->pending.v[j].node];
+		for (size_t j = 0; j < sl->counts.n; j++)
+			if (v[j].node < n)
+				v[j].node = to[v[j].node];
+		/* Kept nodes keep their order; nodes folded into an [other]
+		 * node land anywhere: sort again, and add up the repeats. */
+		sort_by_node(v, tmp, sl->counts.n);
+		for (size_t j = 0; j < sl->counts.n; j++) {
+			if (k && v[k - 1].node == v[j].node)
+				v[k - 1].count += v[j].count;
+			else
+				v[k++] = v[j];
+		}
+		sl->counts.n = k;
+	}
+}
+
 /* Folds an open slice's pending counts into its sorted ones. */
 static int fold_pending(struct cct_slices *s, struct cct_slice *sl)
 {

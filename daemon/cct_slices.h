@@ -76,6 +76,14 @@ struct slice_window {
 	uint64_t samples;
 };
 
+/* The most counts one slice holds (sorted or pending): the room
+ * cct_slices_renumber needs. */
+size_t cct_slices_most_counts(const struct cct_slices *s);
+/* Renumbers the nodes after the tree was pruned: node i becomes to[i]
+ * (every node counted is below n; counts of nodes that become one add
+ * up). tmp: room for cct_slices_most_counts entries. */
+void cct_slices_renumber(struct cct_slices *s, const uint32_t *to, size_t n, struct slice_count *tmp);
+
 /* Adds the counts of every slice overlapping [w->from_s, w->until_s) to
  * counts[node] (nodes < n), and fills in w's coverage and sample count. */
 void cct_slices_window(const struct cct_slices *s, uint64_t *counts, size_t n, struct slice_window *w);

@@ -105,6 +105,10 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 		return NULL;
 	}
 	cct_set_caps(&p->cct, t->limits.cct_max_nodes, t->limits.cct_max_bytes);
+	/* A process profiled for hours keeps finding new paths (a deep
+	 * interpreter's recursions fill the default cap in half a minute):
+	 * its tree makes room by pruning its least-sampled nodes. */
+	cct_enable_pruning(&p->cct);
 	cct_slices_set_finest(&p->cct.slices, t->limits.slice_s);
 	if (t->limits.slice_max_bytes)
 		p->cct.slices.max_bytes = t->limits.slice_max_bytes;

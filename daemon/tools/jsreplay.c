@@ -7,7 +7,7 @@
  * (tests/corpus/, tests/fixtures/).
  *
  *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
- *                 [--failures] [--explain N] [--hold-ms N] [--max-held-mb N]
+ *                 [--failures] [--explain N] [--hold-ms N] [--max-held-mb N] [--max-cct-mb N]
  *                 [--native on|off] [--cost] [--view java|mixed] [--no-walk-reuse] [--cold N]
  * Without options it prints the stats of every process in the recording.
  * Recordings of jsampled --native-stacks on hold each process's mappings
@@ -63,7 +63,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
 		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N] [--max-held-mb N]\n"
-		   "                     [--truncate-fragment N] [--native on|off] [--cost]\n"
+		   "                     [--max-cct-mb N] [--truncate-fragment N] [--native on|off] [--cost]\n"
 		   "                     [--view java|mixed] [--no-walk-reuse] [--cold N]\n"
 		   "       jsreplay FILE --outcomes | --traces\n"
 		   "       jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]\n"
@@ -440,6 +440,7 @@ int main(int argc, char **argv)
 		{"cct", required_argument, 0, 'c'}, {"format", required_argument, 0, 'f'},
 		{"failures", no_argument, 0, 'F'},  {"hold-ms", required_argument, 0, 'H'},
 		{"max-held-mb", required_argument, 0, 'Q'},
+		{"max-cct-mb", required_argument, 0, 'B'},
 		{"explain", required_argument, 0, 'E'},
 		{"explain-all", no_argument, 0, 'A'},
 		{"extract", required_argument, 0, 'X'},
@@ -504,6 +505,9 @@ int main(int argc, char **argv)
 			break;
 		case 'Q': /* the held queue's size, as jsampled's max-held-mb */
 			limits.held_max_bytes = (size_t)strtoull(optarg, NULL, 10) << 20;
+			break;
+		case 'B': /* each tree's bytes, as jsampled's max-cct-mb */
+			limits.cct_max_bytes = (size_t)strtoull(optarg, NULL, 10) << 20;
 			break;
 		case 'E':
 			rp.explain_left = (uint32_t)strtoul(optarg, NULL, 10);

@@ -230,6 +230,152 @@ static void test_big_tree(void)
 	cct_free(&c);
 }
 
+/* Checks what every tree holds after any prune: nodes after their
+ * parents, each found by a lookup under its parent, every sample in some
+ * node, the [other] nodes' samples counted as overflow. */
+static void check_tree_whole(struct cct *c)
+{
+	uint64_t sum = 0, other = 0;
+
+	for (uint32_t j = 0; j < c->nodes.n; j++) {
+		const struct cct_node *nd = &c->nodes.v[j];
+
+		sum += c->self.v[j];
+		if (!j)
+			continue;
+		CHECK(nd->parent < j);
+		if (nd->type == FRAME_PSEUDO && nd->method_id == PSEUDO_OVERFLOW)
+			other += c->self.v[j];
+		else
+			CHECK_EQ(cct_child(c, nd->parent, nd->method_id, nd->type, nd->bci, 0), j);
+	}
+	CHECK_EQ(sum, c->samples);
+	CHECK_EQ(other, c->overflow_samples);
+}
+
+/* A path: hot ones share a prefix and end in one of HOT leaves; cold ones
+ * go on below a hot prefix with frames no other path has. */
+#define PR_DEPTH 8
+static uint32_t prune_path(struct trace_frame *t, uint32_t hot, uint32_t cold)
+{
+	for (uint32_t d = 0; d < PR_DEPTH; d++)
+		t[d] = (struct trace_frame){.method_id = 1 + d, .type = FRAME_COMPILED, .bci = (int32_t)(d < 4 ? 0 : hot)};
+	if (!cold)
+		return PR_DEPTH;
+	for (uint32_t d = 0; d < 4; d++)
+		t[PR_DEPTH + d] = (struct trace_frame){.method_id = 100 + d, .type = FRAME_INTERPRETED,
+						       .bci = (int32_t)(cold * 4 + d)};
+	return PR_DEPTH + 4;
+}
+
+/* A full tree that may prune keeps its hot paths, with every sample they
+ * had, while new cold paths keep coming: the cold ones pruned land in
+ * [other] nodes under their hot prefix, in the tree and in its time
+ * slices alike. Without pruning (test_node_cap) they all would, once full. */
+static void test_prune_keeps_the_sampled_paths(void)
+{
+	enum { HOT = 5, COLD = 3000 };
+	struct cct c;
+	struct trace_frame t[PR_DEPTH + 4];
+	uint64_t hot_samples[HOT] = {0}, *window;
+	struct slice_window w = {.from_s = 1, .until_s = 1000};
+
+	CHECK(cct_init(&c, 2000) == 0);
+	cct_enable_pruning(&c);
+	for (uint32_t i = 1; i <= COLD; i++) {
+		uint32_t h = i % HOT, n = prune_path(t, h, 0);
+
+		CHECK(cct_add_sample(&c, t, n, 1 + (int64_t)i / 50, i % 3) == 0);
+		hot_samples[h]++;
+		n = prune_path(t, h, i);
+		CHECK(cct_add_sample(&c, t, n, 1 + (int64_t)i / 50, i % 3) == 0);
+	}
+	CHECK(c.prunes >= 2);
+	CHECK(c.pruned_nodes > 0);
+	CHECK(c.nodes.n <= 2000 + 50);
+	CHECK_EQ(c.samples, 2 * COLD);
+	check_tree_whole(&c);
+	/* The hot leaves, each with all of its samples, in the tree and the
+	 * slices; the slices count every sample once. */
+	window = calloc(c.nodes.n, sizeof(*window));
+	CHECK(window != NULL);
+	cct_slices_window(&c.slices, window, c.nodes.n, &w);
+	CHECK_EQ(w.samples, 2 * COLD);
+	uint64_t in_window = 0;
+	for (uint32_t j = 0; j < c.nodes.n; j++) {
+		CHECK(window[j] <= c.self.v[j]);
+		in_window += window[j];
+	}
+	CHECK_EQ(in_window, 2 * COLD);
+	for (uint32_t h = 0; h < HOT; h++) {
+		uint32_t node = 0, n = prune_path(t, h, 0);
+
+		for (uint32_t d = 0; d < n && node != UINT32_MAX; d++)
+			node = cct_child(&c, node, t[d].method_id, t[d].type, t[d].bci, 0);
+		CHECK(node != 0);
+		CHECK_EQ(c.self.v[node], hot_samples[h]);
+		CHECK_EQ(window[node], hot_samples[h]);
+	}
+	/* The cold paths left: only the newest, since the last prune. */
+	CHECK(c.overflow_samples > 0 && c.overflow_samples < COLD);
+	free(window);
+	cct_free(&c);
+}
+
+/* Under a byte cap (the daemon's: big arrays, a children map that must
+ * grow) a pruned tree finds room again: between prunes, new paths get
+ * nodes of their own instead of [other]. */
+static void test_prune_makes_room_under_a_byte_cap(void)
+{
+	enum { COLD = 400000 };
+	struct cct c;
+	struct trace_frame t[PR_DEPTH + 4];
+	uint64_t refused = 0;
+
+	CHECK(cct_init(&c, 1u << 30) == 0);
+	cct_set_caps(&c, 1u << 30, 8u << 20);
+	cct_enable_pruning(&c);
+	for (uint32_t i = 1; i <= COLD; i++) {
+		uint64_t prunes = c.prunes, other = c.overflow_samples;
+		uint32_t n = prune_path(t, i % 5, i);
+
+		CHECK(cct_add_sample(&c, t, n, 0, i % 3) == 0);
+		refused += c.prunes == prunes && c.overflow_samples > other;
+	}
+	CHECK(c.prunes >= 3);
+	CHECK(cct_bytes(&c) <= (8u << 20) + (4u << 20));
+	/* Each prune lets one path through to [other] first (it finds the
+	 * tree full), not every path after the tree first filled. */
+	CHECK(refused <= c.prunes);
+	check_tree_whole(&c);
+	cct_free(&c);
+}
+
+/* A tree whose nodes all have many samples cannot make room by pruning: it
+ * tries once, then stays full (new paths in [other]) instead of pruning
+ * on every sample. */
+static void test_prune_gives_up_on_a_hot_tree(void)
+{
+	struct cct c;
+	struct trace_frame t[PR_DEPTH + 4];
+
+	CHECK(cct_init(&c, 1500) == 0);
+	cct_enable_pruning(&c);
+	for (uint32_t i = 0; c.nodes.n < 1500 && i < 2000; i++) {
+		struct trace_frame leaf[2] = {F(1, FRAME_COMPILED), F(10 + i, FRAME_COMPILED)};
+		CHECK(cct_add(&c, leaf, 2, 5000) == 0);
+	}
+	for (uint32_t i = 1; i <= 500; i++) {
+		uint32_t n = prune_path(t, 0, i);
+		CHECK(cct_add_sample(&c, t, n, 0, 0) == 0);
+	}
+	CHECK_EQ(c.prunes, 1);
+	CHECK_EQ(c.pruned_nodes, 0);
+	CHECK(c.overflow_samples > 0);
+	check_tree_whole(&c);
+	cct_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_merge_and_render);
@@ -238,5 +384,8 @@ int main(void)
 	RUN(test_bci_bits);
 	RUN(test_names_are_safe_for_collapsed);
 	RUN(test_random_traces_find_their_nodes);
+	RUN(test_prune_keeps_the_sampled_paths);
+	RUN(test_prune_makes_room_under_a_byte_cap);
+	RUN(test_prune_gives_up_on_a_hot_tree);
 	return CHECK_DONE();
 }

@@ -16,6 +16,13 @@ void u64_map_free(struct u64_map *m)
 	u64_map_init(m);
 }
 
+void u64_map_clear(struct u64_map *m)
+{
+	if (m->cap)
+		memset(m->slots, 0, m->cap * sizeof(*m->slots));
+	m->count = 0;
+}
+
 size_t u64_map_bytes(const struct u64_map *m)
 {
 	return big_alloc_footprint(m->cap * sizeof(*m->slots));

@@ -30,6 +30,8 @@ uint64_t *u64_map_get(const struct u64_map *m, uint64_t key);
 int u64_map_put(struct u64_map *m, uint64_t key, uint64_t val);
 /* Returns 1 if the key was present. */
 int u64_map_del(struct u64_map *m, uint64_t key);
+/* Empties the map, keeping its slots' memory. */
+void u64_map_clear(struct u64_map *m);
 /* Bytes of memory the map holds (its slots, as allocated: big_alloc.h). */
 size_t u64_map_bytes(const struct u64_map *m);
 
