@@ -79,7 +79,7 @@ struct cct {
 	 * where paths go when even the bytes kept for [other] nodes are spent. */
 	uint32_t root_other;
 	uint64_t samples;
-	uint64_t overflow_samples; /* samples that landed in an [other] node */
+	uint64_t overflow_samples; /* samples in [other] nodes (and in the methods a prune kept below them) */
 	/* Pruning (cct_enable_pruning): a tree that reaches its caps keeps its
 	 * well-sampled nodes and folds the others into [other] nodes, so that
 	 * new paths find room again; else it stays full and every new path
@@ -111,12 +111,14 @@ int cct_add_sample(struct cct *c, const struct trace_frame *root_first, uint32_t
 uint32_t cct_child(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci, int create);
 size_t cct_bytes(const struct cct *c);
 /* Lets the tree prune itself when full (see struct cct). A prune keeps the
- * nodes with the most samples in and below them, at most half of the tree,
- * parents always before their children; a dropped node's samples, and its
- * subtree's, go to the [other] node of its nearest kept ancestor (counted
- * as overflow_samples), in the time slices too. It comes only once the
- * tree has grown by an eighth since the last one, so a tree whose nodes
- * are all well sampled stays full instead of pruning again and again. */
+ * nodes with the most samples in and below them (at most half of the
+ * tree with the [other] nodes it makes, parents always before their
+ * children); a dropped node's samples go below the [other] node of its
+ * nearest kept ancestor, into a node of the method they ended in (the top
+ * Java frame's: its own node if kept), in the time slices too, counted as
+ * overflow_samples. It comes only once the tree has grown by an eighth
+ * since the last one, so a tree whose nodes are all well sampled stays
+ * full instead of pruning again and again. */
 void cct_enable_pruning(struct cct *c);
 /* Prunes now (whether or not enabled or full). -1 if out of memory (the
  * tree is then unchanged). */

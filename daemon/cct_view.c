@@ -23,9 +23,10 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_fra
 	size_t n = c->nodes.n;
 	uint64_t *self = calloc(n ? n : 1, sizeof(*self)), *total = calloc(n ? n : 1, sizeof(*total));
 	uint32_t *to = calloc(n ? n : 1, sizeof(*to));
+	bool *in_other = calloc(n ? n : 1, sizeof(*in_other)); /* an [other] node or below one (a pruned method) */
 	int rc = -1;
 
-	if (cct_init(out, UINT32_MAX - 2) != 0 || !self || !total || !to)
+	if (cct_init(out, UINT32_MAX - 2) != 0 || !self || !total || !to || !in_other)
 		goto cleanup;
 	if (window)
 		cct_slices_window(&c->slices, self, n, window);
@@ -54,7 +55,9 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_fra
 		}
 		out->self.v[to[i]] += self[i];
 		out->samples += self[i];
-		if (node->type == FRAME_PSEUDO && node->method_id == PSEUDO_OVERFLOW)
+		in_other[i] = (node->type == FRAME_PSEUDO && node->method_id == PSEUDO_OVERFLOW) ||
+			      (i && in_other[node->parent]);
+		if (in_other[i])
 			out->overflow_samples += self[i];
 	}
 	rc = 0;
@@ -62,5 +65,6 @@ cleanup:
 	free(self);
 	free(total);
 	free(to);
+	free(in_other);
 	return rc;
 }

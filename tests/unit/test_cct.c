@@ -5,6 +5,7 @@
 
 #include "../../daemon/cct.h"
 #include "../../daemon/cct_format.h"
+#include "../../daemon/cct_view.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -236,21 +237,37 @@ static void test_big_tree(void)
 static void check_tree_whole(struct cct *c)
 {
 	uint64_t sum = 0, other = 0;
+	bool *below_other = calloc(c->nodes.n, sizeof(*below_other));
 
-	for (uint32_t j = 0; j < c->nodes.n; j++) {
+	CHECK(below_other != NULL);
+	for (uint32_t j = 0; j < c->nodes.n && below_other; j++) {
 		const struct cct_node *nd = &c->nodes.v[j];
+		bool is_other = nd->type == FRAME_PSEUDO && nd->method_id == PSEUDO_OVERFLOW;
 
 		sum += c->self.v[j];
 		if (!j)
 			continue;
 		CHECK(nd->parent < j);
-		if (nd->type == FRAME_PSEUDO && nd->method_id == PSEUDO_OVERFLOW)
+		below_other[j] = is_other || below_other[nd->parent];
+		if (below_other[j])
 			other += c->self.v[j];
-		else
+		if (!is_other)
 			CHECK_EQ(cct_child(c, nd->parent, nd->method_id, nd->type, nd->bci, 0), j);
 	}
 	CHECK_EQ(sum, c->samples);
 	CHECK_EQ(other, c->overflow_samples);
+	free(below_other);
+}
+
+/* Samples that ended in a frame of method_id, wherever in the tree. */
+static uint64_t method_self(const struct cct *c, uint32_t method_id)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t j = 1; j < c->nodes.n; j++)
+		if (c->nodes.v[j].method_id == method_id && c->nodes.v[j].type != FRAME_PSEUDO)
+			sum += c->self.v[j];
+	return sum;
 }
 
 /* A path: hot ones share a prefix and end in one of HOT leaves; cold ones
@@ -265,7 +282,11 @@ static uint32_t prune_path(struct trace_frame *t, uint32_t hot, uint32_t cold)
 	for (uint32_t d = 0; d < 4; d++)
 		t[PR_DEPTH + d] = (struct trace_frame){.method_id = 100 + d, .type = FRAME_INTERPRETED,
 						       .bci = (int32_t)(cold * 4 + d)};
-	return PR_DEPTH + 4;
+	if (cold % 2 == 0)
+		return PR_DEPTH + 4;
+	/* in the kernel on top of its Java frames (hidden in the Java view) */
+	t[PR_DEPTH + 4] = (struct trace_frame){.method_id = 900 + cold % 7, .type = FRAME_KERNEL, .bci = -1};
+	return PR_DEPTH + 5;
 }
 
 /* A full tree that may prune keeps its hot paths, with every sample they
@@ -276,7 +297,7 @@ static void test_prune_keeps_the_sampled_paths(void)
 {
 	enum { HOT = 5, COLD = 3000 };
 	struct cct c;
-	struct trace_frame t[PR_DEPTH + 4];
+	struct trace_frame t[PR_DEPTH + 5];
 	uint64_t hot_samples[HOT] = {0}, *window;
 	struct slice_window w = {.from_s = 1, .until_s = 1000};
 
@@ -316,8 +337,25 @@ static void test_prune_keeps_the_sampled_paths(void)
 		CHECK_EQ(c.self.v[node], hot_samples[h]);
 		CHECK_EQ(window[node], hot_samples[h]);
 	}
-	/* The cold paths left: only the newest, since the last prune. */
+	/* The cold paths pruned: in [other] nodes under the hot prefix, by
+	 * their method (a method node that a later prune drops in turn goes
+	 * into its [other] node itself); the newest, since the last prune, on
+	 * paths of their own. */
 	CHECK(c.overflow_samples > 0 && c.overflow_samples < COLD);
+	CHECK_EQ(method_self(&c, PR_DEPTH), COLD);
+	/* In the Java view (kernel frames hidden) each cold sample ended in
+	 * method 103, pruned or not, but for those in [other] nodes without a
+	 * method (a method node dropped by a later prune: few). */
+	struct cct view;
+	uint64_t methodless = 0;
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_JAVA, NULL, &view) == 0);
+	for (uint32_t j = 1; j < view.nodes.n; j++)
+		if (view.nodes.v[j].type == FRAME_PSEUDO && view.nodes.v[j].method_id == PSEUDO_OVERFLOW)
+			methodless += view.self.v[j];
+	CHECK_EQ(method_self(&view, 103) + methodless, COLD);
+	CHECK(methodless * 10 < c.overflow_samples);
+	CHECK_EQ(view.overflow_samples, c.overflow_samples);
+	cct_free(&view);
 	free(window);
 	cct_free(&c);
 }
@@ -329,7 +367,7 @@ static void test_prune_makes_room_under_a_byte_cap(void)
 {
 	enum { COLD = 400000 };
 	struct cct c;
-	struct trace_frame t[PR_DEPTH + 4];
+	struct trace_frame t[PR_DEPTH + 5];
 	uint64_t refused = 0;
 
 	CHECK(cct_init(&c, 1u << 30) == 0);
@@ -357,7 +395,7 @@ static void test_prune_makes_room_under_a_byte_cap(void)
 static void test_prune_gives_up_on_a_hot_tree(void)
 {
 	struct cct c;
-	struct trace_frame t[PR_DEPTH + 4];
+	struct trace_frame t[PR_DEPTH + 5];
 
 	CHECK(cct_init(&c, 1500) == 0);
 	cct_enable_pruning(&c);
