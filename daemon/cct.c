@@ -380,7 +380,7 @@ static uint32_t path_node(struct cct *c, const struct trace_frame *frames, uint3
 
 /* A prune needs the tree to have grown this much (and by an eighth)
  * since the last one. */
-#define PRUNE_MIN_GROWTH 1024
+#define PRUNE_MIN_GROWTH 64
 
 /* Prunes a full tree that may prune and has grown enough since it last
  * did: between two paths, when no node index is held. */
@@ -773,22 +773,30 @@ cleanup:
 }
 
 int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
-			 uint64_t self)
+			 uint64_t self, bool in_saved_other)
 {
 	uint32_t at;
 
 	if (parent >= c->nodes.n || type >= FRAME_TYPE_COUNT)
 		return -1;
 	bci = node_bci(type, bci);
-	if (c->nodes.v[parent].type == FRAME_PSEUDO && c->nodes.v[parent].method_id == PSEUDO_OVERFLOW && parent) {
+	if (type == FRAME_PSEUDO && method_id == PSEUDO_OVERFLOW) {
+		/* a saved [other] node: its samples are in the saved count */
+		at = is_overflow_node(&c->nodes.v[parent]) ? parent : overflow_node(c, parent);
+		if (!at)
+			return -1;
+	} else if (parent && is_overflow_node(&c->nodes.v[parent]) && !in_saved_other) {
 		at = parent; /* below a folded node: everything folds there too */
+		c->overflow_samples += self;
 	} else {
+		/* (below a saved [other] node: a method a prune kept there) */
 		at = child_within_caps(c, parent, method_id, type, bci);
 		if (!at) {
-			at = overflow_node(c, parent);
+			at = is_overflow_node(&c->nodes.v[parent]) ? parent : overflow_node(c, parent);
 			if (!at)
 				return -1;
-			c->overflow_samples += self;
+			if (!in_saved_other)
+				c->overflow_samples += self;
 		}
 	}
 	c->self.v[at] += self;

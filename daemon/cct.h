@@ -126,9 +126,11 @@ int cct_prune(struct cct *c);
 /* Restores a saved node under parent (an index of this tree; saved nodes
  * come after their parents). Within the caps it becomes parent's child
  * (merged with an equal one); past it, it and everything below fold into
- * parent's [other] node, counted. Returns the node's index, or -1 if
- * parent is out of range or memory ran out. */
+ * parent's [other] node, counted. in_saved_other: the saved parent was an
+ * [other] node or below one (this node is a method a prune kept there,
+ * already counted), not a node folded here. Returns the node's index, or
+ * -1 if parent is out of range or memory ran out. */
 int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
-			 uint64_t self);
+			 uint64_t self, bool in_saved_other);
 
 #endif

@@ -14,6 +14,10 @@
 #include "procfs.h"
 #include "../userspace/common/fd_io.h"
 
+/* In a restore's map of saved node indexes: the saved node was an [other]
+ * node or below one (node indexes stay below 2^31). */
+#define SAVED_IN_OTHER (1u << 31)
+
 static const char MAGIC[8] = {'J', 'S', 'M', 'P', 'S', 'T', 'A', 'T'};
 #define STATE_MAX_BYTES (1ull << 32) /* refuse anything larger on restore */
 #define NSTATS (sizeof(struct decode_stats) / sizeof(uint64_t))
@@ -129,7 +133,7 @@ static int get_slices(struct cct_slices *s, struct rbuf *r, const uint32_t *map,
 			v[k].count = rbuf_u64(r);
 			if (r->err || node >= nnodes)
 				goto out;
-			v[k].node = map[node];
+			v[k].node = map[node] & ~SAVED_IN_OTHER;
 		}
 		if (cct_slices_restore(s, start, span, samples, v, count) != 0)
 			goto out;
@@ -284,7 +288,8 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		snprintf(why, whylen, "pid %u: malformed tree", pid);
 		goto bad;
 	}
-	/* Saved indexes -> ours: past the cap, nodes fold into [other]. */
+	/* Saved indexes -> ours: past the cap, nodes fold into [other]. The
+	 * top bit: the saved node was an [other] node or below one. */
 	uint32_t *map = malloc((size_t)nnodes * sizeof(*map));
 	if (!map) {
 		snprintf(why, whylen, "out of memory");
@@ -301,13 +306,17 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 			uint64_t *k = u64_map_get(&kernel_ids, (uint64_t)method + 1);
 			method = k ? (uint32_t)*k : kernel_symbols_intern(NULL);
 		}
-		int64_t at = r->err || parent >= i ? -1 : cct_restore_node(&p->cct, map[parent], method, type, bci, self);
+		bool in_other = parent < i && (map[parent] & SAVED_IN_OTHER);
+		int64_t at = r->err || parent >= i ? -1
+						   : cct_restore_node(&p->cct, map[parent] & ~SAVED_IN_OTHER, method, type,
+								      bci, self, in_other);
 		if (at < 0) {
 			snprintf(why, whylen, "pid %u: bad tree node %u", pid, i);
 			free(map);
 			goto bad;
 		}
-		map[i] = (uint32_t)at;
+		in_other = in_other || (type == FRAME_PSEUDO && method == PSEUDO_OVERFLOW);
+		map[i] = (uint32_t)at | (in_other ? SAVED_IN_OTHER : 0);
 	}
 	p->cct.self.v[0] = rbuf_u64(r);
 	p->cct.samples += p->cct.self.v[0];

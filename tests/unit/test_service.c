@@ -180,6 +180,47 @@ static void test_state_round_trip(void)
 	process_table_free(&back);
 }
 
+/* A pruned tree comes back as it was saved: the methods a prune kept
+ * under [other] nodes stay there (they are not folded as nodes past the
+ * cap would be), and its overflow count with them. */
+static void test_state_keeps_pruned_methods(void)
+{
+	struct process_table t, back;
+	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct wbuf w;
+	struct process *p, *q;
+	char why[256], *a, *b;
+	pid_t pid = 4000001;
+
+	p = one_profile(&t, pid);
+	p->exited_ns = 1000;
+	for (int32_t i = 0; i < 3000; i++) {
+		struct trace_frame cold[] = {{1, FRAME_INTERPRETED, 0, 6}, {2, FRAME_COMPILED, 0, 100 + i}, {3, FRAME_INLINED, 0, 2}};
+		CHECK(cct_add_sample(&p->cct, cold, 3, 1700002812, 9) == 0);
+	}
+	CHECK(p->cct.prunes > 0);
+	CHECK(p->cct.overflow_samples > 0);
+	wbuf_init(&w);
+	CHECK(state_encode(&t, 5000, &w) == 0);
+	process_table_init(&back, &lim);
+	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, 100, why, sizeof(why)), 1);
+	q = process_lookup(&back, pid);
+	CHECK(q != NULL);
+	if (q) {
+		CHECK_EQ(q->cct.nodes.n, p->cct.nodes.n);
+		CHECK_EQ(q->cct.overflow_samples, p->cct.overflow_samples);
+		a = render(p);
+		b = render(q);
+		CHECK_STR(a, b);
+		CHECK(strstr(b, "app.Main.main_[0];[other];app.Main.leaf_[i] ") != NULL);
+		free(a);
+		free(b);
+	}
+	wbuf_free(&w);
+	process_table_free(&t);
+	process_table_free(&back);
+}
+
 static void test_state_files(void)
 {
 	struct process_table t, back;
@@ -407,6 +448,7 @@ int main(void)
 		return 2;
 	test_config_file();
 	test_state_round_trip();
+	test_state_keeps_pruned_methods();
 	test_state_files();
 	test_cct_byte_cap();
 	test_cct_byte_cap_counts_mappings();
