@@ -111,6 +111,20 @@ static char *render(struct process *p)
 	return (char *)out.data;
 }
 
+/* Saves t into w (initialised here) and restores it into back (the
+ * limits of one_profile) at time 1000000: the process pid there. */
+static struct process *saved_and_restored(struct process_table *t, struct process_table *back, struct wbuf *w, pid_t pid)
+{
+	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	char why[256];
+
+	wbuf_init(w);
+	CHECK(state_encode(t, 5000, w) == 0);
+	process_table_init(back, &lim);
+	CHECK_EQ(state_decode(back, w->data, w->len, 1000000, 100, why, sizeof(why)), 1);
+	return process_lookup(back, pid);
+}
+
 static void test_state_round_trip(void)
 {
 	struct process_table t, back;
@@ -123,12 +137,7 @@ static void test_state_round_trip(void)
 
 	p = one_profile(&t, pid);
 	p->exited_ns = 1000;
-	wbuf_init(&w);
-	CHECK(state_encode(&t, 5000, &w) == 0);
-
-	process_table_init(&back, &lim);
-	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, 100, why, sizeof(why)), 1);
-	q = process_lookup(&back, pid);
+	q = saved_and_restored(&t, &back, &w, pid);
 	CHECK(q != NULL);
 	if (q) {
 		CHECK(q->restored);
@@ -186,10 +195,9 @@ static void test_state_round_trip(void)
 static void test_state_keeps_pruned_methods(void)
 {
 	struct process_table t, back;
-	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1000};
 	struct wbuf w;
 	struct process *p, *q;
-	char why[256], *a, *b;
+	char *a, *b;
 	pid_t pid = 4000001;
 
 	p = one_profile(&t, pid);
@@ -200,11 +208,7 @@ static void test_state_keeps_pruned_methods(void)
 	}
 	CHECK(p->cct.prunes > 0);
 	CHECK(p->cct.overflow_samples > 0);
-	wbuf_init(&w);
-	CHECK(state_encode(&t, 5000, &w) == 0);
-	process_table_init(&back, &lim);
-	CHECK_EQ(state_decode(&back, w.data, w.len, 1000000, 100, why, sizeof(why)), 1);
-	q = process_lookup(&back, pid);
+	q = saved_and_restored(&t, &back, &w, pid);
 	CHECK(q != NULL);
 	if (q) {
 		CHECK_EQ(q->cct.nodes.n, p->cct.nodes.n);
