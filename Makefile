@@ -67,7 +67,7 @@ WEB_PAGE := userspace/common/web/flamegraph.html
 DECODE_SRC := $(addprefix daemon/,decoder.c unwind_scan.c unwind_interp_entry.c unwind_entry.c \
 	unwind_anchor.c unwind_compiled.c unwind_interpreted.c codemap.c stray_scopes.c method_table.c string_pool.c \
 	jvm_model.c vm_layout.c thread_roles.c truncated_context.c stack_bottoms.c walk_reuse.c sample_queue.c process.c \
-	recording.c recording_stacks.c gzip.c kernel_symbols.c kernel_stacks.c cct.c cct_slices.c cct_view.c cct_format.c named_tree.c cct_page.c cct_pprof.c cct_svg.c \
+	recording.c recording_stacks.c gzip.c kernel_symbols.c kernel_stacks.c cct.c cct_slices.c cct_view.c cct_format.c cct_prune.c named_tree.c cct_page.c cct_pprof.c cct_svg.c \
 	stats.c stats_format.c json.c safe_text.c log.c) $(COMMON_SRC) $(GEN_SRC)
 # The service around it (libjsdaemon.a): BPF, sockets, discovery, attach,
 # admission, queries, state, privileges. main.c is the event loop.
