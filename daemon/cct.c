@@ -439,6 +439,13 @@ size_t cct_bytes(const struct cct *c)
 	return tree_bytes(c) + c->slices.bytes;
 }
 
+/* Where a restored node folds under parent: parent itself if it is an
+ * [other] node, else parent's [other] node (0 without memory). */
+static uint32_t restore_fold(struct cct *c, uint32_t parent)
+{
+	return cct_is_overflow_node(&c->nodes.v[parent]) ? parent : cct_overflow_node(c, parent);
+}
+
 int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uint8_t type, int32_t bci,
 			 uint64_t self, bool in_saved_other)
 {
@@ -449,8 +456,7 @@ int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uin
 	bci = node_bci(type, bci);
 	if (type == FRAME_PSEUDO && method_id == PSEUDO_OVERFLOW) {
 		/* a saved [other] node: its samples are in the saved count */
-		at = cct_is_overflow_node(&c->nodes.v[parent]) ? parent : cct_overflow_node(c, parent);
-		if (!at)
+		if (!(at = restore_fold(c, parent)))
 			return -1;
 	} else if (parent && cct_is_overflow_node(&c->nodes.v[parent]) && !in_saved_other) {
 		at = parent; /* below a folded node: everything folds there too */
@@ -459,8 +465,7 @@ int64_t cct_restore_node(struct cct *c, uint32_t parent, uint32_t method_id, uin
 		/* (below a saved [other] node: a method a prune kept there) */
 		at = cct_child_within_caps(c, parent, method_id, type, bci);
 		if (!at) {
-			at = cct_is_overflow_node(&c->nodes.v[parent]) ? parent : cct_overflow_node(c, parent);
-			if (!at)
+			if (!(at = restore_fold(c, parent)))
 				return -1;
 			if (!in_saved_other)
 				c->overflow_samples += self;

@@ -92,6 +92,12 @@ struct cct {
 	struct cct_slices slices;  /* the same samples by time, where known */
 };
 
+/* Whether n is an [other] node (paths past the caps, samples a prune dropped). */
+static inline bool cct_is_overflow_node(const struct cct_node *n)
+{
+	return n->type == FRAME_PSEUDO && n->method_id == PSEUDO_OVERFLOW;
+}
+
 int cct_init(struct cct *c, uint32_t max_nodes);
 /* Caps the tree at max_nodes and max_bytes (0: none); a tree already past
  * them keeps what it has and makes no more nodes but [other] ones. */

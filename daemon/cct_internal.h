@@ -3,7 +3,6 @@
 #ifndef JSAMPLED_CCT_INTERNAL_H
 #define JSAMPLED_CCT_INTERNAL_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "cct.h"
@@ -16,10 +15,5 @@ uint32_t cct_child_within_caps(struct cct *c, uint32_t parent, uint32_t method_i
 /* parent's [other] node, found or made in the bytes kept for such nodes
  * (the root's past those); 0 without memory. */
 uint32_t cct_overflow_node(struct cct *c, uint32_t parent);
-
-static inline bool cct_is_overflow_node(const struct cct_node *n)
-{
-	return n->type == FRAME_PSEUDO && n->method_id == PSEUDO_OVERFLOW;
-}
 
 #endif

@@ -55,8 +55,7 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_fra
 		}
 		out->self.v[to[i]] += self[i];
 		out->samples += self[i];
-		in_other[i] = (node->type == FRAME_PSEUDO && node->method_id == PSEUDO_OVERFLOW) ||
-			      (i && in_other[node->parent]);
+		in_other[i] = cct_is_overflow_node(node) || (i && in_other[node->parent]);
 		if (in_other[i])
 			out->overflow_samples += self[i];
 	}

@@ -111,6 +111,17 @@ static char *render(struct process *p)
 	return (char *)out.data;
 }
 
+/* Whether q renders as p does, and holds the collapsed line part. */
+static void check_same_render(struct process *p, struct process *q, const char *part)
+{
+	char *a = render(p), *b = render(q);
+
+	CHECK_STR(a, b);
+	CHECK(strstr(b, part) != NULL);
+	free(a);
+	free(b);
+}
+
 /* Saves t into w (initialised here) and restores it into back (the
  * limits of one_profile) at time 1000000: the process pid there. */
 static struct process *saved_and_restored(struct process_table *t, struct process_table *back, struct wbuf *w, pid_t pid)
@@ -131,7 +142,7 @@ static void test_state_round_trip(void)
 	struct process_limits lim = {.cct_max_nodes = 1000, .held_max_bytes = 1 << 20, .hold_ns = 1000};
 	struct wbuf w;
 	struct process *p, *q;
-	char why[256], *a, *b;
+	char why[256];
 	/* A pid that surely is not running: restored as exited. */
 	pid_t pid = 4000000;
 
@@ -147,12 +158,7 @@ static void test_state_round_trip(void)
 		CHECK_EQ(q->cct.samples, 7);
 		CHECK_EQ(q->cct.nodes.n, p->cct.nodes.n);
 		CHECK_EQ(1000000 - q->exited_ns, 4000); /* how long ago it exited is kept */
-		a = render(p);
-		b = render(q);
-		CHECK_STR(a, b);
-		CHECK(strstr(b, "app.Main.main_[0];app.Main.work_[j];app.Main.leaf_[i] 5") != NULL);
-		free(a);
-		free(b);
+		check_same_render(p, q, "app.Main.main_[0];app.Main.work_[j];app.Main.leaf_[i] 5");
 		/* Positions and time slices come back too. */
 		CHECK_EQ(q->cct.nodes.v[3].bci, 2);
 		CHECK_EQ(q->cct.slices.v.n, 2);
@@ -197,7 +203,6 @@ static void test_state_keeps_pruned_methods(void)
 	struct process_table t, back;
 	struct wbuf w;
 	struct process *p, *q;
-	char *a, *b;
 	pid_t pid = 4000001;
 
 	p = one_profile(&t, pid);
@@ -213,12 +218,7 @@ static void test_state_keeps_pruned_methods(void)
 	if (q) {
 		CHECK_EQ(q->cct.nodes.n, p->cct.nodes.n);
 		CHECK_EQ(q->cct.overflow_samples, p->cct.overflow_samples);
-		a = render(p);
-		b = render(q);
-		CHECK_STR(a, b);
-		CHECK(strstr(b, "app.Main.main_[0];[other];app.Main.leaf_[i] ") != NULL);
-		free(a);
-		free(b);
+		check_same_render(p, q, "app.Main.main_[0];[other];app.Main.leaf_[i] ");
 	}
 	wbuf_free(&w);
 	process_table_free(&t);
