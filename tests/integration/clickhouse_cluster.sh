@@ -65,13 +65,25 @@ ch__port_used() {
 		awk -v p=":$hex" 'NR > 1 && substr($2, length($2) - 4) == p { found = 1 } END { exit !found }'
 }
 
-# ch__pick_ports: six distinct free ports in 20000-59999.
+# ch__pick_ports: six distinct free ports, below the kernel's ephemeral
+# range (ip_local_port_range; above it if there is no room below). A port
+# in that range that a stopped server leaves free can be taken by any
+# outgoing connection as its local port until the server starts again -
+# even by server 1's queued Distributed insert retrying the stopped
+# shard's TCP port, which a connect to a free local port can bind itself
+# (TCP self-connect): a CI run found server 2's TCP port taken that way.
 ch__pick_ports() {
-	local picked=() p tries=0
+	local picked=() p tries=0 lo=20000 span eph_lo eph_hi
+	read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || { eph_lo=32768 eph_hi=60999; }
+	span=$((eph_lo - lo))
+	if [ $span -lt 1000 ]; then
+		lo=$((eph_hi + 1)) span=$((65536 - eph_hi - 1))
+		[ $span -ge 1000 ] || ch__die "no room for test ports outside the ephemeral range $eph_lo-$eph_hi" || return 1
+	fi
 	while [ ${#picked[@]} -lt 6 ]; do
 		tries=$((tries + 1))
 		[ $tries -le 1000 ] || ch__die "no free TCP ports found" || return 1
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		p=$((lo + (RANDOM * 32768 + RANDOM) % span))
 		case " ${picked[*]:-} " in *" $p "*) continue ;; esac
 		ch__port_used "$p" && continue
 		picked+=("$p")
