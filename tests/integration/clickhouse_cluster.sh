@@ -68,13 +68,13 @@ ch__port_used() {
 # ch__pick_ports: six distinct free ports, below the kernel's ephemeral
 # range (ip_local_port_range; above it if there is no room below). A port
 # in that range that a stopped server leaves free can be taken by any
-# outgoing connection as its local port until the server starts again -
-# even by server 1's queued Distributed insert retrying the stopped
-# shard's TCP port, which a connect to a free local port can bind itself
-# (TCP self-connect): a CI run found server 2's TCP port taken that way.
+# outgoing connection as its local port until the server starts again
+# (server 1's queued Distributed insert keeps connecting to the stopped
+# shard's TCP port, and a connect can even get that very port as its own:
+# TCP self-connect). A CI run found server 2's TCP port taken so.
 ch__pick_ports() {
 	local picked=() p tries=0 lo=20000 span eph_lo eph_hi
-	read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || { eph_lo=32768 eph_hi=60999; }
+	read -r eph_lo eph_hi 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range || { eph_lo=32768 eph_hi=60999; }
 	span=$((eph_lo - lo))
 	if [ $span -lt 1000 ]; then
 		lo=$((eph_hi + 1)) span=$((65536 - eph_hi - 1))
