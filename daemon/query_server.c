@@ -12,6 +12,7 @@
 #include "../bpf/sampler.h"
 #include "cct_format.h"
 #include "daemon.h"
+#include "java_launcher.h"
 #include "json.h"
 #include "native_processes.h"
 #include "sampler_bpf.h"
@@ -174,6 +175,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	struct rusage ru;
 	const struct daemon_counters *c = &d->counters;
 	const struct discovery_counters *dc = &d->discovery.counters;
+	const struct java_launcher_counters *jl = java_launcher_counters();
 
 	if (v->uid != 0) {
 		user_stats(d, v, out, json);
@@ -250,6 +252,9 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"startup_attached", c->startup_attached},
 		{"startup_not_attached", c->startup_not_attached},
 		{"sigquit_events", c->sigquit_events},
+		{"launcher_checks_cached", jl->cached},
+		{"launcher_checks_read", jl->read},
+		{"launcher_checks_rate_limited", jl->rate_limited},
 	};
 	const struct stat_field daemon[] = {
 		{"agents_accepted", c->agents_accepted},

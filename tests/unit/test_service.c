@@ -1,8 +1,12 @@
 /* The service side of jsampled: settings from a config file and the
  * command line, saved profiles (round trip, damage, limits), process rules,
  * /proc readers and the CCT's memory cap. */
+#include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -444,6 +448,83 @@ static void test_launcher_and_cpu(void)
 	CHECK_EQ(procfs_cpu_ns(getpid(), start + 1), 0);    /* another instance of the pid */
 }
 
+/* A working program whose section headers name the same 16 MiB hole of
+ * a sparse file as SHT_DYNAMIC sections, 8 times, ahead of its own: an
+ * ELF library that reads each section's data holds 128 MiB for a 4 MiB
+ * file on disk. Written from path (a real executable) to out. */
+static bool write_dynamic_bomb(const char *path, const char *out)
+{
+	enum { FAKES = 8, HOLE = 16 << 20 };
+	int in = open(path, O_RDONLY | O_CLOEXEC), fd = -1;
+	struct stat st;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[FAKES + 256];
+	uint64_t hole, table;
+	char *bytes = NULL;
+	bool ok = false;
+
+	if (in < 0 || fstat(in, &st) != 0 || !(bytes = malloc((size_t)st.st_size)) ||
+	    read(in, bytes, (size_t)st.st_size) != st.st_size)
+		goto out;
+	memcpy(&eh, bytes, sizeof(eh));
+	if (eh.e_shnum == 0 || eh.e_shnum > 256 || eh.e_shentsize != sizeof(Elf64_Shdr))
+		goto out;
+	memset(sh, 0, sizeof(sh));
+	for (int i = 0; i < FAKES; i++)
+		sh[1 + i] = (Elf64_Shdr){.sh_type = SHT_DYNAMIC, .sh_offset = 0, .sh_size = HOLE, .sh_entsize = 16};
+	memcpy(&sh[1 + FAKES], bytes + eh.e_shoff + sizeof(Elf64_Shdr), (eh.e_shnum - 1u) * sizeof(Elf64_Shdr));
+	hole = ((uint64_t)st.st_size + 4095) & ~4095ull;
+	table = hole + HOLE;
+	for (int i = 0; i < FAKES; i++)
+		sh[1 + i].sh_offset = hole;
+	for (int i = 1 + FAKES; i < FAKES + eh.e_shnum; i++)
+		if (sh[i].sh_link)
+			sh[i].sh_link += FAKES;
+	eh.e_shoff = table;
+	eh.e_shnum = (uint16_t)(eh.e_shnum + FAKES);
+	eh.e_shstrndx = (uint16_t)(eh.e_shstrndx + FAKES);
+	memcpy(bytes, &eh, sizeof(eh));
+	fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	ok = fd >= 0 && write(fd, bytes, (size_t)st.st_size) == st.st_size &&
+	     pwrite(fd, sh, eh.e_shnum * sizeof(Elf64_Shdr), (off_t)table) == (ssize_t)(eh.e_shnum * sizeof(Elf64_Shdr));
+out:
+	free(bytes);
+	if (in >= 0)
+		close(in);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* The launcher check reads a bounded part of any file: a child's peak RSS
+ * grows by less than the smallest section the bomb names. */
+static void test_launcher_reads_bounded(void)
+{
+	char bomb[256];
+	int status = -1;
+	pid_t child;
+
+	snprintf(bomb, sizeof(bomb), "%s/sleep-bomb", tmpdir);
+	CHECK(write_dynamic_bomb("/bin/sleep", bomb));
+	child = fork();
+	if (child == 0) {
+		struct rusage before, after;
+		int fd = open(bomb, O_RDONLY | O_CLOEXEC), answer;
+
+		getrusage(RUSAGE_SELF, &before);
+		answer = java_launcher_file(fd);
+		getrusage(RUSAGE_SELF, &after);
+		fprintf(stderr, "launcher check of a dynamic-section bomb: answer %d, peak RSS +%ld KiB\n", answer,
+			after.ru_maxrss - before.ru_maxrss);
+		_exit(answer == 0 && after.ru_maxrss - before.ru_maxrss < 4096 ? 0 : 1);
+	}
+	CHECK(child > 0 && waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* and the bomb still runs: it is a real program */
+	snprintf(bomb + strlen(bomb), sizeof(bomb) - strlen(bomb), " 0");
+	CHECK_EQ(system(bomb), 0);
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -458,6 +539,7 @@ int main(void)
 	test_cct_byte_cap_counts_mappings();
 	test_rules_and_procfs();
 	test_launcher_and_cpu();
+	test_launcher_reads_bounded();
 	test_attach_outcomes();
 	test_state_limits();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
