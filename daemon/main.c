@@ -368,7 +368,7 @@ int main(int argc, char **argv)
 	dh.ctx = d;
 	discovery_init(&d->discovery, &d->opt, &dh);
 	if (d->opt.record_path[0]) {
-		d->processes.recording = recording_create(d->opt.record_path, 1); /* fast: runs live */
+		d->processes.recording = recording_create(d->opt.record_path, 1, true); /* fast: runs live */
 		if (!d->processes.recording) {
 			log_err("cannot create %s: %s", d->opt.record_path, strerror(errno));
 			goto cleanup;

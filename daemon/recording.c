@@ -1,6 +1,7 @@
 #include "recording.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,9 +84,10 @@ static int zstd_level(int level)
 	return 1 + (level - 1) * 18 / 8;
 }
 
-struct recording *recording_create(const char *path, int level)
+struct recording *recording_create(const char *path, int level, bool exclusive)
 {
 	struct recording *r = calloc(1, sizeof(*r));
+	int fd;
 
 	if (!r)
 		return NULL;
@@ -94,7 +96,11 @@ struct recording *recording_create(const char *path, int level)
 	r->in = malloc(r->in_cap);
 	r->out = malloc(r->out_cap);
 	r->cctx = ZSTD_createCCtx();
-	r->f = fopen(path, "wb");
+	/* Never through a link, never another's file: a recording holds raw
+	 * stacks of every profiled process. */
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (exclusive ? O_EXCL : O_TRUNC), 0600);
+	if (fd >= 0 && !(r->f = fdopen(fd, "wb")))
+		close(fd);
 	if (!r->in || !r->out || !r->cctx || !r->f ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(r->cctx, ZSTD_c_compressionLevel, zstd_level(level))) ||
 	    write_bytes(r, RECORDING_MAGIC, 8) != 0) {

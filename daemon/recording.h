@@ -14,6 +14,7 @@
 #ifndef JSAMPLED_RECORDING_H
 #define JSAMPLED_RECORDING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,9 +44,11 @@ enum recording_event {
 
 struct recording;
 
-/* Opens path for writing (truncates), compressing at level 1 (fast) to 9
- * (small). NULL with errno on failure. */
-struct recording *recording_create(const char *path, int level);
+/* Creates path (mode 0600, never through a symbolic link), compressing at
+ * level 1 (fast) to 9 (small). exclusive: path must not exist yet (the
+ * daemon's --record); else an existing file of that name is truncated.
+ * NULL with errno on failure. */
+struct recording *recording_create(const char *path, int level, bool exclusive);
 void recording_close(struct recording *r);
 /* Appends one event stamped now (or at time_ns: the time the sample path
  * acted on, so a replay decides as the daemon did); errors are sticky and

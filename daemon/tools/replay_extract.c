@@ -323,7 +323,7 @@ int extract_write(struct extract_plan *x, const char *in, const char *out)
 		goto cleanup;
 	}
 	r = recording_open(in);
-	w = recording_create(out, 9);
+	w = recording_create(out, 9, false);
 	if (!r || !w) {
 		fprintf(stderr, "jsreplay: cannot open %s or create %s\n", in, out);
 		goto cleanup;

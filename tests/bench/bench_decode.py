@@ -91,6 +91,8 @@ def run_profiled(tag, java_argv, seconds, hz, keep, daemon_args=(), preexec_fn=N
     # Recording costs jsampled CPU (deep stacks at 10 kHz are ~100 MB/s of
     # samples to compress), so only runs kept for replay are recorded.
     record = ["--record", os.path.join(keep, f"{tag}.jsrec")] if keep else []
+    if keep and os.path.exists(record[1]):
+        os.unlink(record[1])  # jsampled creates its recording anew, never over a file
     daemon = subprocess.Popen([os.path.join(BUILD, "jsampled"), "--socket", sock, "--frequency", str(hz)] + record +
                               list(daemon_args),
                               stderr=open(os.path.join(tmp, "daemon.log"), "w"))

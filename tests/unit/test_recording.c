@@ -2,8 +2,10 @@
  * whose stack bottoms repeat their thread's previous sample written as
  * what changed (recording_stacks.h), and a file that names a stack it
  * never showed is corrupt. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -80,7 +82,7 @@ static void test_round_trip(void)
 		for (size_t i = 0; i < sizeof(threads[k].bytes); i++)
 			threads[k].bytes[i] = (uint8_t)rnd(256);
 	}
-	r = recording_create(path, 1);
+	r = recording_create(path, 1, false);
 	CHECK(r != NULL);
 	for (uint32_t e = 0; r && e < EVENTS; e++) {
 		uint32_t kind = rnd(20);
@@ -244,8 +246,36 @@ static void test_shared_entries_checked(void)
 	CHECK_EQ(read_entries(RECORDING_MAGIC_V1, NULL, (const uint8_t *)&whole, (uint32_t)sizeof(whole), REC_SAMPLE), 1);
 }
 
+/* The daemon's --record file: new, 0600, never through a link (it holds
+ * raw stacks of every profiled process). */
+static void test_create_is_private(void)
+{
+	char dir[] = "/tmp/jsampled-rec-XXXXXX", path[128], link[128], target[128];
+	struct recording *r;
+	struct stat st;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/new.jsrec", dir);
+	snprintf(link, sizeof(link), "%s/link.jsrec", dir);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	r = recording_create(path, 1, true);
+	CHECK(r != NULL);
+	recording_close(r);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	errno = 0;
+	CHECK(recording_create(path, 1, true) == NULL && errno == EEXIST);
+	CHECK(symlink(target, link) == 0);
+	CHECK(recording_create(link, 1, true) == NULL);
+	CHECK(recording_create(link, 1, false) == NULL);
+	CHECK(lstat(target, &st) != 0); /* the link's target was not created */
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	RUN(test_create_is_private);
 	RUN(test_round_trip);
 	RUN(test_shared_entries_checked);
 	return CHECK_DONE();
