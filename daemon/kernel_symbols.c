@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../userspace/common/u64_map.h"
+#include "safe_text.h"
 
 #define KERNEL_NAME "[kernel]"
 #define CHUNK_BYTES (256 * 1024)
@@ -140,9 +141,15 @@ static uint32_t intern_n(const char *s, size_t n)
 
 uint32_t kernel_symbols_intern(const char *name)
 {
+	char safe[KERNEL_SYMBOLS_NAME_MAX];
+	size_t n;
+
 	if (!name)
 		name = KERNEL_NAME;
-	return intern_n(name, strlen(name));
+	/* Native names come from files a profiled process controls: escaped
+	 * once here, so no output shows a control byte or a line of its own. */
+	n = safe_text(safe, sizeof(safe), name, strnlen(name, sizeof(safe) * 4));
+	return intern_n(safe, n);
 }
 
 static uint32_t kernel_id(void)

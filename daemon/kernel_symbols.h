@@ -27,7 +27,11 @@ int kernel_symbols_load(const char *path);
 /* Id of the function containing addr; if no table or addr not covered: id of
  * "[kernel]" (0 only if out of memory). */
 uint32_t kernel_symbols_lookup(uint64_t addr);
-/* Id for name (adds it); 0 only if out of memory. NULL is "[kernel]". */
+/* Id for name (adds it), escaped as safe_text.h says and cut to fit
+ * KERNEL_SYMBOLS_NAME_MAX bytes (with the NUL): names of native frames come
+ * from files a profiled process controls. 0 only if out of memory. NULL is
+ * "[kernel]". */
+#define KERNEL_SYMBOLS_NAME_MAX 1024
 uint32_t kernel_symbols_intern(const char *name);
 /* Its name; "[kernel]" for unknown ids (and 0). The string stays valid and
  * unmoved until kernel_symbols_free. */

@@ -242,14 +242,15 @@ static void test_intern(void)
 	CHECK_STR(alpha, "alpha");
 	CHECK(kernel_symbols_bytes() > 300000 * 8);
 
-	/* A long name. */
+	/* A long name: cut to the cap, the same id each time. */
 	char *big = malloc(400000);
 	if (big) {
 		memset(big, 'x', 399999);
 		big[399999] = '\0';
 		uint32_t id = kernel_symbols_intern(big);
 		CHECK(id != 0);
-		CHECK_STR(kernel_symbols_name(id), big);
+		CHECK_EQ(strlen(kernel_symbols_name(id)), KERNEL_SYMBOLS_NAME_MAX - 1);
+		CHECK(strncmp(kernel_symbols_name(id), big, KERNEL_SYMBOLS_NAME_MAX - 1) == 0);
 		CHECK_EQ(kernel_symbols_intern(big), id);
 		free(big);
 	}
@@ -323,9 +324,29 @@ static void test_proc_kallsyms(void)
 	kernel_symbols_free();
 }
 
+/* Names of native frames come from files a profiled process controls:
+ * what is interned carries no control byte, no newline and no invalid
+ * UTF-8, in any format, and a huge name is cut. */
+static void test_intern_escapes(void)
+{
+	static char huge[100000];
+	const char *name = kernel_symbols_name(kernel_symbols_intern("evil\x1b]0;title\x07\nfake;frame 99\xff"));
+
+	CHECK(strchr(name, '\x1b') == NULL && strchr(name, '\x07') == NULL && strchr(name, '\n') == NULL);
+	CHECK(strchr(name, '\xff') == NULL);
+	CHECK(strstr(name, "\\x1b") != NULL);
+	CHECK_EQ(kernel_symbols_intern("evil\x1b]0;title\x07\nfake;frame 99\xff"),
+		 kernel_symbols_intern(name)); /* the escaped text is its own name */
+	memset(huge, 'a', sizeof(huge) - 1);
+	name = kernel_symbols_name(kernel_symbols_intern(huge));
+	CHECK(strlen(name) < KERNEL_SYMBOLS_NAME_MAX);
+	CHECK(strcmp(kernel_symbols_name(kernel_symbols_intern("plain_name")), "plain_name") == 0);
+}
+
 int main(void)
 {
 	RUN(test_sample_file);
+	RUN(test_intern_escapes);
 	RUN(test_restricted);
 	RUN(test_intern);
 	RUN(test_proc_kallsyms);
