@@ -92,7 +92,8 @@ UNIT_AGENT := test_agent
 # The exporter's parts that need neither network nor daemon.
 UNIT_CTL := test_export
 EXPORT_TESTABLE := userspace/jsamplectl/export_queue.c userspace/jsamplectl/export_config.c \
-	userspace/jsamplectl/process_identity.c userspace/jsamplectl/clickhouse_rows.c daemon/json.c \
+	userspace/jsamplectl/process_identity.c userspace/jsamplectl/clickhouse_rows.c userspace/jsamplectl/url_safety.c \
+	daemon/json.c \
 	$(COMMON_SRC) $(B)/gen/profile.pb-c.c
 UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT) $(UNIT_CTL))
 UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT) $(UNIT_CTL))
@@ -203,10 +204,10 @@ $(B)/tests/libjsdlopen_probe.so $(B)/asan/tests/libjsdlopen_probe.so: tests/unit
 
 $(addprefix $(B)/tests/,$(UNIT_CTL)): $(B)/tests/%: $(call obj,tests/unit/%.c $(EXPORT_TESTABLE))
 	@mkdir -p $(dir $@)
-	$(CC) $(OPT) $^ -o $@ -lprotobuf-c
+	$(CC) $(OPT) $^ -o $@ -lprotobuf-c -lcurl
 $(addprefix $(B)/asan/tests/,$(UNIT_CTL)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(EXPORT_TESTABLE))
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) $^ -o $@ -lprotobuf-c
+	$(CC) $(SAN_FLAGS) $^ -o $@ -lprotobuf-c -lcurl
 
 $(addprefix $(B)/asan/tests/,$(UNIT_CORE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdecode.a
 	@mkdir -p $(dir $@)

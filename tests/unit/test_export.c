@@ -11,6 +11,7 @@
 #include "../../userspace/jsamplectl/export_config.h"
 #include "../../userspace/jsamplectl/export_queue.h"
 #include "../../userspace/jsamplectl/process_identity.h"
+#include "../../userspace/jsamplectl/url_safety.h"
 #include "check.h"
 
 #define CMD(s) s, sizeof(s)
@@ -37,6 +38,10 @@ static void test_identity(void)
 	/* then the unit */
 	process_identity_from(&id, CMD("java\0Other"), "0::/system.slice/shop.service\n", "java", rules, 2);
 	CHECK_STR(id.service, "shop");
+	/* a cgroup name with a series name's syntax in it is only a label value */
+	process_identity_from(&id, CMD("java\0Other"), "0::/system.slice/a,b}{x=y\"z.service\n", "java", NULL, 0);
+	CHECK_STR(id.unit, "a_b__x_y_z");
+	CHECK(strpbrk(id.service, ",{}=\"") == NULL);
 	/* a user manager's own unit is not the service */
 	process_identity_from(&id, CMD("java\0-jar\0/opt/app/billing-2.1.jar"),
 			      "0::/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope\n", "java", rules, 2);
@@ -116,7 +121,7 @@ static void test_config(void)
 	int fd = mkstemp(path);
 	FILE *f = fdopen(fd, "w");
 
-	fputs("# comment\npyroscope_url = http://127.0.0.1:4040\npyroscope_token = s3cret\ninterval_s = 30\n"
+	fputs("# comment\npyroscope_url = http://127.0.0.1:4040\npyroscope_token = s3cr#t\ninterval_s = 30\n"
 	      "service = batch unit batch-*\n",
 	      f);
 	fclose(f);
@@ -127,7 +132,7 @@ static void test_config(void)
 	chmod(path, 0600);
 	export_config_defaults(&c);
 	CHECK_EQ(export_config_load(&c, path, 1, err, sizeof(err)), 0);
-	CHECK_STR(c.pyroscope_token, "s3cret");
+	CHECK_STR(c.pyroscope_token, "s3cr#t"); /* a '#' in a value is no comment */
 	CHECK_EQ(c.interval_s, 30);
 	CHECK_EQ(c.n_rules, 1);
 	CHECK_EQ(c.rules[0].field, RULE_UNIT);
@@ -140,6 +145,24 @@ static void test_config(void)
 	/* a missing default file is fine, a missing named one is not */
 	CHECK_EQ(export_config_load(&c, path, 0, err, sizeof(err)), 0);
 	CHECK(export_config_load(&c, path, 1, err, sizeof(err)) != 0);
+}
+
+/* Status and logs never show a URL's credentials; credentials over
+ * http:// to another host are warned about. */
+static void test_url_safety(void)
+{
+	char out[256];
+
+	CHECK_STR(url_redacted("http://alice:s3cret@ch.example:8123/db?x=1", out, sizeof(out)),
+		  "http://ch.example:8123/db?x=1");
+	CHECK_STR(url_redacted("https://pyroscope.example:4040", out, sizeof(out)), "https://pyroscope.example:4040/");
+	CHECK(strstr(url_redacted("http://u:p@[::1]:1/", out, sizeof(out)), "p@") == NULL);
+	CHECK(url_credentials_in_clear("http://ch.example:8123", true));
+	CHECK(url_credentials_in_clear("http://alice:x@ch.example:8123", false));
+	CHECK(!url_credentials_in_clear("http://ch.example:8123", false));
+	CHECK(!url_credentials_in_clear("https://ch.example:8123", true));
+	CHECK(!url_credentials_in_clear("http://127.0.0.1:8123", true));
+	CHECK(!url_credentials_in_clear("http://localhost:4040", true));
 }
 
 /* A pprof as jsampled writes it: Thread.run (interpreted) calls a compiled
@@ -243,5 +266,6 @@ int main(void)
 	RUN(test_queue);
 	RUN(test_clickhouse_rows);
 	RUN(test_config);
+	RUN(test_url_safety);
 	return CHECK_DONE();
 }

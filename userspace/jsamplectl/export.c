@@ -18,6 +18,7 @@
 #include "clickhouse_rows.h"
 #include "../../daemon/gzip.h"
 #include "export_queue.h"
+#include "url_safety.h"
 #include "pprof_read.h"
 #include "process_identity.h"
 #include "pyroscope_push.h"
@@ -38,7 +39,7 @@ enum destination_kind { DEST_PYROSCOPE, DEST_CLICKHOUSE };
 struct destination {
 	const char *name;
 	enum destination_kind kind;
-	const char *url;
+	char shown_url[512]; /* the URL without credentials: what status and logs show */
 	struct export_queue q;
 	struct pyroscope_request preq;
 	struct clickhouse_request creq;
@@ -178,7 +179,7 @@ static void destination_status(json_t *dests, const struct destination *d)
 	const struct export_counters *k = &d->q.c;
 
 	json_object_set_new(dests, d->name,
-			    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "url", d->url, "queued",
+			    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "url", d->shown_url, "queued",
 				      (json_int_t)k->queued, "sent", (json_int_t)k->sent, "failed",
 				      (json_int_t)k->failed, "retried", (json_int_t)k->retried, "dropped",
 				      (json_int_t)k->dropped, "dropped_samples", (json_int_t)k->dropped_samples,
@@ -596,7 +597,7 @@ static void add_destination(struct exporter *e, const char *name, enum destinati
 
 	d->name = name;
 	d->kind = kind;
-	d->url = url;
+	url_redacted(url, d->shown_url, sizeof(d->shown_url));
 	export_queue_init(&d->q, e->c->queue_bytes);
 	if (kind == DEST_PYROSCOPE)
 		e->pyroscope = d;
@@ -635,9 +636,20 @@ int export_run(const struct export_config *c)
 						 .gzip_body = 1};
 	ch_stacks_written_init(&e.ch_written, CH_STACKS_REMEMBERED);
 	e.next_from = first_interval(&e, (int64_t)time(NULL));
-	fprintf(stderr, "jsamplectl export: host %s, intervals of %us from %" PRId64 " to%s%s%s%s\n", c->host,
-		c->interval_s, e.next_from, c->pyroscope_url[0] ? " " : "", c->pyroscope_url,
-		c->clickhouse_url[0] ? " " : "", c->clickhouse_url);
+	fprintf(stderr, "jsamplectl export: host %s, intervals of %us from %" PRId64 " to", c->host, c->interval_s,
+		e.next_from);
+	for (size_t i = 0; i < e.n_dests; i++)
+		fprintf(stderr, " %s", e.dests[i].shown_url);
+	fprintf(stderr, "\n");
+	if (c->pyroscope_url[0] &&
+	    url_credentials_in_clear(c->pyroscope_url, c->pyroscope_user[0] || c->pyroscope_password[0] ||
+								   c->pyroscope_token[0]))
+		fprintf(stderr, "jsamplectl export: warning: Pyroscope credentials go in clear text over http:// "
+				"to %s (use https://)\n", e.pyroscope->shown_url);
+	if (c->clickhouse_url[0] &&
+	    url_credentials_in_clear(c->clickhouse_url, c->clickhouse_user[0] || c->clickhouse_password[0]))
+		fprintf(stderr, "jsamplectl export: warning: ClickHouse credentials go in clear text over http:// "
+				"to %s (use https://)\n", e.clickhouse->shown_url);
 
 	while (!stopping) {
 		int64_t now = (int64_t)time(NULL);

@@ -185,13 +185,18 @@ int export_config_load(struct export_config *c, const char *path, int required, 
 		return -1;
 	}
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		char *eq, *key, *value, *hash = strchr(line, '#');
+		char *eq, *key, *value;
 
 		lineno++;
-		if (hash)
-			*hash = 0;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "%s:%d: line too long", path, lineno);
+			rc = -1;
+			break;
+		}
+		/* A comment is a line of its own: a '#' inside a value (a
+		 * password, a URL's fragment) is part of the value. */
 		key = trim(line);
-		if (!*key)
+		if (!*key || *key == '#')
 			continue;
 		eq = strchr(key, '=');
 		if (!eq) {

@@ -130,6 +130,10 @@ static void from_cgroup(struct process_identity *id)
 			}
 		}
 	}
+	/* Cgroup names are chosen by whoever made the cgroup: as labels they
+	 * must not open, close or add labels of a series name. */
+	identity_sanitize(id->unit);
+	identity_sanitize(id->pod);
 }
 
 static const char *rule_subject(const struct process_identity *id, enum rule_field f)
@@ -150,7 +154,7 @@ static const char *rule_subject(const struct process_identity *id, enum rule_fie
 void identity_sanitize(char *s)
 {
 	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("._-/:", *s))
+		if (!isalnum((unsigned char)*s) && !strchr("._-/:@", *s))
 			*s = '_';
 }
 

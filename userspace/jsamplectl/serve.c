@@ -206,6 +206,20 @@ static enum MHD_Result flame_page(struct server *s, struct MHD_Connection *c, co
 	return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page, page_len, NULL);
 }
 
+/* Whether a given token is ours, in time that does not depend on where
+ * it first differs (the token's length is no secret). */
+static bool token_matches(const char *given, const char *token)
+{
+	size_t n = strlen(token);
+	unsigned char diff = 0;
+
+	if (!given || strlen(given) != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(given[i] ^ token[i]);
+	return diff == 0;
+}
+
 /* Requests must name this server (not another name that resolves here)
  * and carry the token (or its cookie). */
 static bool allowed(struct server *s, struct MHD_Connection *c, bool *set_cookie)
@@ -219,8 +233,8 @@ static bool allowed(struct server *s, struct MHD_Connection *c, bool *set_cookie
 		host_ok |= strcmp(host, s->hosts[i]) == 0;
 	if (!host_ok)
 		return false;
-	*set_cookie = arg && strcmp(arg, s->token) == 0;
-	return *set_cookie || (cookie && strcmp(cookie, s->token) == 0);
+	*set_cookie = token_matches(arg, s->token);
+	return *set_cookie || token_matches(cookie, s->token);
 }
 
 static enum MHD_Result route(struct server *s, struct MHD_Connection *c, const char *url)
