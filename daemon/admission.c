@@ -5,6 +5,7 @@
 #include "agent_link.h"
 #include "daemon.h"
 #include "log.h"
+#include "process_access.h"
 #include "process_rules.h"
 #include "procfs.h"
 
@@ -98,6 +99,7 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 {
 	const struct peer_identity *id = &l->peer;
 	struct process *old = process_lookup(&d->processes, id->pid), *p;
+	struct proc_creds creds;
 	char vm[96];
 
 	if (old && old->link) {
@@ -153,6 +155,8 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 		return NULL;
 	}
 	p->start_time = id->start_time;
+	if (proc_creds_read(id->pid, &creds) != 0 || creds.start_time != id->start_time || !proc_owner_may_read(&creds))
+		p->root_only = true;
 	procfs_comm(id->pid, p->comm, sizeof(p->comm));
 	p->link = l;
 	return p;

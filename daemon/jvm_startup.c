@@ -7,6 +7,7 @@
 #include "daemon.h"
 #include "java_launcher.h"
 #include "log.h"
+#include "process_access.h"
 #include "procfs.h"
 #include "process_rules.h"
 #include "sampler_bpf.h"
@@ -46,9 +47,10 @@ static void start_early(struct daemon *d, pid_t pid, uint64_t start, uint64_t no
 {
 	struct process *old = process_lookup(&d->processes, pid), *p;
 	struct proc_status st;
+	struct proc_creds creds;
 	char why[256];
 
-	if (!start || procfs_status(pid, &st) != 0)
+	if (!start || procfs_status(pid, &st) != 0 || proc_creds_read(pid, &creds) != 0)
 		return;
 	if (!process_rules_allow(&d->opt.rules, pid, st.euid, why, sizeof(why)))
 		return; /* discovery logs it when it finds the JVM */
@@ -63,6 +65,7 @@ static void start_early(struct daemon *d, pid_t pid, uint64_t start, uint64_t no
 		return;
 	}
 	p->start_time = start;
+	p->root_only = !proc_owner_may_read(&creds);
 	procfs_comm(pid, p->comm, sizeof(p->comm));
 	/* The watch first (attaching it takes a while), then the target it
 	 * reports on, then a look at what the JVM did meanwhile: a handler
@@ -72,6 +75,13 @@ static void start_early(struct daemon *d, pid_t pid, uint64_t start, uint64_t no
 	if (add_early_target(d, p) != 0) {
 		log_warn("cannot add pid %d to the sampler's targets", (int)pid);
 		process_agent_gone(&d->processes, p, false, now);
+		return;
+	}
+	/* An exec between the reading and the insert (a setuid program, say)
+	 * went unseen by the BPF program's exec hook. */
+	if (!proc_creds_unchanged(pid, &creds)) {
+		p->root_only = true;
+		give_up(d, p, true, "changed while it was added", now);
 		return;
 	}
 	d->counters.startup_sampled++;

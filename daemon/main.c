@@ -104,6 +104,7 @@ static int on_exec_event(void *ctx, void *data, size_t len)
 	/* An agent's authority ends with its program (the BPF program already
 	 * stopped sampling a target at its exec). */
 	agents_on_exec(d, (pid_t)e->pid);
+	native_processes_on_exec(d, (pid_t)e->pid, monotonic_ns());
 	discovery_on_exec(&d->discovery, (pid_t)e->pid, monotonic_ns());
 	jvm_startup_on_exec(d, (pid_t)e->pid, monotonic_ns());
 	return 0;

@@ -14,10 +14,15 @@
 struct daemon;
 struct process;
 
-/* Starts profiling pid for a client of uid. 0, or -1 with why (not found,
- * not allowed, a JVM, already profiled, over the limits, no native
+/* Starts profiling pid for the client at the other end of requester_fd,
+ * if it may read pid as ptrace would let it (process_access.h; checked
+ * again once the target is in). 0, or -1 with why (not found, not
+ * allowed, a JVM, already profiled, over the limits, no native
  * unwinding). */
-int native_process_start(struct daemon *d, pid_t pid, uid_t requester, char *why, size_t whylen);
+int native_process_start(struct daemon *d, pid_t pid, int requester_fd, char *why, size_t whylen);
+/* pid exec'd: a native process's profile ends there (the new program may
+ * be setuid). */
+void native_processes_on_exec(struct daemon *d, pid_t pid, uint64_t now_ns);
 /* Maintenance: a native process that exited or exec'd is no longer
  * sampled (its profile stays for the retention). */
 void native_processes_check(struct daemon *d, uint64_t now_ns);

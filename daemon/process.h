@@ -80,6 +80,10 @@ struct process {
 	/* A non-Java process profiled on request (native_processes.h): no
 	 * agent, no Java decoding; its traces are its native and kernel frames. */
 	bool native_only;
+	/* Its own user may not read it as ptrace would not let them (setuid
+	 * or setgid, not dumpable, capabilities: process_access.h): its
+	 * profile is for root and the readers group only. */
+	bool root_only;
 	uint64_t foreign_threads; /* THREAD records naming tids not of this process (ignored) */
 	/* Its agent was cut off for sending more than its limit: a reconnect is
 	 * refused at once rather than read again. */

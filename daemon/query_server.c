@@ -55,10 +55,11 @@ static void error_line(struct wbuf *out, const char *msg)
 	wbuf_printf(out, "ERROR %s\n", msg);
 }
 
-/* Root and the readers group see every process; anyone else their own. */
+/* Root and the readers group see every process; anyone else their own,
+ * when ptrace would let them read it (process.h, root_only). */
 static bool may_see(const struct viewer *v, const struct process *p)
 {
-	return v->uid == 0 || v->reads_all || p->uid == v->uid;
+	return v->uid == 0 || v->reads_all || (p->uid == v->uid && !p->root_only);
 }
 
 static void answer_list_json(struct daemon *d, const struct viewer *v, struct wbuf *out)
@@ -510,7 +511,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			error_line(out, "pid must be a positive integer");
 			return QUERY_ANSWERED;
 		}
-		if (native_process_start(d, (pid_t)pid, v->uid, why, sizeof(why)) != 0) {
+		if (native_process_start(d, (pid_t)pid, v->conn_fd, why, sizeof(why)) != 0) {
 			error_line(out, why);
 			return QUERY_ANSWERED;
 		}
@@ -564,7 +565,8 @@ int query_conn_on_readable(struct query_conn *q, struct daemon *d)
 		} else {
 			d->counters.queries++;
 			struct viewer v = {.uid = q->uid,
-					   .reads_all = d->has_readers && q->gid == d->readers_gid};
+					   .reads_all = d->has_readers && q->gid == d->readers_gid,
+					   .conn_fd = q->fd};
 
 			if (query_dispatch(d, &v, q->in, &q->out, &q->render) == QUERY_DEFERRED) {
 				q->render_waiting = true;

@@ -51,6 +51,7 @@ struct render_request {
 struct viewer {
 	uid_t uid;
 	bool reads_all;
+	int conn_fd; /* the client's socket: its peer's credentials (-1: none) */
 };
 
 struct query_conn {

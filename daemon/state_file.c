@@ -151,7 +151,7 @@ static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
 
 	wbuf_u32(w, 0); /* block length, patched below */
 	wbuf_u32(w, (uint32_t)p->pid);
-	wbuf_u32(w, (uint32_t)p->uid);
+	wbuf_u32(w, p->root_only ? 0 : (uint32_t)p->uid); /* restored as root's: still root's only */
 	wbuf_u64(w, p->start_time);
 	wbuf_u8(w, (uint8_t)p->state);
 	wbuf_u64(w, p->state == PROCESS_LIVE ? 0 : now - p->exited_ns);

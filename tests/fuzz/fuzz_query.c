@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	wbuf_init(&out);
 	for (uid_t uid = 0; uid <= 1000; uid += 1000) {
 		wbuf_reset(&out);
-		query_answer(&d, &(struct viewer){.uid = uid}, line, &out);
+		query_answer(&d, &(struct viewer){.uid = uid, .conn_fd = -1}, line, &out);
 		if (out.len < 3 || (memcmp(out.data, "OK\n", 3) != 0 && memcmp(out.data, "ERROR ", 6) != 0))
 			abort();
 	}

@@ -20,7 +20,7 @@ static char *answer(uid_t uid, const char *line)
 
 	wbuf_free(&out);
 	wbuf_init(&out);
-	query_answer(&D, &(struct viewer){.uid = uid}, line, &out);
+	query_answer(&D, &(struct viewer){.uid = uid, .conn_fd = -1}, line, &out);
 	wbuf_u8(&out, 0);
 	return (char *)out.data;
 }

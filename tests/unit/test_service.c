@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include "../../daemon/hotspot_attach.h"
 #include "../../daemon/java_launcher.h"
 #include "../../daemon/options.h"
+#include "../../daemon/process_access.h"
 #include "../../daemon/process_rules.h"
 #include "../../daemon/procfs.h"
 #include "../../daemon/state_file.h"
@@ -525,6 +527,82 @@ static void test_launcher_reads_bounded(void)
 	CHECK_EQ(system(bomb), 0);
 }
 
+/* Who may profile what (process_access.h): ptrace's rules on real
+ * processes made non-dumpable or setgid, and on credentials as read. */
+static void test_process_access(void)
+{
+	struct proc_creds me, target, other;
+	char why[128];
+	int ready[2], go[2];
+	pid_t child;
+
+	CHECK_EQ(proc_creds_read(getpid(), &me), 0);
+	CHECK(me.dumpable && me.userns != 0 && me.start_time != 0);
+	target = me;
+	target.uid[1] = me.uid[1] == 0 ? 1000 : me.uid[1]; /* a user's own process, as that user sees it */
+	for (int i = 0; i < 4; i++) {
+		target.uid[i] = target.uid[1];
+		target.gid[i] = me.gid[1];
+	}
+	target.cap_prm = 0;
+	other = target; /* the requester: the same user */
+	CHECK(proc_may_read(&other, &target, why, sizeof(why)));
+	target.gid[1] = 5; /* setgid */
+	CHECK(!proc_may_read(&other, &target, why, sizeof(why)) && strstr(why, "gid"));
+	target.gid[1] = target.gid[0];
+	target.uid[2] = 0; /* saved uid root: a setuid program that dropped */
+	CHECK(!proc_may_read(&other, &target, why, sizeof(why)) && strstr(why, "uid"));
+	target.uid[2] = target.uid[0];
+	target.dumpable = false;
+	CHECK(!proc_may_read(&other, &target, why, sizeof(why)) && strstr(why, "dumpable"));
+	target.dumpable = true;
+	target.userns++;
+	CHECK(!proc_may_read(&other, &target, why, sizeof(why)) && strstr(why, "namespace"));
+	target.userns--;
+	target.cap_prm = 1ull << 12; /* CAP_NET_ADMIN */
+	CHECK(!proc_may_read(&other, &target, why, sizeof(why)) && strstr(why, "capabilities"));
+	other.uid[1] = 0; /* root reads anything */
+	CHECK(proc_may_read(&other, &target, why, sizeof(why)));
+
+	/* A real process that made itself undumpable: /proc shows it. */
+	CHECK(pipe(ready) == 0 && pipe(go) == 0);
+	child = fork();
+	if (child == 0) {
+		char c = 0;
+
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		if (geteuid() == 0 && (setresgid(1000, 1001, 1000) != 0 || setresuid(1000, 1000, 1000) != 0))
+			_exit(3);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	if (child > 0) {
+		char c = 0;
+		struct proc_creds real;
+
+		CHECK(read(ready[0], &c, 1) == 1);
+		CHECK_EQ(proc_creds_read(child, &real), 0);
+		CHECK(!real.dumpable);
+		CHECK(!proc_owner_may_read(&real));
+		if (geteuid() == 0) {
+			CHECK_EQ(real.gid[1], 1001); /* setgid as read */
+			CHECK(!proc_may_read(&(struct proc_creds){.uid = {1000, 1000, 1000, 1000},
+								 .gid = {1000, 1000, 1000, 1000},
+								 .userns = real.userns},
+					     &real, why, sizeof(why)));
+		}
+		CHECK(proc_creds_unchanged(child, &real));
+		CHECK(write(go[1], &c, 1) == 1);
+		waitpid(child, NULL, 0);
+		CHECK(!proc_creds_unchanged(child, &real)); /* gone */
+	}
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
 int main(void)
 {
 	char cmd[64];
@@ -540,6 +618,7 @@ int main(void)
 	test_rules_and_procfs();
 	test_launcher_and_cpu();
 	test_launcher_reads_bounded();
+	test_process_access();
 	test_attach_outcomes();
 	test_state_limits();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
