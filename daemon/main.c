@@ -439,9 +439,13 @@ int main(int argc, char **argv)
 		if (!execs || !watch_add(&d->loop, W_EXEC, ring_buffer__epoll_fd(execs), execs, EPOLLIN))
 			log_warn("cannot watch exec events: new JVMs are found by the periodic scan");
 	}
+	/* A daemon that meant to drop its capabilities and could not does not
+	 * run with them. */
 	if (!d->opt.keep_caps &&
-	    privileges_drop(d->opt.sample_events == SAMPLE_EVENTS_THREADS, err, sizeof(err)) != 0)
-		log_warn("%s", err);
+	    privileges_drop(d->opt.sample_events == SAMPLE_EVENTS_THREADS, err, sizeof(err)) != 0) {
+		log_err("%s: not running with more than it needs (--keep-caps to run anyway)", err);
+		goto cleanup;
+	}
 
 	log_info("sampling at %u Hz (timers on %s), %u-byte fragments; queries on %s, agents on %s; attach %s",
 		 d->opt.frequency_hz,
