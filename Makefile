@@ -45,11 +45,15 @@ JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 # The core needs zstd (recordings), zlib (older gzip recordings and pprof) and
 # protobuf-c (pprof); the service libbpf, libsystemd, libcap.
 DECODE_LIBS := -lz -lzstd -lprotobuf-c -lm
-DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap -ldw -lstdc++ $(DECODE_LIBS)
+DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap $(DECODE_LIBS)
+# The native unwinder parses files profiled processes control: only the
+# sandboxed helper (build/jsampled-unwind) and jsreplay link it, never
+# jsampled (daemon/native_helper.h).
+NATIVE_LIBS := -ldw -lelf -lstdc++
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
 DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev zstd \
-	libsystemd-dev libcap-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
+	libsystemd-dev libcap-dev libseccomp-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
 	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev \
 	clickhouse-server clickhouse-client libdw-dev
@@ -68,10 +72,13 @@ DECODE_SRC := $(addprefix daemon/,decoder.c unwind_scan.c unwind_interp_entry.c 
 	unwind_anchor.c unwind_compiled.c unwind_interpreted.c codemap.c stray_scopes.c method_table.c string_pool.c \
 	jvm_model.c vm_layout.c thread_roles.c truncated_context.c stack_bottoms.c walk_reuse.c sample_queue.c process.c \
 	recording.c recording_stacks.c gzip.c kernel_symbols.c kernel_stacks.c cct.c cct_slices.c cct_view.c cct_format.c cct_prune.c named_tree.c cct_page.c cct_pprof.c cct_svg.c \
-	stats.c stats_format.c json.c safe_text.c log.c) $(COMMON_SRC) $(GEN_SRC)
+	stats.c stats_format.c json.c safe_text.c log.c native_frames.c) $(COMMON_SRC) $(GEN_SRC)
+# The native unwinder (libdw) and the helper process around it.
+ENGINE_SRC := daemon/native_unwind.c daemon/perf_map.c
+HELPER_SRC := daemon/native_helper.c daemon/native_helper_main.c $(ENGINE_SRC) $(COMMON_SRC)
 # The service around it (libjsdaemon.a): BPF, sockets, discovery, attach,
 # admission, queries, state, privileges. main.c is the event loop.
-SERVICE_SRC := $(filter-out daemon/main.c $(DECODE_SRC),$(wildcard daemon/*.c))
+SERVICE_SRC := $(filter-out daemon/main.c $(DECODE_SRC) $(HELPER_SRC),$(wildcard daemon/*.c))
 AGENT_SRC := $(wildcard userspace/agent/*.c) $(COMMON_SRC)
 # The agent's JVM-free parts, unit tested on their own.
 AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c userspace/agent/bytecode_calls.c \
@@ -79,15 +86,15 @@ AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c u
 CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/flamegraph_page.c $(B)/gen/index_page.c \
 	$(B)/gen/profile.pb-c.c
 # jsreplay: its own files, the option table (for its defaults) and the native
-# unwinder (recordings with native frames are unwound with libdw too).
-NATIVE_SRC := daemon/native_frames.c daemon/native_unwind.c daemon/perf_map.c
-NATIVE_LIBS := -ldw -lelf -lstdc++
-REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c $(NATIVE_SRC)
+# unwinder (recordings with native frames are unwound in jsreplay itself).
+REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c $(ENGINE_SRC)
 JAVA_SRC := $(wildcard tests/java/*.java)
 
 # Unit tests, by what they link: the decoding core, core and service, the agent.
 UNIT_CORE := test_cct test_common test_decoder test_kernel_symbols test_model test_process test_profiles test_recording
-UNIT_SERVICE := test_links test_native_unwind test_sampler_events test_service
+UNIT_SERVICE := test_links test_sampler_events test_service
+# The native unwinder and the helper's request path.
+UNIT_ENGINE := test_native_unwind
 UNIT_AGENT := test_agent
 # The exporter's parts that need neither network nor daemon.
 UNIT_CTL := test_export
@@ -95,8 +102,8 @@ EXPORT_TESTABLE := userspace/jsamplectl/export_queue.c userspace/jsamplectl/expo
 	userspace/jsamplectl/process_identity.c userspace/jsamplectl/clickhouse_rows.c userspace/jsamplectl/url_safety.c \
 	daemon/json.c \
 	$(COMMON_SRC) $(B)/gen/profile.pb-c.c
-UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT) $(UNIT_CTL))
-UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_AGENT) $(UNIT_CTL))
+UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
+UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
@@ -105,7 +112,7 @@ fuzz_obj = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(1))
 
 .SECONDARY:
 .PHONY: all
-all: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so $(B)/jsreplay
+all: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so $(B)/jsreplay
 
 # --- BPF: vmlinux.h from the running kernel's BTF, CO-RE objects, skeletons.
 # bpf/x.bpf.c (+ its record header bpf/x.h) -> build/x.bpf.o -> build/x.skel.h
@@ -168,6 +175,15 @@ $(B)/asan/jsampled: $(call asan_obj,daemon/main.c) $(B)/asan/libjsdaemon.a $(B)/
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 
+# The native helper: its request path, the unwinder, a seccomp filter.
+$(B)/jsampled-unwind: $(call obj,$(HELPER_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $^ -o $@ $(NATIVE_LIBS) -lseccomp
+
+$(B)/asan/jsampled-unwind: $(call asan_obj,$(HELPER_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(NATIVE_LIBS) -lseccomp
+
 # The replay tool links the core (with the option table and the native unwinder).
 $(B)/jsreplay: $(call obj,$(REPLAY_SRC)) $(B)/libjsdecode.a
 	@mkdir -p $(dir $@)
@@ -192,6 +208,12 @@ $(addprefix $(B)/tests/,$(UNIT_CORE)): $(B)/tests/%: $(call obj,tests/unit/%.c) 
 $(addprefix $(B)/tests/,$(UNIT_SERVICE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
+$(addprefix $(B)/tests/,$(UNIT_ENGINE)): $(B)/tests/%: $(call obj,tests/unit/%.c $(ENGINE_SRC) daemon/native_helper.c) $(B)/libjsdecode.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $^ -o $@ $(NATIVE_LIBS) $(DECODE_LIBS)
+$(addprefix $(B)/asan/tests/,$(UNIT_ENGINE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(ENGINE_SRC) daemon/native_helper.c) $(B)/asan/libjsdecode.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) $^ -o $@ $(NATIVE_LIBS) $(DECODE_LIBS)
 $(addprefix $(B)/tests/,$(UNIT_AGENT)): $(B)/tests/%: $(call obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ -lpthread
@@ -228,7 +250,7 @@ $(B)/java/.stamp: $(JAVA_SRC)
 java: $(B)/java/.stamp
 
 .PHONY: asan
-asan: $(B)/asan/jsampled
+asan: $(B)/asan/jsampled $(B)/asan/jsampled-unwind
 
 .PHONY: check-unit
 check-unit: $(UNIT_BINS) $(B)/jsreplay
@@ -246,7 +268,7 @@ check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 JSREPLAY=$(B)/asan/jsreplay tests/corpus/check-corpus.sh
 
 .PHONY: check-integration
-check-integration: all $(B)/asan/jsampled java
+check-integration: all $(B)/asan/jsampled $(B)/asan/jsampled-unwind java
 	JSAMPLED_BUILD=$(abspath $(B)) tests/integration/run-all.sh
 
 # --- Fuzzing: libFuzzer targets (tests/fuzz/fuzz_*.c) built by clang with
@@ -260,8 +282,9 @@ $(B)/fuzz/obj/%.o: %.c
 $(call fuzz_obj,daemon/sampler_bpf.c): $(B)/sampler.skel.h
 $(B)/fuzz/libjsdecode.a: $(call fuzz_obj,$(DECODE_SRC))
 $(B)/fuzz/libjsdaemon.a: $(call fuzz_obj,$(SERVICE_SRC))
-$(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(B)/fuzz/libjsdaemon.a $(B)/fuzz/libjsdecode.a
-	$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ -o $@ $(DAEMON_LIBS)
+$(B)/fuzz/libjsengine.a: $(call fuzz_obj,$(ENGINE_SRC) daemon/native_helper.c)
+$(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(B)/fuzz/libjsdaemon.a $(B)/fuzz/libjsengine.a $(B)/fuzz/libjsdecode.a
+	$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ -o $@ $(DAEMON_LIBS) $(NATIVE_LIBS)
 .PHONY: fuzz
 fuzz: $(FUZZ_BINS)
 # A short run of each target in every `make check`; a campaign for longer.
@@ -377,8 +400,9 @@ bench-soak: all java
 	tests/bench/soak.py $(BENCH_SOAK_ARGS)
 
 .PHONY: install
-install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
+install: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so
 	install -D -m 0755 $(B)/jsampled $(DESTDIR)$(PREFIX)/sbin/jsampled
+	install -D -m 0755 $(B)/jsampled-unwind $(DESTDIR)$(PREFIX)/lib/jsampled/jsampled-unwind
 	install -D -m 0755 $(B)/jsamplectl $(DESTDIR)$(PREFIX)/bin/jsamplectl
 	install -D -m 0644 $(B)/libjsagent.so $(DESTDIR)$(PREFIX)/lib/jsampled/libjsagent.so
 	install -d $(DESTDIR)$(UNITDIR)
@@ -401,12 +425,13 @@ install: $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so
 DEB := $(B)/jsampled_$(VERSION)_amd64.deb
 .PHONY: deb
 deb: $(DEB)
-$(DEB): $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
+$(DEB): $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
 		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md \
 		$(wildcard deploy/clickhouse/*)
 	rm -rf $(B)/deb
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb PREFIX=/usr SYSCONFDIR=/etc UNITDIR=/lib/systemd/system
-	strip --strip-debug $(B)/deb/usr/sbin/jsampled $(B)/deb/usr/bin/jsamplectl $(B)/deb/usr/lib/jsampled/libjsagent.so
+	strip --strip-debug $(B)/deb/usr/sbin/jsampled $(B)/deb/usr/bin/jsamplectl $(B)/deb/usr/lib/jsampled/libjsagent.so \
+		$(B)/deb/usr/lib/jsampled/jsampled-unwind
 	install -d $(B)/deb/DEBIAN
 	sed 's/@VERSION@/$(VERSION)/' deploy/debian/control.in >$(B)/deb/DEBIAN/control
 	printf '/etc/jsampled/jsampled.conf\n/etc/jsampled/export.conf\n' >$(B)/deb/DEBIAN/conffiles

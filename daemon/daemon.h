@@ -15,6 +15,7 @@
 #include "watch.h"
 
 struct sampler;
+struct native_live;
 
 struct daemon_counters {
 	uint64_t agents_accepted;
@@ -48,6 +49,7 @@ struct daemon {
 	int argc;      /* for SIGHUP */
 	char **argv;
 	struct sampler *sampler;
+	struct native_live *native; /* --native-stacks: the helper (native_live.h) */
 	struct ringbuf_drain drain;
 	struct process_table processes;
 	struct discovery discovery;

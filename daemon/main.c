@@ -24,7 +24,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "native_frames.h"
+#include "native_live.h"
 #include "kernel_symbols.h"
 #include "agent_conns.h"
 #include "agent_link.h"
@@ -117,7 +117,7 @@ static void reap_children(struct daemon *d, uint64_t now)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
-		if (!discovery_child_exited(&d->discovery, pid, ws, now))
+		if (!discovery_child_exited(&d->discovery, pid, ws, now) && !native_live_child_exited(d, pid, ws))
 			queries_child_exited(d, pid, ws);
 }
 
@@ -142,6 +142,7 @@ static void maintenance(struct daemon *d, uint64_t now)
 		cct_slices_tidy(&p->cct.slices, wall_s);
 	}
 	native_processes_check(d, now);
+	native_live_tick(d, now);
 	jvm_startup_check(d, now);
 	if (d->sampler)
 		sampler_sweep(d->sampler);
@@ -311,6 +312,9 @@ static int run(struct daemon *d)
 			case W_QUERY:
 				queries_on_event(d, w, evs[i].events);
 				break;
+			case W_NATIVE:
+				native_live_on_event(d, evs[i].events);
+				break;
 			}
 		}
 		if (d->drain.more && !drained)
@@ -364,8 +368,13 @@ int main(int argc, char **argv)
 	daemon_apply_limits(d);
 	d->processes.hooks = sampler_hooks;
 	d->processes.hooks.ctx = d;
-	if (d->opt.native_stacks)
-		d->processes.hooks.add_native_frames = native_frames_apply;
+	if (d->opt.native_stacks) {
+		if (native_live_init(d, err, sizeof(err)) != 0) {
+			log_err("%s", err);
+			goto cleanup;
+		}
+		d->processes.hooks.add_native_frames = native_live_frames;
+	}
 	dh.ctx = d;
 	discovery_init(&d->discovery, &d->opt, &dh);
 	if (d->opt.record_path[0]) {
@@ -463,10 +472,12 @@ int main(int argc, char **argv)
 		ringbuf_drain_run(&d->drain, 0); /* what is decodable now goes into the save */
 		for (size_t i = 0; i < d->processes.all.n; i++)
 			process_settle_waiting(&d->processes, d->processes.all.v[i]);
+		native_live_free(d, 2000); /* their native frames, as far as they come */
 		save_state(d, monotonic_ns());
 	}
 
 cleanup:
+	native_live_free(d, 0);
 	agents_close_all(d);
 	queries_close_all(d);
 	kernel_symbols_free();

@@ -13,14 +13,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../userspace/common/u64_map.h"
@@ -28,8 +25,6 @@
 /* libstdc++'s demangler (link with -lstdc++); libdw has none. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-#define REREPORT_INTERVAL_NS 1000000000ull
-#define MAPS_MAX_BYTES (256u << 20)
 /* Symbol cache bounds: past either, it starts over. */
 #define SYM_CACHE_MAX_ENTRIES 32768u
 #define SYM_CACHE_MAX_BYTES (4u << 20)
@@ -39,7 +34,6 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct native_unwinder {
 	pid_t pid;
-	int same_root; /* pid's root is ours: 1, is not: 0, unknown: -1 */
 	Dwfl *dwfl;
 	Dwfl_Callbacks callbacks; /* must outlive dwfl */
 	/* The architecture for dwfl_attach_state: an ELF header only. Giving
@@ -47,30 +41,15 @@ struct native_unwinder {
 	 * borrowing one of a module that a re-report may remove. */
 	Elf64_Ehdr arch_ehdr;
 	Elf *arch_elf;
-	uint64_t last_report_ns;
-	/* Live: each maps text read is passed to on_maps (recording). Replay:
-	 * the maps text is fed (native_unwinder_set_maps), files are this
-	 * machine's, under "/". */
-	native_maps_cb on_maps;
-	native_vdso_cb on_vdso;
-	void *on_maps_ctx;
-	bool replay;
-	char *fed_maps;
-	size_t fed_len;
-	/* Live: on_vdso was called. Replay: the fed vDSO image (it must
-	 * outlive the Elf that libdwfl makes of it). */
-	bool vdso_sent;
+	struct native_files files;
+	char *maps;
+	size_t maps_len;
+	/* The vDSO image (it must outlive the Elf that libdwfl makes of it). */
 	char *vdso;
 	size_t vdso_len;
-
-	/* /tmp/perf-NSPID.map of a JIT in the process (perf_map.h): checked
-	 * again at most once a second, on a pc in no module, and read again
-	 * when its size or mtime changed. */
+	/* /tmp/perf-PID.map of a JIT in the process (perf_map.h). */
 	struct perf_map perf_map;
-	uint64_t perf_map_checked_ns;
-	struct timespec perf_map_mtime;
-	off_t perf_map_size;
-	pid_t ns_pid; /* pid as the process sees it (the map's name) */
+	bool unknown_seen; /* a pc in no module since native_unwinder_take_unknown */
 
 	/* The walk in progress. */
 	const struct js_sample *cur;
@@ -83,7 +62,6 @@ struct native_unwinder {
 	uint64_t *pcs;
 	int max, n, depth;
 	bool aborted;    /* frame_cb stopped the walk (code cache or max) */
-	bool unknown_pc; /* a pc in no module: re-read the mappings */
 
 	/* Per module, its function symbols sorted by address: libdwfl's own
 	 * lookup (dwfl_module_addrinfo) scans every symbol, which profiling
@@ -99,20 +77,12 @@ struct native_unwinder {
 	struct native_unwind_stats stats;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static bool in_range(uint64_t pc, uint64_t lo, uint64_t hi)
 {
 	return pc >= lo && pc < hi;
 }
 
-/* --- Files inside the process's root --- */
+/* --- Files --- */
 
 /* Reopens an O_PATH descriptor for reading if it is a regular file (no
  * open() ever touches a FIFO or a device); closes it. -1 if not. */
@@ -132,61 +102,77 @@ static int reopen_regular(int pfd)
 	return fd;
 }
 
-/* path (absolute) as pid sees it: resolved inside /proc/PID/root, where
- * its absolute symlinks stay (RESOLVE_IN_ROOT); when that root cannot be
- * opened and is not known to differ from ours, path itself. A regular
- * file's read-only descriptor, or -1. */
-static int open_in_root(const struct native_unwinder *u, const char *path)
+static int host_module(void *ctx, const char *path)
 {
-	char root[40];
-	int rfd, pfd = -1;
-
-	if (path[0] != '/')
-		return -1;
-	if (u->replay)
-		return reopen_regular(open(path, O_PATH | O_CLOEXEC));
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)u->pid);
-	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rfd >= 0) {
-		struct open_how how = {
-			.flags = O_PATH | O_CLOEXEC,
-			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-		};
-
-		pfd = (int)syscall(SYS_openat2, rfd, path, &how, sizeof(how));
-		if (pfd < 0 && errno == ENOSYS) /* before Linux 5.6 */
-			pfd = openat(rfd, path + 1, O_PATH | O_CLOEXEC);
-		close(rfd);
-	} else if (u->same_root != 0) {
-		pfd = open(path, O_PATH | O_CLOEXEC);
-	}
-	return reopen_regular(pfd);
+	(void)ctx;
+	return path[0] == '/' ? reopen_regular(open(path, O_PATH | O_CLOEXEC)) : -1;
 }
 
-/* Dwfl_Callbacks.find_elf: the module's file inside the process's root. The
- * vDSO ("[vdso: PID]", reported below) and files deleted since they were
- * mapped come from the process's memory (/proc/PID/mem), by libdwfl. */
+static void build_id_path(char *path, size_t cap, const unsigned char *id, int id_len)
+{
+	int off = snprintf(path, cap, "/usr/lib/debug/.build-id/%02x/", id[0]);
+
+	for (int i = 1; i < id_len && off > 0 && (size_t)off < cap; i++)
+		off += snprintf(path + off, cap - (size_t)off, "%02x", id[i]);
+	if (off > 0 && (size_t)off < cap)
+		snprintf(path + off, cap - (size_t)off, ".debug");
+}
+
+static int host_debug(void *ctx, const unsigned char *id, int id_len, int pass)
+{
+	char path[64 + 2 * 64];
+
+	(void)ctx;
+	if (pass != 0 || id_len < 3 || id_len > 64)
+		return -1; /* the process's root is this machine's */
+	build_id_path(path, sizeof(path), id, id_len);
+	return reopen_regular(open(path, O_PATH | O_CLOEXEC));
+}
+
+const struct native_files native_files_host = {.module = host_module, .debug = host_debug};
+
+/* An ELF file for libdwfl, if it is one within the limits; closes fd if
+ * not. */
+static int usable(struct native_unwinder *u, int fd)
+{
+	char why[128];
+
+	if (fd < 0)
+		return -1;
+	if (native_elf_within_limits(fd, why, sizeof(why)) != 0) {
+		u->stats.files_refused++;
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Dwfl_Callbacks.find_elf: the module's file from the provider. The vDSO
+ * ("[vdso: PID]", reported below) comes from its image; a file deleted
+ * since it was mapped is not looked for anywhere (its frames are named
+ * after it). */
 static int cb_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, char **file_name,
 		       Elf **elfp)
 {
-	const struct native_unwinder *u = userdata ? *userdata : NULL;
+	struct native_unwinder *u = userdata ? *userdata : NULL;
 	size_t len;
 	int fd;
 
+	(void)mod;
+	(void)base;
 	if (!u || !name)
 		return -1;
 	len = strlen(name);
-	if (u->replay && strncmp(name, "[vdso: ", 7) == 0 && u->vdso) {
-		/* As dwfl_linux_proc_find_elf hands over the live image: no
+	if (strncmp(name, "[vdso: ", 7) == 0) {
+		/* As dwfl_linux_proc_find_elf hands over a live image: no
 		 * file, the Elf in *elfp. */
-		*elfp = elf_memory(u->vdso, u->vdso_len);
+		if (u->vdso)
+			*elfp = elf_memory(u->vdso, u->vdso_len);
 		return -1;
 	}
-	if (u->replay && (name[0] != '/' || strstr(name, " (deleted)")))
-		return -1; /* the process's memory is not in a recording */
-	if (strncmp(name, "[vdso: ", 7) == 0 || (len > 10 && strcmp(name + len - 10, " (deleted)") == 0))
-		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
-	fd = open_in_root(u, name);
+	if (name[0] != '/' || (len > 10 && strcmp(name + len - 10, " (deleted)") == 0))
+		return -1;
+	fd = usable(u, u->files.module(u->files.ctx, name));
 	if (fd < 0)
 		return -1;
 	*file_name = strdup(name);
@@ -219,34 +205,25 @@ static bool build_id_matches(int fd, const unsigned char *id, int id_len)
 static int cb_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			     const char *file_name, const char *debuglink, GElf_Word crc, char **debuginfo_file_name)
 {
-	const struct native_unwinder *u = userdata ? *userdata : NULL;
+	struct native_unwinder *u = userdata ? *userdata : NULL;
 	const unsigned char *id;
 	GElf_Addr vaddr;
 	char path[64 + 2 * 64];
-	int id_len, off;
+	int id_len;
 
 	(void)modname;
 	(void)base;
 	(void)file_name;
 	(void)crc;
-	if (!u || (debuglink && strchr(debuglink, '/')))
+	if (!u || !u->files.debug || (debuglink && strchr(debuglink, '/')))
 		return -1;
 	id_len = dwfl_module_build_id(mod, &id, &vaddr);
 	if (id_len < 3 || id_len > 64)
 		return -1;
-	off = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
-	for (int i = 1; i < id_len; i++)
-		off += snprintf(path + off, sizeof(path) - (size_t)off, "%02x", id[i]);
-	snprintf(path + off, sizeof(path) - (size_t)off, ".debug");
+	build_id_path(path, sizeof(path), id, id_len);
 	for (int pass = 0; pass < 2; pass++) {
-		int fd;
+		int fd = usable(u, u->files.debug(u->files.ctx, id, id_len, pass));
 
-		if (pass == 0)
-			fd = open_in_root(u, path);
-		else if (u->same_root != 1) /* ours (the same file when the roots are one) */
-			fd = reopen_regular(open(path, O_PATH | O_CLOEXEC));
-		else
-			fd = -1;
 		if (fd < 0)
 			continue;
 		if (build_id_matches(fd, id, id_len)) {
@@ -372,107 +349,27 @@ static const char *module_function(struct native_unwinder *u, Dwfl_Module *mod, 
 	return lo && pc < m->v[lo - 1].hi ? m->v[lo - 1].name : NULL;
 }
 
-/* /proc/PID/maps read whole: a failed read leaves the modules as they were. */
-static char *read_maps(pid_t pid, size_t *lenp)
-{
-	char path[40];
-	size_t len = 0, cap = 1u << 16;
-	char *buf = NULL;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		ssize_t r;
-
-		if (!buf || len == cap) {
-			char *nb;
-
-			if (buf)
-				cap *= 2;
-			if (cap > MAPS_MAX_BYTES || !(nb = realloc(buf, cap)))
-				goto fail;
-			buf = nb;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto fail;
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	*lenp = len;
-	return buf;
-fail:
-	close(fd);
-	free(buf);
-	return NULL;
-}
-
-/* The largest vDSO image taken (the kernel's is two pages). */
-#define VDSO_MAX_BYTES (64u << 10)
-
-/* Reads the process's vDSO ([lo, hi) in its maps) from its memory and
- * passes it to on_vdso, once: a replay names vDSO frames from the copy. */
-static void send_vdso(struct native_unwinder *u, uint64_t lo, uint64_t hi)
-{
-	char path[40];
-	void *image;
-	ssize_t got;
-	int fd;
-
-	u->vdso_sent = true; /* tried once, whatever comes of it */
-	if (hi - lo > VDSO_MAX_BYTES || !(image = malloc(hi - lo)))
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)u->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	got = fd >= 0 ? pread(fd, image, hi - lo, (off_t)lo) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (got == (ssize_t)(hi - lo))
-		u->on_vdso(u->on_maps_ctx, u->pid, image, (size_t)got);
-	free(image);
-}
-
-/* Reports pid's file mappings (and its vDSO) as the Dwfl's modules. 0, or
- * -1 if the maps could not be read (gone, or no mappings: then nothing
- * changes). Rate limited by the callers through last_report_ns. */
+/* Reports the fed mappings (and the vDSO) as the Dwfl's modules. 0, or -1
+ * if there are none. */
 static int report_modules(struct native_unwinder *u)
 {
-	size_t len = 0;
-	char *maps, *line;
+	char *line, *end;
 	FILE *f;
 
-	u->last_report_ns = now_ns();
-	if (u->replay) {
-		if (!u->fed_maps || !(maps = malloc(u->fed_len)))
-			return -1;
-		memcpy(maps, u->fed_maps, len = u->fed_len);
-	} else if ((maps = read_maps(u->pid, &len)) && len && u->on_maps) {
-		u->on_maps(u->on_maps_ctx, u->pid, maps, len);
-	}
-	if (!maps || len == 0) {
-		free(maps);
+	if (!u->maps || u->maps_len == 0)
 		return -1;
-	}
-	f = fmemopen(maps, len, "r");
-	if (!f) {
-		free(maps);
+	f = fmemopen(u->maps, u->maps_len, "r");
+	if (!f)
 		return -1;
-	}
 	dwfl_report_begin(u->dwfl);
 	(void)dwfl_linux_proc_maps_report(u->dwfl, f);
 	fclose(f);
 	/* dwfl_linux_proc_maps_report skips the vDSO (no auxv): report it
-	 * under the name dwfl_linux_proc_find_elf reads from memory. */
-	for (line = maps; line < maps + len;) {
-		char *nl = memchr(line, '\n', (size_t)(maps + len - line));
-		size_t ll = nl ? (size_t)(nl - line) : (size_t)(maps + len - line);
+	 * under a name of its own, whose Elf cb_find_elf makes of the image. */
+	end = u->maps + u->maps_len;
+	for (line = u->maps; line < end;) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t ll = nl ? (size_t)(nl - line) : (size_t)(end - line);
 
 		if (ll > 7 && memcmp(line + ll - 7, " [vdso]", 7) == 0) {
 			unsigned long long lo, hi;
@@ -481,14 +378,11 @@ static int report_modules(struct native_unwinder *u)
 			if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo < hi) {
 				snprintf(name, sizeof(name), "[vdso: %d]", (int)u->pid);
 				(void)dwfl_report_module(u->dwfl, name, lo, hi);
-				if (!u->replay && u->on_vdso && !u->vdso_sent)
-					send_vdso(u, lo, hi);
 			}
 			break;
 		}
 		line += ll + 1;
 	}
-	free(maps);
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	dwfl_getmodules(u->dwfl, set_userdata_cb, u, 0);
 	u->stats.reports++;
@@ -510,12 +404,6 @@ static Dwfl_Module *module_at(struct native_unwinder *u, uint64_t pc)
 	if (mod && (!dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) || pc < lo || pc >= hi))
 		return NULL;
 	return mod;
-}
-
-static void maybe_rereport(struct native_unwinder *u)
-{
-	if (!u->replay && now_ns() - u->last_report_ns >= REREPORT_INTERVAL_NS)
-		(void)report_modules(u);
 }
 
 /* --- Thread state: the sample being walked --- */
@@ -603,65 +491,31 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* --- Setup --- */
 
-/* The last pid of "NSpid:" in /proc/PID/status: pid in its own namespace. */
-static pid_t ns_pid_of(pid_t pid)
+static char *copy_of(const void *p, size_t len)
 {
-	char path[40], line[256];
-	pid_t ns = pid;
-	FILE *f;
+	char *c = malloc(len ? len : 1);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6) == 0) {
-			char *last = strrchr(line, '\t');
-			long v = last ? strtol(last + 1, NULL, 10) : 0;
-			if (v > 0)
-				ns = (pid_t)v;
-			break;
-		}
-	}
-	fclose(f);
-	return ns;
+	if (c && len)
+		memcpy(c, p, len);
+	return c;
 }
 
-static int root_is_ours(pid_t pid)
-{
-	char root[48];
-	struct stat a, b;
-
-	snprintf(root, sizeof(root), "/proc/%d/root/", (int)pid);
-	if (stat(root, &a) != 0 || stat("/", &b) != 0)
-		return -1;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-static struct native_unwinder *unwinder_new(pid_t pid, native_maps_cb on_maps, native_vdso_cb on_vdso, void *ctx,
-					    const char *maps, size_t maps_len)
+struct native_unwinder *native_unwinder_new(pid_t pid, const char *maps, size_t len, const struct native_files *files)
 {
 	struct native_unwinder *u;
 
-	if (pid <= 0)
+	if (pid <= 0 || !maps || !files || !files->module || len > NATIVE_MAPS_MAX_BYTES)
 		return NULL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
 	u->pid = pid;
-	u->on_maps = on_maps;
-	u->on_vdso = on_vdso;
-	u->on_maps_ctx = ctx;
-	if (maps) {
-		u->replay = true;
-		if (!(u->fed_maps = malloc(maps_len ? maps_len : 1))) {
-			free(u);
-			return NULL;
-		}
-		memcpy(u->fed_maps, maps, u->fed_len = maps_len);
-	} else {
-		u->same_root = root_is_ours(pid);
-		u->ns_pid = ns_pid_of(pid);
+	u->files = *files;
+	if (!(u->maps = copy_of(maps, len))) {
+		free(u);
+		return NULL;
 	}
+	u->maps_len = len;
 	u64_map_init(&u->sym_index);
 	elf_version(EV_CURRENT);
 	u->callbacks.find_elf = cb_find_elf;
@@ -700,46 +554,51 @@ void native_unwinder_free(struct native_unwinder *u)
 	u64_map_free(&u->sym_index);
 	modsyms_clear(u);
 	free(u->names);
-	free(u->fed_maps);
+	free(u->maps);
 	free(u->vdso); /* after dwfl_end: the vDSO's Elf pointed into it */
 	perf_map_free(&u->perf_map);
 	free(u);
-}
-
-struct native_unwinder *native_unwinder_new(pid_t pid, native_maps_cb on_maps, native_vdso_cb on_vdso, void *ctx)
-{
-	return unwinder_new(pid, on_maps, on_vdso, ctx, NULL, 0);
-}
-
-struct native_unwinder *native_unwinder_new_replay(pid_t pid, const char *maps, size_t len)
-{
-	return maps ? unwinder_new(pid, NULL, NULL, NULL, maps, len) : NULL;
 }
 
 int native_unwinder_set_maps(struct native_unwinder *u, const char *maps, size_t len)
 {
 	char *copy;
 
-	if (!u || !u->replay || !maps || !(copy = malloc(len ? len : 1)))
+	if (!u || !maps || len > NATIVE_MAPS_MAX_BYTES || !(copy = copy_of(maps, len)))
 		return -1;
-	memcpy(copy, maps, len);
-	free(u->fed_maps);
-	u->fed_maps = copy;
-	u->fed_len = len;
+	free(u->maps);
+	u->maps = copy;
+	u->maps_len = len;
 	return report_modules(u);
 }
 
 int native_unwinder_set_vdso(struct native_unwinder *u, const void *image, size_t len)
 {
-	if (!u || !u->replay || len == 0 || len > VDSO_MAX_BYTES)
+	if (!u || len == 0 || len > NATIVE_VDSO_MAX_BYTES)
 		return -1;
 	if (u->vdso)
 		return 0; /* libdwfl may hold an Elf of the first */
-	if (!(u->vdso = malloc(len)))
+	if (!(u->vdso = copy_of(image, len)))
 		return -1;
-	memcpy(u->vdso, image, len);
 	u->vdso_len = len;
 	return 0;
+}
+
+int native_unwinder_set_perf_map(struct native_unwinder *u, int fd)
+{
+	if (!u || perf_map_load(&u->perf_map, fd) != 0)
+		return -1;
+	sym_cache_clear(u);
+	return 0;
+}
+
+bool native_unwinder_take_unknown(struct native_unwinder *u)
+{
+	bool seen = u && u->unknown_seen;
+
+	if (u)
+		u->unknown_seen = false;
+	return seen;
 }
 
 /* --- Unwinding --- */
@@ -764,7 +623,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 		p = pc; /* interrupted by a signal: pc itself */
 	u->depth++;
 	if (!module_at(u, p))
-		u->unknown_pc = true;
+		u->unknown_seen = true;
 	u->pcs[u->n++] = p;
 	if (u->n >= u->max) {
 		u->aborted = true;
@@ -812,7 +671,7 @@ static int unwind_walk(struct native_unwinder *u, const struct js_sample *s, boo
 		return 0;
 	}
 	if (!module_at(u, first))
-		maybe_rereport(u);
+		u->unknown_seen = true;
 
 	u->cur = s;
 	u->from_caller = from_caller;
@@ -827,7 +686,6 @@ static int unwind_walk(struct native_unwinder *u, const struct js_sample *s, boo
 	u->n = 0;
 	u->depth = 0;
 	u->aborted = false;
-	u->unknown_pc = false;
 	rc = dwfl_getthread_frames(u->dwfl, u->cur_tid, frame_cb, u);
 	u->cur = NULL;
 
@@ -842,8 +700,6 @@ static int unwind_walk(struct native_unwinder *u, const struct js_sample *s, boo
 		if (u->n == 1)
 			fp_walk(u, s);
 	}
-	if (u->unknown_pc)
-		maybe_rereport(u);
 	u->pcs = NULL;
 	u->stats.frames += (uint64_t)u->n;
 	return u->n;
@@ -995,35 +851,6 @@ static void clean_name(const char *sym, char *out, size_t outlen)
 	free(unversioned);
 }
 
-/* The perf map's name for pc (live only: a recording has no perf map). */
-static const char *jit_name(struct native_unwinder *u, uint64_t pc)
-{
-	uint64_t now = now_ns();
-
-	if (u->replay)
-		return NULL;
-	if (now - u->perf_map_checked_ns >= REREPORT_INTERVAL_NS) {
-		char path[48];
-		struct stat st;
-		int fd;
-
-		u->perf_map_checked_ns = now;
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)u->ns_pid);
-		fd = open_in_root(u, path);
-		if (fd >= 0 && fstat(fd, &st) == 0 &&
-		    (st.st_size != u->perf_map_size || st.st_mtim.tv_sec != u->perf_map_mtime.tv_sec ||
-		     st.st_mtim.tv_nsec != u->perf_map_mtime.tv_nsec) &&
-		    perf_map_load(&u->perf_map, fd) == 0) {
-			u->perf_map_size = st.st_size;
-			u->perf_map_mtime = st.st_mtim;
-			sym_cache_clear(u);
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	return perf_map_find(&u->perf_map, pc);
-}
-
 static void describe_pc(struct native_unwinder *u, uint64_t pc, char *out, size_t outlen)
 {
 	Dwfl_Module *mod = module_at(u, pc);
@@ -1031,7 +858,7 @@ static void describe_pc(struct native_unwinder *u, uint64_t pc, char *out, size_
 	Dwarf_Addr start = 0;
 
 	if (!mod) {
-		const char *jit = jit_name(u, pc);
+		const char *jit = perf_map_find(&u->perf_map, pc);
 
 		if (jit)
 			copy_name(out, outlen, jit, strlen(jit));
@@ -1078,7 +905,7 @@ const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, 
 		return buf;
 	}
 	if (!module_at(u, pc))
-		maybe_rereport(u); /* dlopen since the last report? */
+		u->unknown_seen = true; /* dlopen since the last report? */
 	describe_pc(u, pc, name, sizeof(name));
 	copy_name(buf, len, name, strlen(name));
 	if (pc == 0 || strcmp(name, "[unknown]") == 0)
@@ -1103,4 +930,104 @@ const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, 
 	if (u64_map_put(&u->sym_index, pc, u->names_len) == 0)
 		u->names_len += n;
 	return buf;
+}
+
+/* --- Limits on the files libdw may read --- */
+
+static bool pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	ssize_t r;
+
+	if (off > (uint64_t)INT64_MAX - len)
+		return false;
+	do
+		r = pread(fd, buf, len, (off_t)off);
+	while (r < 0 && errno == EINTR);
+	return r == (ssize_t)len;
+}
+
+static int too_much(char *why, size_t whylen, const char *what, uint64_t value)
+{
+	snprintf(why, whylen, "%s (%llu)", what, (unsigned long long)value);
+	return -1;
+}
+
+/* A compressed section's expanded size: SHF_COMPRESSED's header, or the
+ * ".zdebug" form ("ZLIB" and a big-endian size). 0 if it is neither. */
+static uint64_t expanded_size(int fd, const Elf64_Shdr *sh, const char *name)
+{
+	unsigned char z[12];
+
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		Elf64_Chdr ch;
+
+		return pread_all(fd, &ch, sizeof(ch), sh->sh_offset) ? ch.ch_size : UINT64_MAX;
+	}
+	if (strncmp(name, ".zdebug", 7) != 0)
+		return 0;
+	if (!pread_all(fd, z, sizeof(z), sh->sh_offset) || memcmp(z, "ZLIB", 4) != 0)
+		return 0;
+	uint64_t v = 0;
+	for (int i = 4; i < 12; i++)
+		v = v << 8 | z[i];
+	return v;
+}
+
+int native_elf_within_limits(int fd, char *why, size_t whylen)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[64], strtab_sh;
+	struct stat st;
+	uint64_t nsec, symbols = 0;
+	bool have_names;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return too_much(why, whylen, "not a regular file", 0);
+	if ((uint64_t)st.st_size > NATIVE_FILE_MAX_BYTES)
+		return too_much(why, whylen, "file too large", (uint64_t)st.st_size);
+	if (!pread_all(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return too_much(why, whylen, "not a 64-bit little-endian ELF file", 0);
+	if (eh.e_shoff == 0)
+		return 0; /* no sections: nothing for libdw to expand */
+	if (eh.e_shentsize != sizeof(Elf64_Shdr))
+		return too_much(why, whylen, "odd section header size", eh.e_shentsize);
+	nsec = eh.e_shnum;
+	if (nsec == 0 || eh.e_shstrndx == SHN_XINDEX) { /* the counts live in section 0 */
+		if (!pread_all(fd, sh, sizeof(sh[0]), eh.e_shoff))
+			return too_much(why, whylen, "unreadable section 0", 0);
+		if (nsec == 0)
+			nsec = sh[0].sh_size;
+	}
+	if (nsec > NATIVE_MAX_SECTIONS)
+		return too_much(why, whylen, "too many sections", nsec);
+	if (eh.e_shoff + nsec * sizeof(Elf64_Shdr) > (uint64_t)st.st_size)
+		return too_much(why, whylen, "section headers past the end of the file", nsec);
+	have_names = eh.e_shstrndx != SHN_UNDEF && eh.e_shstrndx < nsec &&
+		     pread_all(fd, &strtab_sh, sizeof(strtab_sh), eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr));
+	for (uint64_t i = 0; i < nsec; i += 64) {
+		unsigned n = nsec - i < 64 ? (unsigned)(nsec - i) : 64;
+
+		if (!pread_all(fd, sh, n * sizeof(sh[0]), eh.e_shoff + i * sizeof(Elf64_Shdr)))
+			return too_much(why, whylen, "unreadable section headers", i);
+		for (unsigned k = 0; k < n; k++) {
+			char name[8] = "";
+			uint64_t big;
+
+			if (sh[k].sh_type == SHT_NOBITS)
+				continue;
+			if (sh[k].sh_type == SHT_SYMTAB || sh[k].sh_type == SHT_DYNSYM) {
+				symbols += sh[k].sh_size / sizeof(Elf64_Sym);
+				if (symbols > NATIVE_MAX_SYMBOLS)
+					return too_much(why, whylen, "too many symbols", symbols);
+			}
+			if (have_names && strtab_sh.sh_size > sh[k].sh_name)
+				(void)pread_all(fd, name, sizeof(name) - 1, strtab_sh.sh_offset + sh[k].sh_name);
+			big = expanded_size(fd, &sh[k], name);
+			if (big > NATIVE_MAX_DECOMPRESSED ||
+			    big > (uint64_t)NATIVE_MAX_EXPANSION * sh[k].sh_size + (1u << 20))
+				return too_much(why, whylen, "a compressed section expands too far", big);
+		}
+	}
+	return 0;
 }

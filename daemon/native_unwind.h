@@ -3,59 +3,79 @@
  * sample's registers through its *copy* of the user stack, with elfutils'
  * libdwfl (the way perf unwinds its user-stack copies), and symbolisation.
  *
- * One unwinder per profiled process. Its modules are the file mappings of
- * /proc/PID/maps (plus the vDSO, read from /proc/PID/mem); their files are
- * opened inside the process's root (/proc/PID/root, resolved with
- * RESOLVE_IN_ROOT, so a container's absolute symlinks stay in it), regular
- * files only. Separate debug files are looked up by build ID only, under
- * the process's /usr/lib/debug and then ours, and used only if the build ID
- * matches; never through debuginfod. ELF files are loaded lazily, on the
- * first pc in them.
+ * This parses files a profiled process controls (its libraries, their
+ * debug files, its perf map), so jsampled itself never links it: it runs
+ * in the sandboxed native helper (native_helper.h) and in jsreplay. The
+ * unwinder reads nothing by itself: the process's mappings come as the text
+ * of /proc/PID/maps (native_unwinder_new, native_unwinder_set_maps), its
+ * vDSO as an image, its files as descriptors from a native_files provider
+ * (the helper's come from jsampled, which opened and checked them; jsreplay's
+ * are this machine's files at the same paths), its perf map as a
+ * descriptor. Separate debug files are looked up by build ID only and used
+ * only if the build ID matches; never through debuginfod. ELF files are
+ * loaded lazily, on the first pc in them, and only if they pass the limits
+ * below (a file past one is as if missing: its frames are named after it).
  *
  * Where a module has no CFI for a pc (or it fails), libdwfl itself falls
  * back to the frame pointer for that frame; when libdwfl cannot get past the
  * first frame at all, native_unwind walks the rbp chain through the copy.
  *
  * Not thread-safe: one thread per unwinder (different unwinders may be used
- * from different threads). Nothing here crashes on a process that exited,
- * unreadable files, garbage registers or an empty copy: it just finds fewer
- * frames.
+ * from different threads). Garbage registers, an empty copy, files that
+ * are not ELF or break the limits only make it find fewer frames.
  */
 #ifndef JSAMPLED_NATIVE_UNWIND_H
 #define JSAMPLED_NATIVE_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "stack_fragment.h" /* struct js_sample: see bpf/sampler.h */
 
+/* What an ELF file may hold to be used at all: a crafted file cannot make
+ * the unwinder hold or decompress more than this. */
+#define NATIVE_FILE_MAX_BYTES (2ull << 30)
+#define NATIVE_MAX_SECTIONS 65536u
+#define NATIVE_MAX_SYMBOLS (2u << 20)       /* per file, .symtab and .dynsym together */
+#define NATIVE_MAX_DECOMPRESSED (256u << 20) /* a compressed section, expanded */
+#define NATIVE_MAX_EXPANSION 64u             /* ... and at most this many times its size (+1 MiB) */
+#define NATIVE_VDSO_MAX_BYTES (64u << 10)
+#define NATIVE_MAPS_MAX_BYTES (16u << 20)
+
+/* Where an unwinder's files come from. Each returns a read-only descriptor
+ * the unwinder then owns, or -1. */
+struct native_files {
+	/* A mapped file, by the path the mappings show. */
+	int (*module)(void *ctx, const char *path);
+	/* A separate debug file for a build ID: pass 0 the process's own
+	 * /usr/lib/debug/.build-id/XX/YYYY.debug, pass 1 this machine's. */
+	int (*debug)(void *ctx, const unsigned char *build_id, int id_len, int pass);
+	void *ctx;
+};
+
+/* This machine's files at the paths given (jsreplay, tests). */
+extern const struct native_files native_files_host;
+
 struct native_unwinder; /* one per profiled process */
 
-/* Called with the text of /proc/PID/maps each time a live unwinder reads
- * it (jsampled records it, so a replay unwinds with the same modules). */
-typedef void (*native_maps_cb)(void *ctx, pid_t pid, const char *maps, size_t len);
-/* Called once with the process's vDSO image, read from its memory the
- * first time its maps show one (recorded: a replay has no process memory
- * to read it from). */
-typedef void (*native_vdso_cb)(void *ctx, pid_t pid, const void *image, size_t len);
-
-/* For process pid (alive; its files are opened through /proc/PID/root/...
- * so containers work, and its mappings read from /proc/PID/maps). NULL if
- * libdwfl cannot be set up (no such process, maps unreadable, no memory).
- * on_maps and on_vdso may be NULL. */
-struct native_unwinder *native_unwinder_new(pid_t pid, native_maps_cb on_maps, native_vdso_cb on_vdso, void *ctx);
-/* For a recorded process (jsreplay): its mappings are the maps text given
- * here and later by native_unwinder_set_maps (never /proc), its files this
- * machine's at the same paths (replays run where the recording was made;
- * a file that changed since only yields fewer or other names). */
-struct native_unwinder *native_unwinder_new_replay(pid_t pid, const char *maps, size_t len);
-/* A replay unwinder's newer mappings. 0, or -1. */
+/* For process pid with the mappings maps (the text of its /proc/PID/maps,
+ * len bytes) and its files from files (copied; files->ctx must outlive the
+ * unwinder). NULL if libdwfl cannot be set up (no mappings, no memory). */
+struct native_unwinder *native_unwinder_new(pid_t pid, const char *maps, size_t len, const struct native_files *files);
+/* The process's newer mappings. 0, or -1. */
 int native_unwinder_set_maps(struct native_unwinder *u, const char *maps, size_t len);
-/* A replay unwinder's vDSO image (as on_vdso gave it live): the vDSO's
- * symbols come from it. The first image given stays (a process's vDSO does
- * not change). 0, or -1 (not a replay unwinder, too large, no memory). */
+/* The process's vDSO image: the vDSO's symbols come from it, if it is
+ * given before the first pc in the vDSO is looked up. The first image
+ * given stays (a process's vDSO does not change). 0, or -1. */
 int native_unwinder_set_vdso(struct native_unwinder *u, const void *image, size_t len);
+/* The process's perf map (/tmp/perf-PID.map, perf_map.h) read from fd
+ * (not closed), replacing the one before. 0, or -1. */
+int native_unwinder_set_perf_map(struct native_unwinder *u, int fd);
+/* Whether a pc in no known module was met since the last call: the
+ * mappings should be read again (a dlopen, new JIT code). */
+bool native_unwinder_take_unknown(struct native_unwinder *u);
 void native_unwinder_free(struct native_unwinder *u);
 
 /* The native frames of sample s, innermost first, from its registers
@@ -67,8 +87,7 @@ void native_unwinder_free(struct native_unwinder *u);
  * that is outside [stop_lo, stop_hi)), 0 if none. For frames after the
  * first, the pc written is the return address minus 1 (inside the call
  * instruction, for symbolisation); after a signal frame, the interrupted pc
- * itself. A pc in no known module makes the unwinder re-read the process's
- * mappings (at most once a second) for the next samples. */
+ * itself. */
 int native_unwind(struct native_unwinder *u, const struct js_sample *s, uint64_t stop_lo, uint64_t stop_hi,
 		  uint64_t *pcs, int max);
 
@@ -84,17 +103,24 @@ int native_unwind_from(struct native_unwinder *u, const struct js_sample *s, uin
  * ".part.0", ".isra.0", ".cold" cut), found by binary search in the
  * module's function symbols sorted once; if no symbol covers pc: the
  * module's file name ("libz.so.1.2.13": one name for all of a library's
- * unnamed code, so a profile does not grow a frame per pc); if no module:
- * "[unknown]". Written into buf
- * (always NUL-terminated when len > 0), returned. Names are cached per pc
- * (bounded; cleared when the mappings are re-read). */
+ * unnamed code, so a profile does not grow a frame per pc); in no module:
+ * the perf map's name, else "[unknown]". Written into buf (always
+ * NUL-terminated when len > 0), returned. Names are cached per pc
+ * (bounded; cleared when the mappings or the perf map change). The name is
+ * raw bytes of the file: whoever shows it escapes it. */
 const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, size_t len);
 
-/* Cumulative counters for stats: walks, frames found, walks that ended in
- * an unwinding error, module (re)reports (the first one included). */
+/* Cumulative counters: walks, frames found, walks that ended in an
+ * unwinding error, module (re)reports (the first one included), files
+ * refused by the limits. */
 struct native_unwind_stats {
-	uint64_t walks, frames, errors, reports;
+	uint64_t walks, frames, errors, reports, files_refused;
 };
 const struct native_unwind_stats *native_unwind_stats(const struct native_unwinder *u);
+
+/* Whether the ELF file open on fd stays within the limits above (header,
+ * section headers, symbol counts and compressed section sizes read with
+ * pread, a few KiB at a time). 0, or -1 with why. */
+int native_elf_within_limits(int fd, char *why, size_t whylen);
 
 #endif

@@ -90,6 +90,16 @@ static const struct opt_spec specs[] = {
 	 "record the kernel stack of samples that interrupted the kernel (shown by --view mixed queries)"},
 	{"native-stacks", T_ONOFF, "on|off", 0, 0, 0, 0, NULL, F(native_stacks), false,
 	 "copy and unwind native (C/C++) frames too: JNI libraries, libjvm, JVM-internal threads (--view mixed)"},
+	{"native-helper", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(native_helper_path), false,
+	 "the sandboxed native unwinder (default " JSAMPLED_DEFAULT_NATIVE_HELPER ", else next to jsampled)"},
+	{"native-helper-user", T_STRING, "USER", 0, 0, 0, 0, NULL, F(native_helper_user), false,
+	 "the unprivileged user it runs as (default " JSAMPLED_NATIVE_HELPER_USER " if it exists, else nobody)"},
+	{"native-helper-mb", T_UINT, "N", 64, 65536, MIB, 512, NULL, F(native_helper_bytes), false,
+	 "its heap at most (files it maps come beside it)"},
+	{"native-deadline-ms", T_UINT, "N", 100, 600000, 0, 2000, NULL, F(native_deadline_ms), false,
+	 "an answer later than this, with half of it spent in the helper's CPU (or 15 times as late), gets it killed and restarted"},
+	{"native-queue-mb", T_UINT, "N", 1, 4096, MIB, 16, NULL, F(native_queue_bytes), false,
+	 "samples waiting for it at most; past it they get no native frames (counted)"},
 	{"ringbuf-mb", T_UINT, "N", 1, 4096, MIB, 64, NULL, F(ringbuf_bytes), false,
 	 "ring buffer size in MiB, a power of two"},
 	{"drain-ms", T_UINT, "N", 1, 1000, 0, 500, NULL, F(drain_ms), false,
@@ -408,6 +418,29 @@ static void default_agent_path(struct options *o)
 	}
 }
 
+/* The helper beside jsampled: installed (<prefix>/lib/jsampled/), or in a
+ * build tree (build/jsampled-unwind next to build/jsampled). */
+static void default_helper_path(struct options *o)
+{
+	char exe[4096];
+	ssize_t n;
+
+	snprintf(o->native_helper_path, sizeof(o->native_helper_path), "%s", JSAMPLED_DEFAULT_NATIVE_HELPER);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	dirname(exe);
+	snprintf(o->native_helper_path, sizeof(o->native_helper_path), "%.*s/jsampled-unwind",
+		 (int)(sizeof(o->native_helper_path) - 32), exe);
+	if (access(o->native_helper_path, X_OK) == 0)
+		return;
+	snprintf(o->native_helper_path, sizeof(o->native_helper_path), "%.*s/../lib/jsampled/jsampled-unwind",
+		 (int)(sizeof(o->native_helper_path) - 40), exe);
+	if (access(o->native_helper_path, X_OK) != 0)
+		snprintf(o->native_helper_path, sizeof(o->native_helper_path), "%s", JSAMPLED_DEFAULT_NATIVE_HELPER);
+}
+
 /* getopt_long's table, built from specs (index i: specs[i]). */
 static void long_options(struct option *longs)
 {
@@ -469,6 +502,8 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
 	}
 	if (!o->agent_path[0])
 		default_agent_path(o);
+	if (!o->native_helper_path[0])
+		default_helper_path(o);
 	if (o->max_fragment_bytes < o->fragment_bytes)
 		o->max_fragment_bytes = o->fragment_bytes;
 	/* A quarter: each wake-up after a sleep starts cold (the JVMs ran

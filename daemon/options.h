@@ -14,6 +14,8 @@
 
 #define JSAMPLED_DEFAULT_SOCKET "/run/jsampled/jsampled.sock"
 #define JSAMPLED_DEFAULT_AGENT "/usr/lib/jsampled/libjsagent.so"
+#define JSAMPLED_DEFAULT_NATIVE_HELPER "/usr/lib/jsampled/jsampled-unwind"
+#define JSAMPLED_NATIVE_HELPER_USER "jsampled-unwind"
 #define RULE_MAX 16
 #define RULE_LEN 128
 
@@ -48,6 +50,11 @@ struct options {
 	unsigned fill_bytes;         /* gap-filling windows (bpf/sampler.h JS_SAMPLE_FILL) */
 	bool kernel_stacks;          /* JS_SAMPLE_KSTACK records */
 	bool native_stacks;          /* copy and unwind native frames */
+	char native_helper_path[256]; /* the sandboxed unwinder (native_helper.h) */
+	char native_helper_user[64];  /* the user it runs as */
+	size_t native_helper_bytes;   /* its heap */
+	unsigned native_deadline_ms;  /* an answer of it comes within this */
+	size_t native_queue_bytes;    /* samples waiting for it */
 	bool startup_sampling;       /* sample starting JVMs before their agent (jvm_startup.h) */
 	size_t ringbuf_bytes;
 	size_t wakeup_bytes; /* 0: a quarter of the ring */

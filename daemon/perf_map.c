@@ -86,7 +86,7 @@ int perf_map_load(struct perf_map *m, int fd)
 		size_t nl;
 
 		lineno++;
-		if (parse_line(line, &start, &size, &name) != 0) {
+		if (next.n >= PERF_MAP_MAX_ENTRIES || parse_line(line, &start, &size, &name) != 0) {
 			next.skipped++;
 			continue;
 		}

@@ -7,8 +7,8 @@
  * Loaded whole from a descriptor (the caller opens it inside the process's
  * root), sorted by start; when two entries overlap the later line wins
  * (a JIT that reuses memory appends the new code's line). Bounded: at most
- * PERF_MAP_MAX_BYTES are read, longer names are cut; malformed lines are
- * skipped and counted.
+ * PERF_MAP_MAX_BYTES are read and PERF_MAP_MAX_ENTRIES kept, longer names
+ * are cut; malformed lines and lines past the cap are skipped and counted.
  */
 #ifndef JSAMPLED_PERF_MAP_H
 #define JSAMPLED_PERF_MAP_H
@@ -16,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PERF_MAP_MAX_BYTES (64u << 20)
+#define PERF_MAP_MAX_BYTES (32u << 20)
+#define PERF_MAP_MAX_ENTRIES (1u << 20) /* past it lines are counted as skipped */
 
 struct perf_map_entry {
 	uint64_t start, end;

@@ -378,6 +378,8 @@ static bool gone_before_agent(const struct process *p, const struct js_sample *s
 static void finish_sample(struct process_table *t, struct process *p, const struct js_sample *s,
 			  enum decode_status st, int reason, struct trace *tr)
 {
+	uint32_t java_n;
+
 	if (st == DECODE_FAILED && gone_before_agent(p, s, reason))
 		reason = DECODE_FAIL_BEFORE_AGENT;
 	decode_stats_account(&p->stats, st, reason, tr->top_rule);
@@ -398,11 +400,36 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	}
 	if (t->hooks.on_decoded)
 		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
-	/* After the checks and the hook: those see the Java trace only. */
-	if (t->hooks.add_native_frames && st != DECODE_FAILED && p->state == PROCESS_LIVE)
-		t->hooks.add_native_frames(t->hooks.ctx, t->recording, p, s, tr);
+	/* After the checks and the hook: those see the Java trace only. The
+	 * kernel frames now, in sample order; native frames go below them. */
+	java_n = tr->n;
 	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
-	if (st != DECODE_FAILED)
+	if (st == DECODE_FAILED)
+		return;
+	if (t->hooks.add_native_frames && p->state == PROCESS_LIVE &&
+	    t->hooks.add_native_frames(t->hooks.ctx, t->recording, p, s, st, tr, java_n))
+		return;
+	record_trace(t, p, s, st, tr);
+}
+
+/* A non-Java process's trace, native frames and all: none at all is a
+ * failure (an empty stack). */
+static void finish_native_only(struct process_table *t, struct process *p, const struct js_sample *s, struct trace *tr)
+{
+	if (tr->n == 0) {
+		decode_stats_account(&p->stats, DECODE_FAILED, DECODE_FAIL_EMPTY_STACK, DECODE_RULE_NONE);
+		return;
+	}
+	decode_stats_account(&p->stats, DECODE_NOT_JAVA, DECODE_FAILURE_NONE, DECODE_RULE_NONE);
+	record_trace(t, p, s, DECODE_NOT_JAVA, tr);
+}
+
+void process_finish_deferred(struct process_table *t, struct process *p, const struct js_sample *s,
+			     enum decode_status st, struct trace *tr)
+{
+	if (st == DECODE_NOT_JAVA)
+		finish_native_only(t, p, s, tr);
+	else
 		record_trace(t, p, s, st, tr);
 }
 
@@ -579,15 +606,11 @@ static void take_native_only(struct process_table *t, struct process *p, const s
 	tr->n_crossings = 0;
 	tr->complete = true;
 	tr->top_rule = DECODE_RULE_NONE;
-	if (t->hooks.add_native_frames && p->state == PROCESS_LIVE)
-		t->hooks.add_native_frames(t->hooks.ctx, t->recording, p, s, tr);
 	kernel_stacks_apply(&p->kstacks, s, tr, true);
-	if (tr->n == 0) {
-		decode_stats_account(&p->stats, DECODE_FAILED, DECODE_FAIL_EMPTY_STACK, DECODE_RULE_NONE);
+	if (t->hooks.add_native_frames && p->state == PROCESS_LIVE &&
+	    t->hooks.add_native_frames(t->hooks.ctx, t->recording, p, s, DECODE_NOT_JAVA, tr, 0))
 		return;
-	}
-	decode_stats_account(&p->stats, DECODE_NOT_JAVA, DECODE_FAILURE_NONE, DECODE_RULE_NONE);
-	record_trace(t, p, s, DECODE_NOT_JAVA, tr);
+	finish_native_only(t, p, s, tr);
 }
 
 /* A JVM-internal thread's sample waiting for the VM layout (a JVM sampled

@@ -128,10 +128,13 @@ struct process_hooks {
 	 * and explanations). */
 	void (*on_decoded)(void *ctx, struct process *p, const struct js_sample *s, enum decode_status st, int reason,
 			   const struct trace *tr);
-	/* Native frames above a decoded trace (--native-stacks: the
-	 * service's native_frames.c; the decoding core needs no libdw). */
-	void (*add_native_frames)(void *ctx, struct recording *rec, struct process *p, const struct js_sample *s,
-				  struct trace *tr);
+	/* Native frames for a decoded trace (--native-stacks, native_frames.h:
+	 * the decoding core unwinds none itself). tr's first java_n frames are
+	 * the Java ones, kernel frames may follow. Returns true if it took the
+	 * trace to finish later (process_finish_deferred), false if tr is
+	 * final now. */
+	bool (*add_native_frames)(void *ctx, struct recording *rec, struct process *p, const struct js_sample *s,
+				  enum decode_status st, struct trace *tr, uint32_t java_n);
 };
 
 struct process_table {
@@ -188,6 +191,11 @@ size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t r
  * reports a newer state):
  * a sample to decode now or hold until the model catches up; */
 void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s, uint64_t now_ns);
+/* A trace the add_native_frames hook took, with its native frames now (or
+ * without, if they could not be had): into p's tree, as st says. s needs
+ * only its header (tid, time). */
+void process_finish_deferred(struct process_table *t, struct process *p, const struct js_sample *s,
+			     enum decode_status st, struct trace *tr);
 /* a BATCH from the agent, after which held samples are retried; the model
  * may grow to max_model_bytes (0: no limit). Returns enum batch_result; */
 int process_apply_batch(struct process_table *t, struct process *p, const void *payload, size_t len,

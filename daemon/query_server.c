@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "java_launcher.h"
 #include "json.h"
+#include "native_live.h"
 #include "native_processes.h"
 #include "sampler_bpf.h"
 #include "sock_io.h"
@@ -257,6 +258,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"launcher_checks_read", jl->read},
 		{"launcher_checks_rate_limited", jl->rate_limited},
 	};
+	struct stat_field native[32];
 	const struct stat_field daemon[] = {
 		{"agents_accepted", c->agents_accepted},
 		{"agents_refused", c->agents_refused},
@@ -288,6 +290,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	stats_format_group("events", events, STATS_N(events), out, json);
 	stats_format_group("discovery", discovery, STATS_N(discovery), out, json);
 	stats_format_group("daemon", daemon, STATS_N(daemon), out, json);
+	stats_format_group("native", native, native_live_stats(d, native, STATS_N(native)), out, json);
 	stats_format_decode(&sum, out, json);
 	if (json)
 		wbuf_printf(out, "}\n");

@@ -20,6 +20,7 @@ enum watch_kind {
 	W_AGENT_PIDFD, /* the process of an agent: readable when it exits */
 	W_QUERY_LISTEN,
 	W_QUERY,
+	W_NATIVE, /* the native helper's socket */
 };
 
 struct watch {

@@ -49,13 +49,13 @@
 #include "../cct_format.h"
 #include "../decoder.h"
 #include "../log.h"
-#include "../native_frames.h"
 #include "../options.h"
 #include "../process.h"
 #include "../recording.h"
 #include "../stack_fragment.h"
 #include "../stats_format.h"
 #include "../../userspace/common/vec.h"
+#include "native_replay.h"
 #include "replay_extract.h"
 #include "replay_outcomes.h"
 
@@ -196,11 +196,11 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 	case REC_MAPS:
 		/* Without the native hook (--native off) the mappings are unused. */
 		if (table->hooks.add_native_frames)
-			(void)native_frames_replay_maps(p, (const char *)payload, len);
+			(void)native_replay_maps(p, (const char *)payload, len);
 		return 0;
 	case REC_VDSO:
 		if (table->hooks.add_native_frames)
-			(void)native_frames_replay_vdso(p, payload, len);
+			(void)native_replay_vdso(p, payload, len);
 		return 0;
 	default:
 		return -1;
@@ -609,7 +609,7 @@ int main(int argc, char **argv)
 	table.hooks.on_decoded = on_decoded;
 	table.hooks.ctx = &rp;
 	if (native)
-		table.hooks.add_native_frames = native_frames_apply_replay;
+		table.hooks.add_native_frames = native_replay_frames;
 	if (cost)
 		read_cpu = read_only_cpu(argv[optind]);
 	cpu0 = cpu_seconds();

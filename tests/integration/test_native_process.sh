@@ -9,6 +9,8 @@
 require_environment
 gcc -O1 -fno-omit-frame-pointer -o "$TMP/perfmap_jit" "$(dirname "$0")/perfmap_jit.c" || fail "cannot build perfmap_jit"
 
+ensure_test_user # before the daemon: its socket is for group jsampled
+usermod -a -G jsampled "$TEST_USER" || fail "cannot add $TEST_USER to group jsampled"
 start_daemon --frequency 999 --native-stacks on
 "$TMP/perfmap_jit" 14 &
 JIT=$!
@@ -16,7 +18,6 @@ for _ in $(seq 1 50); do [ -s "/tmp/perf-$JIT.map" ] && break; sleep 0.1; done
 [ -s "/tmp/perf-$JIT.map" ] || fail "perfmap_jit wrote no perf map"
 sleep 1
 ctl list | grep -qw "$JIT" && fail "a non-Java process was profiled without being asked"
-ensure_test_user
 public_files # the other user must reach the socket and the client
 cp "$B/jsamplectl" "$TMP/jsamplectl"
 if setpriv --reuid="$TEST_USER" --regid="$(id -g "$TEST_USER")" --init-groups "$TMP/jsamplectl" \

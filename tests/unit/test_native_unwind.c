@@ -1,20 +1,27 @@
 /* Native unwinding (daemon/native_unwind.c) on a real stack copy of this
  * very process: frame_a -> frame_b -> frame_c, where frame_c takes its
  * registers and copies its own stack into a js_sample, as the BPF sampler
- * would; then libdwfl walks that copy. Also: empty copies, garbage, the code
- * cache stop, a process that exited, libc's symbols, and the cost per walk
- * and per (cached) symbolisation. */
+ * would; then libdwfl walks that copy, with this process's maps and vDSO
+ * given as jsampled gives them. Also: empty copies, garbage, the code
+ * cache stop, libc's symbols, the cost per walk and per (cached)
+ * symbolisation, the limits on crafted ELF files, and the native helper's
+ * request path (daemon/native_helper.c) from its messages to its answer. */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <elf.h>
+#include <fcntl.h>
+
+#include "../../daemon/native_helper.h"
+#include "../../daemon/native_protocol.h"
 #include "../../daemon/native_unwind.h"
 #include "../../daemon/perf_map.h"
+#include "../../userspace/common/wire.h"
 #include "check.h"
 
 /* Real calls to real functions: not inlined, not specialised clones. */
@@ -129,9 +136,58 @@ static int find_name(char names[][256], int n, int from, const char *want)
 	return -1;
 }
 
+/* /proc/self/maps, whole (the caller frees it). */
+static char *self_maps(size_t *len)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t n = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	ssize_t r;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		return NULL;
+	}
+	while ((r = read(fd, buf + n, cap - n)) > 0)
+		if ((n += (size_t)r) == cap && !(buf = realloc(buf, cap *= 2)))
+			break;
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+/* Our vDSO's size, from the maps. */
+static size_t vdso_len(const char *maps, size_t len)
+{
+	const char *v = memmem(maps, len, "[vdso]", 6), *line;
+	unsigned long long lo, hi;
+
+	if (!v)
+		return 0;
+	for (line = v; line > maps && line[-1] != '\n'; line--)
+		;
+	return sscanf(line, "%llx-%llx", &lo, &hi) == 2 ? (size_t)(hi - lo) : 0;
+}
+
+/* An unwinder of this process, told what jsampled tells its helper: the
+ * maps, the vDSO image; files from this machine. */
+static struct native_unwinder *own_unwinder(bool with_vdso)
+{
+	size_t len = 0;
+	char *maps = self_maps(&len);
+	struct native_unwinder *u = maps ? native_unwinder_new(getpid(), maps, len, &native_files_host) : NULL;
+	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	size_t vlen = maps ? vdso_len(maps, len) : 0;
+
+	if (u && with_vdso && vdso && vlen)
+		CHECK_EQ(native_unwinder_set_vdso(u, (const void *)(uintptr_t)vdso, vlen), 0);
+	free(maps);
+	return u;
+}
+
 static void test_own_stack(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL, NULL);
+	struct native_unwinder *u = own_unwinder(true);
 	uint64_t pcs[MAX_FRAMES];
 	char names[MAX_FRAMES][256];
 	int n, ic, ib, ia, im;
@@ -210,7 +266,7 @@ static void test_own_stack(void)
 /* The first-frame-only cases, and copies full of garbage. */
 static void test_bad_input(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL, NULL);
+	struct native_unwinder *u = own_unwinder(true);
 	struct js_sample *s = calloc(1, sizeof(*s) + 4096);
 	uint64_t pcs[MAX_FRAMES];
 	int n;
@@ -272,28 +328,34 @@ static void test_bad_input(void)
 	free(s);
 }
 
-static void test_exited_pid(void)
+/* No mappings, no unwinder; mappings that name nothing real, no frames. */
+static void test_no_maps(void)
 {
-	pid_t pid = fork();
+	static const char junk[] = "not maps at all\n7f00-7f01 r-xp 0 0:0 0 /no/such/file\n";
 	struct native_unwinder *u;
 	uint64_t pcs[MAX_FRAMES];
 
-	if (pid == 0)
-		_exit(0);
-	CHECK(pid > 0);
-	if (pid <= 0)
-		return;
-	waitpid(pid, NULL, 0);
-	u = native_unwinder_new(pid, NULL, NULL, NULL);
-	CHECK(u == NULL || native_unwind(u, sample, 0, 0, pcs, MAX_FRAMES) <= 1);
+	CHECK(native_unwinder_new(getpid(), "", 0, &native_files_host) == NULL);
+	CHECK(native_unwinder_new(getpid(), NULL, 0, &native_files_host) == NULL);
+	CHECK(native_unwinder_new(0, junk, sizeof(junk) - 1, &native_files_host) == NULL);
+	CHECK(native_unwinder_new(-1, junk, sizeof(junk) - 1, &native_files_host) == NULL);
+	CHECK(native_unwinder_new(getpid(), junk, sizeof(junk) - 1, NULL) == NULL);
+	/* The rbp chain still walks the copy; nothing has a name. */
+	u = native_unwinder_new(getpid(), junk, sizeof(junk) - 1, &native_files_host);
+	if (u) {
+		char buf[64];
+		int n = native_unwind(u, sample, 0, 0, pcs, MAX_FRAMES);
+
+		CHECK(n >= 1 && pcs[0] == sample->regs[JS_REG_IP]);
+		CHECK_STR(native_symbolize(u, pcs[0], buf, sizeof(buf)), "[unknown]");
+		CHECK(native_unwinder_take_unknown(u));
+	}
 	native_unwinder_free(u);
-	CHECK(native_unwinder_new(0, NULL, NULL, NULL) == NULL);
-	CHECK(native_unwinder_new(-1, NULL, NULL, NULL) == NULL);
 }
 
 static void test_libc_symbols(void)
 {
-	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL, NULL);
+	struct native_unwinder *u = own_unwinder(true);
 	void *getpid_fn = dlsym(RTLD_DEFAULT, "getpid");
 	void *write_fn = dlsym(RTLD_DEFAULT, "write");
 	char buf[256], expect[256];
@@ -323,14 +385,14 @@ static void test_libc_symbols(void)
 		printf("  libc base+0x10: %s\n", buf);
 		CHECK_STR(buf, expect);
 	}
-	/* The vDSO: a module (its ELF read from our memory), with symbols. */
+	/* The vDSO: a module (its ELF from the image given), with symbols. */
 	{
 		uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
 
 		if (vdso) {
 			native_symbolize(u, vdso + 0x10, buf, sizeof(buf));
 			printf("  vdso+0x10: %s\n", buf);
-			CHECK_STR(buf, "[vdso]");
+			CHECK_STR(buf, "[vdso]"); /* its ELF header: no symbol */
 		}
 	}
 	/* A C++ name from libstdc++ (linked for the demangler), if mapped. */
@@ -346,18 +408,20 @@ static void test_libc_symbols(void)
 	native_unwinder_free(u);
 }
 
-/* A library loaded after the unwinder read the maps: found after the
- * (rate-limited) re-report that a pc in no module triggers. The library is
- * the tests' own (tests/unit/dlopen_probe.c, built next to this program),
- * so nothing has mapped it before. */
+/* A library loaded after the unwinder got the maps: a pc in it is in no
+ * module, which the unwinder says once (jsampled reads the maps again);
+ * with the new maps it is named. The library is the tests' own
+ * (tests/unit/dlopen_probe.c, built next to this program), so nothing has
+ * mapped it before. */
 static void test_dlopen_rereport(void)
 {
 	static const char want[] = "jsampled_dlopen_probe";
-	struct native_unwinder *u = native_unwinder_new(getpid(), NULL, NULL, NULL);
-	char exe[512], path[600], buf[256];
+	struct native_unwinder *u = own_unwinder(false);
+	char exe[512], path[600], buf[256], *maps = NULL;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 	void *h = NULL, *fn = NULL;
+	size_t len;
 
 	CHECK(u != NULL);
 	CHECK(n > 0);
@@ -377,16 +441,19 @@ static void test_dlopen_rereport(void)
 	CHECK(fn != NULL);
 	if (!fn)
 		goto cleanup;
+	CHECK(!native_unwinder_take_unknown(u));
 	CHECK_EQ(native_unwind_stats(u)->reports, 1);
-	usleep(1100 * 1000); /* past the re-report interval (1 s) */
+	CHECK_STR(native_symbolize(u, (uint64_t)(uintptr_t)fn, buf, sizeof(buf)), "[unknown]");
+	CHECK(native_unwinder_take_unknown(u));
+	CHECK(!native_unwinder_take_unknown(u)); /* said once */
+	maps = self_maps(&len);
+	CHECK(maps && native_unwinder_set_maps(u, maps, len) == 0);
 	native_symbolize(u, (uint64_t)(uintptr_t)fn, buf, sizeof(buf));
-	printf("  after dlopen: %s\n", buf);
+	printf("  after dlopen and new maps: %s\n", buf);
 	CHECK_STR(buf, want);
 	CHECK_EQ(native_unwind_stats(u)->reports, 2);
-	/* Rate limited: another unknown pc right away reads nothing. */
-	CHECK_STR(native_symbolize(u, 0x10, buf, sizeof(buf)), "[unknown]");
-	CHECK_EQ(native_unwind_stats(u)->reports, 2);
 cleanup:
+	free(maps);
 	native_unwinder_free(u);
 	if (h)
 		dlclose(h);
@@ -425,80 +492,297 @@ static void test_perf_map(void)
 	CHECK(perf_map_find(&m, 0x1000) == NULL);
 }
 
-struct recorded {
-	char *maps;
-	size_t maps_len;
-	void *vdso;
-	size_t vdso_len;
-	int vdso_calls;
-};
-
-static void on_maps(void *ctx, pid_t pid, const char *maps, size_t len)
-{
-	struct recorded *r = ctx;
-
-	(void)pid;
-	free(r->maps);
-	r->maps = malloc(len);
-	if (r->maps)
-		memcpy(r->maps, maps, r->maps_len = len);
-}
-
-static void on_vdso(void *ctx, pid_t pid, const void *image, size_t len)
-{
-	struct recorded *r = ctx;
-
-	CHECK_EQ(pid, getpid());
-	r->vdso_calls++;
-	free(r->vdso);
-	r->vdso = malloc(len);
-	if (r->vdso)
-		memcpy(r->vdso, image, r->vdso_len = len);
-}
-
-/* A replay names vDSO frames as the live unwinder does, from the image the
- * live one passed on (jsampled records it, REC_VDSO); without it, only as
+/* vDSO frames are named from the image jsampled gives (it reads it from
+ * the process's memory, and records it for replays); without it, only as
  * "[vdso]". */
-static void test_vdso_replayed(void)
+static void test_vdso_image(void)
 {
-	struct recorded r = {0};
-	struct native_unwinder *live = native_unwinder_new(getpid(), on_maps, on_vdso, &r), *replay = NULL,
-			       *bare = NULL;
+	struct native_unwinder *with = own_unwinder(true), *bare = own_unwinder(false);
 	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
-	char want[256], got[256];
+	char got[256];
 	int named = 0;
+	size_t len = 0, vlen;
+	char *maps = self_maps(&len);
 
-	CHECK(live != NULL && vdso != 0);
-	CHECK_EQ(r.vdso_calls, 1);
-	CHECK(r.maps != NULL && r.vdso != NULL && r.vdso_len >= 4096);
-	if (!live || !vdso || !r.maps || !r.vdso)
-		goto cleanup;
-	CHECK(memcmp(r.vdso, (const void *)(uintptr_t)vdso, r.vdso_len) == 0); /* our own vDSO, read back */
-	replay = native_unwinder_new_replay(getpid(), r.maps, r.maps_len);
-	bare = native_unwinder_new_replay(getpid(), r.maps, r.maps_len);
-	CHECK(replay != NULL && bare != NULL);
-	if (!replay || !bare)
-		goto cleanup;
-	CHECK_EQ(native_unwinder_set_vdso(replay, r.vdso, r.vdso_len), 0);
-	CHECK_EQ(native_unwinder_set_vdso(live, r.vdso, r.vdso_len), -1); /* live reads its own */
-	for (uint64_t off = 0; off < r.vdso_len; off += 16) {
-		native_symbolize(live, vdso + off, want, sizeof(want));
-		native_symbolize(replay, vdso + off, got, sizeof(got));
-		CHECK_STR(got, want);
-		if (strcmp(want, "[vdso]") == 0)
+	vlen = maps ? vdso_len(maps, len) : 0;
+	CHECK(with != NULL && bare != NULL && vdso != 0 && vlen >= 4096);
+	for (uint64_t off = 0; with && bare && vdso && off < vlen; off += 16) {
+		native_symbolize(with, vdso + off, got, sizeof(got));
+		if (strcmp(got, "[vdso]") == 0)
 			continue;
 		named++;
 		native_symbolize(bare, vdso + off, got, sizeof(got));
 		CHECK_STR(got, "[vdso]");
 	}
-	printf("  %d vDSO pcs named alike live and replayed\n", named);
+	printf("  %d vDSO pcs named from the image, none without it\n", named);
 	CHECK(named > 0);
-cleanup:
-	native_unwinder_free(live);
-	native_unwinder_free(replay);
+	CHECK_EQ(native_unwinder_set_vdso(with, (const void *)(uintptr_t)vdso, vlen), 0); /* the first stays */
+	CHECK_EQ(native_unwinder_set_vdso(with, (const void *)(uintptr_t)vdso, NATIVE_VDSO_MAX_BYTES + 1), -1);
+	native_unwinder_free(with);
 	native_unwinder_free(bare);
-	free(r.maps);
-	free(r.vdso);
+	free(maps);
+}
+
+/* JIT code in anonymous memory: named from the perf map given. */
+static void test_perf_map_names(void)
+{
+	struct native_unwinder *u = own_unwinder(false);
+	char text[128], buf[256];
+	int fds[2];
+
+	CHECK(u != NULL && pipe(fds) == 0);
+	if (!u)
+		return;
+	snprintf(text, sizeof(text), "%llx 40 jit_code_here\n", 0x10000ull);
+	CHECK(write(fds[1], text, strlen(text)) == (ssize_t)strlen(text));
+	close(fds[1]);
+	CHECK_STR(native_symbolize(u, 0x10010, buf, sizeof(buf)), "[unknown]");
+	CHECK_EQ(native_unwinder_set_perf_map(u, fds[0]), 0);
+	close(fds[0]);
+	CHECK_STR(native_symbolize(u, 0x10010, buf, sizeof(buf)), "jit_code_here");
+	native_unwinder_free(u);
+}
+
+/* --- Crafted ELF files --- */
+
+/* A minimal ELF file: a header and section headers (the first null), the
+ * last section's data at the end. */
+static int write_elf(const char *path, const Elf64_Shdr *extra, unsigned n, const void *data, size_t data_len,
+		     uint16_t force_shnum)
+{
+	Elf64_Ehdr eh = {0};
+	Elf64_Shdr sh[8] = {0};
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	size_t data_at = sizeof(eh) + (n + 1) * sizeof(Elf64_Shdr);
+
+	if (fd < 0 || n > 7)
+		return -1;
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shoff = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = force_shnum ? force_shnum : (uint16_t)(n + 1);
+	for (unsigned i = 0; i < n; i++) {
+		sh[i + 1] = extra[i];
+		if (!sh[i + 1].sh_offset)
+			sh[i + 1].sh_offset = data_at;
+	}
+	if (write(fd, &eh, sizeof(eh)) != sizeof(eh) ||
+	    write(fd, sh, (n + 1) * sizeof(Elf64_Shdr)) != (ssize_t)((n + 1) * sizeof(Elf64_Shdr)) ||
+	    (data_len && write(fd, data, data_len) != (ssize_t)data_len)) {
+		close(fd);
+		return -1;
+	}
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static void test_elf_limits(void)
+{
+	char path[] = "/tmp/jsampled-elf-XXXXXX", why[128];
+	int tmp = mkstemp(path), fd;
+	Elf64_Chdr bomb = {.ch_type = ELFCOMPRESS_ZLIB, .ch_size = 1ull << 30, .ch_addralign = 1};
+	uint8_t zbomb[32] = "ZLIB";
+	Elf64_Shdr sec;
+
+	CHECK(tmp >= 0);
+	close(tmp);
+	/* A real library passes. */
+	fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && native_elf_within_limits(fd, why, sizeof(why)) == 0);
+	if (fd >= 0)
+		close(fd);
+	/* SHF_COMPRESSED expanding to 1 GiB from 64 bytes. */
+	sec = (Elf64_Shdr){.sh_type = SHT_PROGBITS, .sh_flags = SHF_COMPRESSED, .sh_size = 64};
+	fd = write_elf(path, &sec, 1, &bomb, sizeof(bomb), 0);
+	CHECK(fd >= 0 && native_elf_within_limits(fd, why, sizeof(why)) == -1 && strstr(why, "compressed"));
+	printf("  SHF_COMPRESSED bomb: %s\n", why);
+	close(fd);
+	/* The .zdebug form: a name, "ZLIB" and a big-endian size. */
+	{
+		static const char names[] = "\0.zdebug_info\0";
+		Elf64_Shdr two[2] = {
+			{.sh_name = 1, .sh_type = SHT_PROGBITS, .sh_size = 64},
+			{.sh_type = SHT_STRTAB, .sh_size = sizeof(names)},
+		};
+		uint8_t data[64 + sizeof(names)];
+
+		memset(data, 0, sizeof(data));
+		memcpy(data, zbomb, 4);
+		data[4] = 0x40; /* 2^62 */
+		memcpy(data + 64, names, sizeof(names));
+		two[1].sh_offset = sizeof(Elf64_Ehdr) + 3 * sizeof(Elf64_Shdr) + 64;
+		fd = write_elf(path, two, 2, data, sizeof(data), 0);
+		if (fd >= 0) {
+			Elf64_Ehdr eh;
+
+			CHECK(pread(fd, &eh, sizeof(eh), 0) == sizeof(eh));
+			eh.e_shstrndx = 2;
+			CHECK(pwrite(fd, &eh, sizeof(eh), 0) == sizeof(eh));
+		}
+		CHECK(fd >= 0 && native_elf_within_limits(fd, why, sizeof(why)) == -1 && strstr(why, "compressed"));
+		close(fd);
+	}
+	/* A symbol table of 4M symbols on paper. */
+	sec = (Elf64_Shdr){.sh_type = SHT_SYMTAB, .sh_size = (4ull << 20) * sizeof(Elf64_Sym), .sh_entsize = 24};
+	fd = write_elf(path, &sec, 1, NULL, 0, 0);
+	CHECK(fd >= 0 && native_elf_within_limits(fd, why, sizeof(why)) == -1 && strstr(why, "symbols"));
+	close(fd);
+	/* Section headers claimed past the end of the file. */
+	fd = write_elf(path, &sec, 1, NULL, 0, 60000);
+	CHECK(fd >= 0 && native_elf_within_limits(fd, why, sizeof(why)) == -1);
+	close(fd);
+	/* Not ELF at all. */
+	fd = write_elf(path, NULL, 0, NULL, 0, 0);
+	CHECK(fd >= 0 && pwrite(fd, "#!", 2, 0) == 2 && native_elf_within_limits(fd, why, sizeof(why)) == -1);
+	close(fd);
+	unlink(path);
+}
+
+/* --- The helper's request path --- */
+
+static int no_debug(void *ctx, uint32_t key, const unsigned char *id, unsigned n, int fds[2])
+{
+	(void)ctx;
+	(void)key;
+	(void)id;
+	(void)n;
+	fds[0] = fds[1] = -1;
+	return 0;
+}
+
+static void head(struct wbuf *w, uint32_t type, uint32_t key, uint64_t seq)
+{
+	wbuf_reset(w);
+	wbuf_u32(w, type);
+	wbuf_u32(w, key);
+	wbuf_u64(w, seq);
+}
+
+/* The helper gets our maps, our files as descriptors and our vDSO, then a
+ * walk of the sample: its answer names frame_c, frame_b, frame_a in
+ * order. A walk of a process it was never told about gets empty lists;
+ * malformed messages are refused and change nothing. */
+static void test_helper_request_path(void)
+{
+	struct native_helper *h = native_helper_new(no_debug, NULL);
+	struct wbuf m, out;
+	size_t len = 0, pos = 0;
+	char *maps = self_maps(&len);
+	struct rbuf r;
+	unsigned found_c = 0, found_b = 0, found_a = 0, names = 0;
+
+	wbuf_init(&m);
+	wbuf_init(&out);
+	CHECK(h != NULL && maps != NULL);
+	if (!h || !maps)
+		goto cleanup;
+	/* MAPS in two parts, on a line's end. */
+	{
+		size_t half = len / 2;
+
+		while (half < len && maps[half - 1] != '\n')
+			half++;
+		head(&m, NATIVE_MSG_MAPS, 7, 0);
+		wbuf_u32(&m, (uint32_t)getpid());
+		wbuf_u8(&m, 0);
+		wbuf_put(&m, maps, half);
+		CHECK_EQ(native_helper_handle(h, m.data, m.len, NULL, 0, &out), 0);
+		head(&m, NATIVE_MSG_MAPS, 7, 0);
+		wbuf_u32(&m, (uint32_t)getpid());
+		wbuf_u8(&m, 1);
+		wbuf_put(&m, maps + half, len - half);
+		CHECK_EQ(native_helper_handle(h, m.data, m.len, NULL, 0, &out), 0);
+	}
+	/* Each executable file mapping, as a descriptor. */
+	while (pos < len) {
+		char *line = maps + pos, *nl = memchr(line, '\n', len - pos), *path;
+		size_t ll = nl ? (size_t)(nl - line) : len - pos;
+		char perms[5];
+		int fd;
+
+		pos += ll + 1;
+		if (nl)
+			*nl = 0;
+		path = strchr(line, '/');
+		if (!path || sscanf(line, "%*x-%*x %4s", perms) != 1 || perms[2] != 'x')
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		head(&m, NATIVE_MSG_FILE, 7, 0);
+		wbuf_str(&m, path);
+		wbuf_u64(&m, 0);
+		wbuf_u64(&m, 0);
+		CHECK_EQ(native_helper_handle(h, m.data, m.len, &fd, 1, &out), 0);
+	}
+	/* The walk. */
+	head(&m, NATIVE_MSG_WALK, 7, 42);
+	wbuf_u8(&m, NATIVE_WALK_LEAF);
+	wbuf_u8(&m, 0);
+	wbuf_u64(&m, 0);
+	wbuf_u64(&m, 0);
+	wbuf_u32(&m, sample->tid);
+	wbuf_u32(&m, sample->flags);
+	for (int i = 0; i < JS_NREGS; i++)
+		wbuf_u64(&m, sample->regs[i]);
+	wbuf_u64(&m, sample->stack_addr);
+	wbuf_u32(&m, sample->stack_len);
+	wbuf_put(&m, sample->stack, sample->stack_len);
+	CHECK_EQ(native_helper_handle(h, m.data, m.len, NULL, 0, &out), 0);
+	rbuf_init(&r, out.data, out.len);
+	CHECK_EQ(rbuf_u32(&r), NATIVE_MSG_FRAMES);
+	CHECK_EQ(rbuf_u32(&r), 7);
+	CHECK_EQ(rbuf_u64(&r), 42);
+	(void)rbuf_u8(&r);
+	CHECK_EQ(rbuf_u8(&r), 1);
+	names = rbuf_u8(&r);
+	for (unsigned i = 0; i < names; i++) {
+		size_t n;
+		const char *s = rbuf_str(&r, &n);
+
+		if (n == 7 && memcmp(s, "frame_c", 7) == 0)
+			found_c = i + 1;
+		if (n == 7 && memcmp(s, "frame_b", 7) == 0)
+			found_b = i + 1;
+		if (n == 7 && memcmp(s, "frame_a", 7) == 0)
+			found_a = i + 1;
+	}
+	CHECK(!r.err && rbuf_left(&r) == 0);
+	printf("  the helper's answer: %u names, frame_c #%u, frame_b #%u, frame_a #%u\n", names, found_c, found_b,
+	       found_a);
+	CHECK(found_c == 1 && found_b == 2 && found_a == 3);
+	/* A process it does not know: an answer all the same, with no frames. */
+	memcpy(m.data + 4, &(uint32_t){8}, 4);
+	CHECK_EQ(native_helper_handle(h, m.data, m.len, NULL, 0, &out), 0);
+	CHECK(out.len == NATIVE_MSG_HEAD + 3 && out.data[NATIVE_MSG_HEAD + 2] == 0);
+	/* Malformed: cut short, a stack longer than it says, unknown types. */
+	CHECK_EQ(native_helper_handle(h, m.data, m.len - 1, NULL, 0, &out), -1);
+	CHECK_EQ(native_helper_handle(h, m.data, 10, NULL, 0, &out), -1);
+	head(&m, 99, 7, 0);
+	CHECK_EQ(native_helper_handle(h, m.data, m.len, NULL, 0, &out), -1);
+	head(&m, NATIVE_MSG_FILE, 7, 0);
+	wbuf_str(&m, "relative/path");
+	wbuf_u64(&m, 0);
+	wbuf_u64(&m, 0);
+	{
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		CHECK_EQ(native_helper_handle(h, m.data, m.len, &fd, 1, &out), -1);
+	}
+	head(&m, NATIVE_MSG_DROP, 7, 0);
+	CHECK_EQ(native_helper_handle(h, m.data, m.len, NULL, 0, &out), 0);
+cleanup:
+	native_helper_free(h);
+	wbuf_free(&m);
+	wbuf_free(&out);
+	free(maps);
 }
 
 int main(void)
@@ -511,11 +795,14 @@ int main(void)
 	frame_a(1);
 	RUN(test_own_stack);
 	RUN(test_bad_input);
-	RUN(test_exited_pid);
+	RUN(test_no_maps);
 	RUN(test_libc_symbols);
-	RUN(test_vdso_replayed);
+	RUN(test_vdso_image);
 	RUN(test_dlopen_rereport);
 	RUN(test_perf_map);
+	RUN(test_perf_map_names);
+	RUN(test_elf_limits);
+	RUN(test_helper_request_path);
 	free(sample);
 	return CHECK_DONE();
 }
