@@ -11,7 +11,8 @@ command -v systemd-analyze >/dev/null || fail "systemd-analyze missing (run 'mak
 # The units as `make install` lays them out, with ExecStart pointing at
 # this build's install (verify checks that the executable exists).
 make -s -C "$ROOT" install DESTDIR="$TMP/inst" PREFIX=/usr >/dev/null || fail "make install failed"
-for f in usr/sbin/jsampled usr/bin/jsamplectl usr/lib/jsampled/libjsagent.so lib/systemd/system/jsampled.service \
+for f in usr/sbin/jsampled usr/bin/jsamplectl usr/lib/jsampled/libjsagent.so usr/lib/jsampled/jsampled-unwind \
+	lib/systemd/system/jsampled.service \
 	lib/systemd/system/jsampled.socket etc/jsampled/jsampled.conf lib/systemd/system/jsampled-export.service \
 	etc/jsampled/export.conf; do
 	[ -e "$TMP/inst/$f" ] || fail "make install did not install /$f"
@@ -38,7 +39,8 @@ echo "$out" | grep -q "frequency" || fail "a bad option is not explained: $out"
 make -s -C "$ROOT" deb >/dev/null || fail "make deb failed"
 deb=$(ls "$B"/jsampled_*_amd64.deb | head -1)
 dpkg-deb -c "$deb" >"$TMP/deb.list" || fail "not a Debian package: $deb"
-for f in ./usr/sbin/jsampled ./usr/lib/jsampled/libjsagent.so ./lib/systemd/system/jsampled.socket; do
+for f in ./usr/sbin/jsampled ./usr/lib/jsampled/libjsagent.so ./usr/lib/jsampled/jsampled-unwind \
+	./lib/systemd/system/jsampled.socket; do
 	grep -q " $f\$" "$TMP/deb.list" || fail "$deb lacks $f"
 done
 dpkg-deb -I "$deb" postinst | grep -q "addgroup --system jsampled" || fail "postinst does not create the group"
@@ -47,6 +49,8 @@ dpkg-deb -I "$deb" postinst | grep -q "deb-systemd-helper enable jsampled.servic
 	fail "the configs are not conffiles: $(dpkg-deb -I "$deb" conffiles)"
 dpkg-deb -I "$deb" postinst | grep -q "ingroup jsampled-readers jsampled-export" ||
 	fail "postinst does not create the exporter's user"
+dpkg-deb -I "$deb" postinst | grep -q "group --shell /usr/sbin/nologin jsampled-unwind" ||
+	fail "postinst does not create the native helper's user"
 note "make install and make deb: $(basename "$deb"), $(wc -l <"$TMP/deb.list") entries"
 
 # A notify socket that records every datagram with its arrival time.
