@@ -100,6 +100,7 @@ UNIT_AGENT := test_agent
 UNIT_CTL := test_export
 EXPORT_TESTABLE := userspace/jsamplectl/export_queue.c userspace/jsamplectl/export_config.c \
 	userspace/jsamplectl/process_identity.c userspace/jsamplectl/clickhouse_rows.c userspace/jsamplectl/url_safety.c \
+	userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c \
 	daemon/json.c \
 	$(COMMON_SRC) $(B)/gen/profile.pb-c.c
 UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
@@ -285,6 +286,11 @@ $(B)/fuzz/libjsdaemon.a: $(call fuzz_obj,$(SERVICE_SRC))
 $(B)/fuzz/libjsengine.a: $(call fuzz_obj,$(ENGINE_SRC) daemon/native_helper.c)
 $(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(B)/fuzz/libjsdaemon.a $(B)/fuzz/libjsengine.a $(B)/fuzz/libjsdecode.a
 	$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ -o $@ $(DAEMON_LIBS) $(NATIVE_LIBS)
+# Targets in jsamplectl's code link its file(s) too.
+$(B)/fuzz/fuzz_pprof_read: $(call fuzz_obj,userspace/jsamplectl/pprof_read.c)
+$(B)/fuzz/fuzz_serve_router: $(call fuzz_obj,userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c)
+$(B)/fuzz/fuzz_process_identity: $(call fuzz_obj,userspace/jsamplectl/process_identity.c)
+$(call fuzz_obj,tests/fuzz/fuzz_pprof_read.c userspace/jsamplectl/pprof_read.c): $(B)/gen/profile.pb-c.h
 .PHONY: fuzz
 fuzz: $(FUZZ_BINS)
 # A short run of each target in every `make check`; a campaign for longer.

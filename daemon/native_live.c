@@ -45,7 +45,8 @@ struct native_proc {
 /* A sample waiting for the helper's answer. */
 struct native_walk {
 	struct native_proc *np;
-	struct js_sample head; /* the sample's header: its tid and time */
+	uint64_t time_ns; /* the sample's, and its thread */
+	uint32_t tid;
 	enum decode_status st;
 	struct native_plan plan;
 	uint32_t n;
@@ -84,12 +85,14 @@ static void finish(struct native_live *nl, struct native_walk *w, const struct n
 
 	np->pending--;
 	if (np->p) {
+		struct js_sample head = {.time_ns = w->time_ns, .tid = w->tid, .pid = (uint32_t)np->p->pid};
+
 		tr->n = w->n;
 		tr->n_crossings = 0;
 		memcpy(tr->frames, w->frames, w->n * sizeof(w->frames[0]));
 		if (found)
 			native_plan_apply(&w->plan, found, tr);
-		process_finish_deferred(&nl->d->processes, np->p, &w->head, w->st, tr);
+		process_finish_deferred(&nl->d->processes, np->p, &head, w->st, tr);
 	} else if (np->pending == 0) {
 		proc_release(np);
 	}
@@ -385,8 +388,8 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 		return false;
 	}
 	w->np = np;
-	w->head = *s;
-	w->head.stack_len = 0;
+	w->time_ns = s->time_ns;
+	w->tid = s->tid;
 	w->st = st;
 	w->plan = plan;
 	w->n = tr->n;

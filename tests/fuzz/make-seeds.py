@@ -158,6 +158,60 @@ for name, st in (("one_process", state()), ("v3_slices", state3())):
     put("state_file", name + "_crc_given", st + struct.pack("<I", zlib.crc32(st)))
 
 
+# native_helper: a real library of the system as the crafted file, with a
+# sample whose pc lies in it (3 bytes of file length, a byte, the file,
+# then registers and stack)
+for lib in ("/lib/x86_64-linux-gnu/libdl.so.2", "/usr/lib/x86_64-linux-gnu/libdl.so.2"):
+    if os.path.exists(lib):
+        elf = open(lib, "rb").read()
+        regs = struct.pack("<17Q", 0x1050, 0x7ffd00000100, 0x7ffd00000200, 0, 0x1100, *([0] * 12))
+        stack = struct.pack("<64Q", *[0x401000 + 16 * i for i in range(64)])
+        put("native_helper", "libdl", struct.pack("<I", len(elf))[:3] + b"\0" + elf + regs + stack)
+        put("native_helper", "libdl_truncated", struct.pack("<I", len(elf))[:3] + b"\0" + elf[:4096] + regs)
+        break
+
+# perf_map: what JITs write
+put("perf_map", "node", b"7f0000001000 40 LazyCompile:*foo /app/x.js:1\n7f0000001040 20 Builtin:ArgumentsAdaptor\n"
+    b"bad line\n7f0000001030 30 overlapping later\n")
+
+# java_launcher: a sparse file, headers far apart (S, then u32 offset, u8 length, bytes)
+ehdr = struct.pack("<16sHHIQQQIHHHHHH", b"\x7fELF\x02\x01\x01" + b"\0" * 9, 2, 62, 1, 0, 0x10000000, 0, 0, 64,
+                   56, 2, 64, 0, 0)
+phdr = struct.pack("<IIQQQQQQ", 2, 4, 0x20000000, 0, 0, 32, 32, 8)  # PT_DYNAMIC far away
+put("java_launcher", "sparse", b"S" + struct.pack("<IB", 0, len(ehdr)) + ehdr + struct.pack("<IB", 0x10000000, len(phdr)) +
+    phdr + struct.pack("<IB", 0x20000000, 32) + struct.pack("<QQQQ", 1, 1, 5, 0x1000))
+
+
+# pprof_read: a profile.proto by hand (string table, a sample type, a sample), plain and gzipped
+def field(num, wire, payload):
+    if wire == 0:
+        out = bytearray([num << 3])
+        v = payload
+        while True:
+            out.append((v & 0x7f) | (0x80 if v > 0x7f else 0))
+            v >>= 7
+            if not v:
+                break
+        return bytes(out)
+    return bytes([num << 3 | 2, len(payload)]) + payload
+
+
+prof = (field(1, 2, field(1, 0, 1) + field(2, 0, 2)) + field(2, 2, field(1, 2, bytes([1])) + field(2, 2, bytes([7]))) +
+        b"".join(field(6, 2, x) for x in (b"", b"samples", b"count")))
+put("pprof_read", "plain", prof)
+put("pprof_read", "gzip", gzip.compress(prof, mtime=0))
+
+# serve_router: url, since, from, until, base, target
+for i, q in enumerate([b"/p/123\0\0\0\0\0", b"/download/42.svg\0-5m\0\0\0\0", b"/api/diff\0\0\0\0 1@-10m..-5m\0 2",
+                       b"/api/page/7\0\0-1h\0-30m\0\0", b"/\0\0\0\0\0"]):
+    put("serve_router", "q%d" % i, q)
+
+# process_identity: cmdline, 0xff, cgroup
+put("process_identity", "unit", b"java\0-Djsampled.service=x\0-cp\0a.jar\0com.example.Main\xff0::/system.slice/a.service\n")
+put("process_identity", "pod", b"java\0-jar\0/app/b-1.jar\xff0::/kubepods.slice/kubepods-pod1f2e3d4c_5b6a_7980_a1b2_c3d4e5f60718"
+    b".slice/cri-containerd-" + b"ab" * 32 + b".scope\n")
+
+
 # decoder: samples of a recorded run
 def samples(path, limit):
     with gzip.open(path, "rb") as f:

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # jsampled against hostile local programs (tests/integration/hostile.py,
-# racer.c): containers racing symbolic links against the attach, fake JVMs
-# that lie in the attach protocol, attach children stopped by their user,
-# agents that keep a socket across an exec or after their process exits,
-# lie about ids, threads and sizes, flood the sockets, or send escapes.
+# racer.c, hostile_elf.py, native_target.c): containers racing symbolic
+# links against the attach, fake JVMs that lie in the attach protocol,
+# attach children stopped by their user, agents that keep a socket across
+# an exec or after their process exits, lie about ids, threads and sizes,
+# flood the sockets, or send escapes; crafted libraries and programs
+# aimed at the native unwinder and the launcher check, perf maps that are
+# not the process's own, and requests to profile what ptrace would refuse.
 # After each: no host file changed, jsampled up and within its memory
 # bound, and real JVMs started alongside still found and profiled.
 # Run with DAEMON=<an older jsampled> to see these attacks succeed.
@@ -455,9 +458,189 @@ attack_14() {
 	stop_daemon
 }
 
-# ONLY="1 4": run those attacks alone (each is independent of the others).
-for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
-	case " ${ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14} " in *" $n "*) "attack_$n" ;; esac
+
+# --- 15. Crafted libraries in a profiled process --------------------------
+# A user's own native process, profiled at its request, calls code in a
+# library crafted against the unwinder: a compressed .debug_frame of 87 KB
+# that expands to 512 MiB, a .symtab of 3,000,000 symbols, a function name
+# full of terminal escapes, a newline and a ';', and a library truncated
+# and restored under the running process. The helper parses them in its
+# sandbox (jsampled never does); jsampled stays up within its bound, a JVM
+# beside them keeps its native frames, and no name reaches an output raw.
+attack_15() {
+	local lib=$TMP/crafted FN=jsampled_crafted_spin_function_name_of_forty_bytes
+	mkdir -p "$lib"
+	gcc -O1 -fPIC -shared -o "$lib/libcrafted.so" "$(dirname "$0")/crafted_lib.c" || fail "cannot build the library"
+	gcc -O1 -o "$lib/native_target" "$(dirname "$0")/native_target.c" -ldl -lpthread || fail "cannot build native_target"
+	$PY "$(dirname "$0")/hostile_elf.py" compressed-bomb "$lib/libcrafted.so" "$lib/libbomb.so" 512 >/dev/null &&
+		$PY "$(dirname "$0")/hostile_elf.py" huge-symtab "$lib/libcrafted.so" "$lib/libsyms.so" 3000000 >/dev/null &&
+		$PY "$(dirname "$0")/hostile_elf.py" escape-names "$lib/libcrafted.so" "$lib/libesc.so" "$FN" >/dev/null &&
+		cp "$lib/libcrafted.so" "$lib/libflap.so" || fail "cannot craft the libraries"
+	chown -R "$TEST_USER" "$lib"
+	chmod 755 "$lib"
+	cp "$B/jsamplectl" "$TMP/jsamplectl"
+	DAEMON=${JSAMPLED_UNDER_TEST:-$B/jsampled} ATTACH=off begin_daemon --frequency 499 --socket-group jsampled
+	chmod 755 "$TMP"
+	start_jvm jni_victim WorkloadJni 60
+	VICTIM=$JVM_PID
+	wait_profiled "$VICTIM"
+	sleep 2
+	rss0=$(rss_kb)
+	victim0=$(ctl cct "$VICTIM" --format collapsed --view mixed | awk '{ s += $NF } END { print s + 0 }')
+	local pids=()
+	for what in bomb syms esc flap; do
+		mode=
+		[ $what = flap ] && mode=flap
+		"${ASUSER[@]}" "$lib/native_target" "$lib/lib$what.so" "$FN" 12 $mode >"$TMP/target-$what.out" 2>&1 &
+		JVM_PIDS+=("$!")
+		pids+=("$!")
+	done
+	sleep 0.5
+	for p in "${pids[@]}"; do
+		"${ASUSER[@]}" "$TMP/jsamplectl" --socket "$TMP/q.sock" profile "$p" >"$TMP/prof-$p.out" 2>&1 ||
+			fail "the owner could not profile its own process $p: $(cat "$TMP/prof-$p.out")"
+	done
+	sleep 8
+	kill -0 "$DAEMON_PID" || fail "jsampled died"
+	rss1=$(rss_kb)
+	[ $((rss1 - rss0)) -lt $((64 * 1024)) ] ||
+		fail "crafted libraries grew jsampled's RSS by $(((rss1 - rss0) / 1024)) MiB (bound 64)"
+	for p in "${pids[@]}"; do
+		n=$(ctl cct "$p" --format collapsed | awk '{ s += $NF } END { print s + 0 }')
+		[ "$n" -gt 0 ] || fail "the crafted process $p was not profiled"
+	done
+	esc=${pids[2]}
+	for fmt in collapsed json tree svg html; do
+		ctl cct "$esc" --format $fmt >"$TMP/esc.$fmt" 2>&1 || fail "cct --format $fmt of $esc failed"
+		if LC_ALL=C grep -q $'[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]' "$TMP/esc.$fmt" || LC_ALL=C grep -qP '\x9b' "$TMP/esc.$fmt"; then
+			fail "control bytes of an ELF symbol reached cct --format $fmt"
+		fi
+	done
+	grep -q 'x1b\]0' "$TMP/esc.collapsed" || fail "the escaped name is not in the profile: $(head -3 "$TMP/esc.collapsed")"
+	[ "$(grep -c . "$TMP/esc.collapsed")" -le "$(grep -c ';' "$TMP/esc.collapsed")" ] ||
+		fail "a newline in an ELF symbol made a line of its own"
+	victim1=$(ctl cct "$VICTIM" --format collapsed --view mixed | awk '{ s += $NF } END { print s + 0 }')
+	[ "$victim1" -gt "$victim0" ] || fail "the JVM beside the crafted processes was not profiled on"
+	ctl cct "$VICTIM" --format collapsed --view mixed | grep -q 'inflate' ||
+		fail "the JVM beside them lost its native frames"
+	ctl stats >"$TMP/native.stats"
+	canary_intact "crafted libraries"
+	note "15. crafted libraries (512 MiB compressed bomb, 3M symbols, escapes in a name, truncated under the process): jsampled RSS $((rss0 / 1024)) -> $((rss1 / 1024)) MiB, every one profiled, the JVM beside them too ($victim0 -> $victim1 samples, native frames kept); helper: $(grep -E '^native_helper_(starts|exits|timeouts)|^native_processes_disabled' "$TMP/native.stats" | awk '{printf "%s %s, ", $1, $2}')escaped name: $(grep -o 'x1b]0[^;]*' "$TMP/esc.collapsed" | head -1)"
+	stop_daemon
+}
+
+# --- 16. Exec'd programs with crafted headers -----------------------------
+# Every exec on the host makes jsampled ask "is this a Java launcher?": a
+# user execs, 100 times, a working copy of sleep whose 8 SHT_DYNAMIC
+# section headers name one 16 MiB hole (an ELF library reading each holds
+# 128 MiB).
+attack_16() {
+	$PY "$(dirname "$0")/hostile_elf.py" dynamic-bomb /bin/sleep "$TMP/sleep-bomb" || fail "cannot craft the program"
+	chmod 755 "$TMP/sleep-bomb"
+	DAEMON=${JSAMPLED_UNDER_TEST:-$B/jsampled} ATTACH=auto begin_daemon "${AUTO[@]}"
+	sleep 1
+	rss0=$(rss_kb)
+	peak=$rss0
+	for i in $(seq 1 100); do
+		cp "$TMP/sleep-bomb" "$TMP/sleep-bomb-$i" # a new file each time: no cached answer
+		"${ASUSER[@]}" "$TMP/sleep-bomb-$i" 0 || fail "the crafted program does not run"
+		r=$(rss_kb)
+		[ "$r" -gt "$peak" ] && peak=$r
+		rm -f "$TMP/sleep-bomb-$i"
+	done
+	sleep 1
+	kill -0 "$DAEMON_PID" || fail "jsampled died"
+	[ $((peak - rss0)) -lt $((16 * 1024)) ] ||
+		fail "100 crafted execs grew jsampled's RSS by $(((peak - rss0) / 1024)) MiB (bound 16)"
+	read_n=$(ctl stats --json | $PY -c "import json,sys; print(json.load(sys.stdin)['discovery']['launcher_checks_read'])")
+	[ "$read_n" -ge 1 ] || fail "the crafted execs were not looked at (launcher_checks_read $read_n)"
+	note "16. 100 execs of a program with 8 SHT_DYNAMIC headers over a 16 MiB hole: jsampled peak RSS +$(((peak - rss0))) KiB, $read_n files read"
+	stop_daemon
+}
+
+# --- 17. Perf maps that are not the process's own --------------------------
+# jsampled gives the helper a process's /tmp/perf-PID.map only if it is a
+# regular file of the process's user with one link, reached without a
+# link: a link to a root-only host file, a hard link, and a map another
+# user planted are refused; a 16 MiB map of the process's own is used, in
+# the helper's memory, not jsampled's.
+attack_17() {
+	local lib=$TMP/crafted FN=jsampled_crafted_spin_function_name_of_forty_bytes
+	DAEMON=${JSAMPLED_UNDER_TEST:-$B/jsampled} ATTACH=off begin_daemon --frequency 499 --socket-group jsampled
+	chmod 755 "$TMP"
+	rss0=$(rss_kb)
+	local pids=() kinds=(symlink hardlink foreign big)
+	for kind in "${kinds[@]}"; do
+		"${ASUSER[@]}" "$lib/native_target" "$lib/libcrafted.so" "$FN" 10 >"$TMP/perf-$kind.out" 2>&1 &
+		JVM_PIDS+=("$!")
+		pids+=("$!")
+	done
+	sleep 0.3
+	"${ASUSER[@]}" ln -s "$CANARY" "/tmp/perf-${pids[0]}.map"
+	echo "1000 10 hard" >"$TMP/perf-hard.map" && chown "$TEST_USER" "$TMP/perf-hard.map" &&
+		ln "$TMP/perf-hard.map" "/tmp/perf-${pids[1]}.map"
+	echo "1000 10 planted" >"/tmp/perf-${pids[2]}.map" # root's, for the user's process
+	"${ASUSER[@]}" $PY -c "
+import sys
+with open('/tmp/perf-%s.map' % sys.argv[1], 'w') as f:
+    for i in range(400000):
+        f.write('%x 10 jit_function_%d_with_a_long_name\n' % (0x10000000 + i * 16, i))
+" "${pids[3]}" || fail "cannot write the big perf map"
+	for p in "${pids[@]}"; do
+		"${ASUSER[@]}" "$TMP/jsamplectl" --socket "$TMP/q.sock" profile "$p" >/dev/null 2>&1 ||
+			fail "the owner could not profile its own process $p"
+	done
+	sleep 6
+	kill -0 "$DAEMON_PID" || fail "jsampled died"
+	rss1=$(rss_kb)
+	refused=$(ctl stats --json | $PY -c "import json,sys; print(json.load(sys.stdin)['native']['perf_maps_refused'])")
+	sent=$(ctl stats --json | $PY -c "import json,sys; print(json.load(sys.stdin)['native']['perf_maps_sent'])")
+	[ "$refused" -ge 3 ] || fail "only $refused of the 3 perf maps that are not the process's own were refused"
+	[ "$sent" -ge 1 ] || fail "the process's own perf map was not used"
+	[ $((rss1 - rss0)) -lt $((32 * 1024)) ] || fail "a 16 MiB perf map grew jsampled's RSS by $(((rss1 - rss0) / 1024)) MiB"
+	canary_intact "perf map links"
+	rm -f /tmp/perf-"${pids[0]}".map /tmp/perf-"${pids[1]}".map /tmp/perf-"${pids[2]}".map /tmp/perf-"${pids[3]}".map
+	note "17. perf maps: a link to a host file, a hard link, another user's: $refused refused; the process's own 16 MiB map used ($sent sent), jsampled RSS $((rss0 / 1024)) -> $((rss1 / 1024)) MiB"
+	stop_daemon
+}
+
+# --- 18. Who may profile what ---------------------------------------------
+# `profile PID` is granted as ptrace grants reading: a setgid program or a
+# process that made itself undumpable, of the requester's own uid, is "no
+# process" to it (ssh-agent and sshd's session processes are such); its own
+# plain process is profiled.
+attack_18() {
+	local lib=$TMP/crafted FN=jsampled_crafted_spin_function_name_of_forty_bytes
+	cp /bin/sleep "$TMP/sgid-sleep"
+	chgrp nogroup "$TMP/sgid-sleep" && chmod 2755 "$TMP/sgid-sleep" || fail "cannot make a setgid program"
+	DAEMON=${JSAMPLED_UNDER_TEST:-$B/jsampled} ATTACH=off begin_daemon --frequency 499 --socket-group jsampled
+	chmod 755 "$TMP"
+	"${ASUSER[@]}" "$TMP/sgid-sleep" 30 &
+	SGID=$!
+	"${ASUSER[@]}" $PY -c 'import ctypes, time; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); time.sleep(30)' &
+	UNDUMP=$!
+	"${ASUSER[@]}" "$lib/native_target" "$lib/libcrafted.so" "$FN" 30 >/dev/null 2>&1 &
+	PLAIN=$!
+	JVM_PIDS+=("$SGID" "$UNDUMP" "$PLAIN")
+	sleep 0.5
+	for p in "$SGID" "$UNDUMP"; do
+		if "${ASUSER[@]}" "$TMP/jsamplectl" --socket "$TMP/q.sock" profile "$p" >"$TMP/deny.out" 2>&1; then
+			fail "its user could profile pid $p (setgid or undumpable): $(cat "$TMP/deny.out")"
+		fi
+		grep -q "no process $p of yours" "$TMP/deny.out" || fail "unexpected answer: $(cat "$TMP/deny.out")"
+		targets_has "$p" && fail "pid $p is sampled"
+	done
+	"${ASUSER[@]}" "$TMP/jsamplectl" --socket "$TMP/q.sock" profile "$PLAIN" >"$TMP/allow.out" 2>&1 ||
+		fail "its user could not profile its own plain process: $(cat "$TMP/allow.out")"
+	kill "$SGID" "$UNDUMP" "$PLAIN" 2>/dev/null || true
+	note "18. profile: a setgid program and an undumpable process of the requester's uid refused as \"no process\" ($(log_new | grep -c 'may not profile') logged), its plain process profiled"
+	stop_daemon
+}
+
+# ONLY="1 4": run those attacks alone (each is independent of the others,
+# but 17 and 18 use the programs 15 builds).
+for n in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18; do
+	case " ${ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18} " in *" $n "*) "attack_$n" ;; esac
 done
 canary_intact "the whole test"
 note "passed"

@@ -11,6 +11,7 @@
 #include "../../userspace/jsamplectl/export_config.h"
 #include "../../userspace/jsamplectl/export_queue.h"
 #include "../../userspace/jsamplectl/process_identity.h"
+#include "../../userspace/jsamplectl/serve_routes.h"
 #include "../../userspace/jsamplectl/url_safety.h"
 #include "check.h"
 
@@ -165,6 +166,32 @@ static void test_url_safety(void)
 	CHECK(!url_credentials_in_clear("http://localhost:4040", true));
 }
 
+/* What `serve` asks jsampled for each URL: only pids of digits and
+ * windows that parse become request lines. */
+static void test_serve_routes(void)
+{
+	struct serve_route r;
+
+	serve_route(&(struct serve_query){.url = "/p/123", .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_FLAME_PAGE);
+	CHECK_STR(r.request, "cct 123 page");
+	serve_route(&(struct serve_query){.url = "/p/123\ncct 1 json", .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_NOT_FOUND);
+	serve_route(&(struct serve_query){.url = "/download/42.svg", .since = "5m", .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_PROXY);
+	CHECK_STR(r.request, "cct 42 svg 1763999700..");
+	CHECK_STR(r.filename, "jsampled-42.svg");
+	serve_route(&(struct serve_query){.url = "/download/42.exe", .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_NOT_FOUND);
+	serve_route(&(struct serve_query){.url = "/api/diff", .base = "1", .target = "2@10m..5m", .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_PROXY);
+	CHECK_STR(r.request, "diff 1 2@1763999400..1763999700 text");
+	serve_route(&(struct serve_query){.url = "/diff", .base = "1; rm", .target = "2", .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_BAD_REQUEST);
+	serve_route(&(struct serve_query){.url = "/p/1", .since = "99999999999999999d", .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_BAD_REQUEST);
+}
+
 /* A pprof as jsampled writes it: Thread.run (interpreted) calls a compiled
  * frame of B.c with A.inl inlined into it; and [GC] alone (JVM kind). */
 static void test_clickhouse_rows(void)
@@ -267,5 +294,6 @@ int main(void)
 	RUN(test_clickhouse_rows);
 	RUN(test_config);
 	RUN(test_url_safety);
+	RUN(test_serve_routes);
 	return CHECK_DONE();
 }

@@ -31,10 +31,17 @@ static void copy(char *dst, size_t cap, const char *src, size_t len)
 	dst[len] = 0;
 }
 
-static void from_cmdline(struct process_identity *id, const char *cmd, size_t len)
+static void from_cmdline(struct process_identity *id, const char *raw, size_t len)
 {
 	const char *args[512];
+	char cmd[8192 + 1];
 	size_t n = 0;
+
+	/* A copy with a NUL after its last argument, whatever it ended with. */
+	if (len > sizeof(cmd) - 1)
+		len = sizeof(cmd) - 1;
+	memcpy(cmd, raw, len);
+	cmd[len] = 0;
 
 	for (size_t off = 0; off < len && n < 512;) {
 		size_t l = strnlen(cmd + off, len - off);

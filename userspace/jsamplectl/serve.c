@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 
 #include "query_client.h"
+#include "serve_routes.h"
 #include "time_spec.h"
 
 /* The pages, embedded at build time (userspace/common/web/flamegraph.html,
@@ -92,57 +93,6 @@ static enum MHD_Result proxy(struct server *s, struct MHD_Connection *c, const c
 
 /* The window of the query string (since=AGE, or from=TIME&until=TIME) in
  * the query's form, with a leading space; "" for all; -1 if malformed. */
-static int window_arg(struct MHD_Connection *c, char *out, size_t outlen)
-{
-	const char *since = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since");
-	const char *from = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from");
-	const char *until = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until");
-	char spec[160];
-
-	out[0] = 0;
-	if (since && !*since)
-		since = NULL;
-	if ((!from || !*from) && (!until || !*until) && !since)
-		return 0;
-	snprintf(spec, sizeof(spec), "%s..%s", since ? since : from ? from : "", until ? until : "");
-	out[0] = ' ';
-	return window_spec_parse(spec, time(NULL), out + 1, outlen - 1);
-}
-
-static int valid_pid(const char *s, size_t n)
-{
-	if (n == 0 || n > 10)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-	return 1;
-}
-
-/* A diff side from the query string: PID[@FROM..UNTIL] (times as on the
- * command line) in the query's form. */
-static int diff_arg(struct MHD_Connection *c, const char *key, char *out, size_t outlen)
-{
-	const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
-	const char *at;
-	char window[80];
-	size_t len;
-
-	if (!v)
-		return -1;
-	at = strchr(v, '@');
-	len = at ? (size_t)(at - v) : strlen(v);
-	if (!valid_pid(v, len) || len + 1 >= outlen)
-		return -1;
-	snprintf(out, outlen, "%.*s", (int)len, v);
-	if (!at || !at[1])
-		return 0;
-	if (window_spec_parse(at + 1, time(NULL), window, sizeof(window)) != 0)
-		return -1;
-	snprintf(out + len, outlen - len, "@%s", window);
-	return 0;
-}
-
 /* The flame-graph page around data, refreshing itself from live_url. */
 static char *make_page(const char *data, size_t data_len, const char *live_url, size_t *len)
 {
@@ -237,54 +187,38 @@ static bool allowed(struct server *s, struct MHD_Connection *c, bool *set_cookie
 	return *set_cookie || token_matches(cookie, s->token);
 }
 
+static const char *arg(struct MHD_Connection *c, const char *key)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+}
+
 static enum MHD_Result route(struct server *s, struct MHD_Connection *c, const char *url)
 {
-	char window[96], b[128], t[128], request[400], name[64];
-	const char *pid, *dot;
-	size_t n;
+	struct serve_query q = {
+		.url = url,
+		.since = arg(c, "since"),
+		.from = arg(c, "from"),
+		.until = arg(c, "until"),
+		.base = arg(c, "base"),
+		.target = arg(c, "target"),
+		.now = time(NULL),
+	};
+	struct serve_route r;
 
-	if (window_arg(c, window, sizeof(window)) != 0)
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "cannot read the time window%s\n", "");
-	if (strcmp(url, "/") == 0) {
+	serve_route(&q, &r);
+	switch (r.kind) {
+	case SERVE_INDEX: {
 		char *page = strdup(jsamplectl_index_page);
 		return page ? reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page, strlen(page), NULL) : MHD_NO;
 	}
-	if (strcmp(url, "/api/list") == 0)
-		return proxy(s, c, "list json", "application/json", NULL);
-	if (strncmp(url, "/p/", 3) == 0 && valid_pid(url + 3, strlen(url + 3)))
-		return flame_page(s, c, url + 3, window);
-	if (strncmp(url, "/api/page/", 10) == 0 && valid_pid(url + 10, strlen(url + 10))) {
-		snprintf(request, sizeof(request), "cct %s page%s", url + 10, window);
-		return proxy(s, c, request, "application/json", NULL);
-	}
-	if (strcmp(url, "/diff") == 0 || strcmp(url, "/api/diff") == 0) {
-		if (diff_arg(c, "base", b, sizeof(b)) != 0 || diff_arg(c, "target", t, sizeof(t)) != 0)
-			return reply_text(c, MHD_HTTP_BAD_REQUEST, "%s\n",
-					  "diff needs base= and target=, each PID or PID@FROM..UNTIL");
-		snprintf(request, sizeof(request), "diff %s %s %s", b, t, url[1] == 'a' ? "text" : "html");
-		return proxy(s, c, request, url[1] == 'a' ? "text/plain; charset=utf-8" : "text/html; charset=utf-8",
-			     NULL);
-	}
-	/* Downloads: /download/PID.pb.gz, .html, .svg, .collapsed */
-	if (strncmp(url, "/download/", 10) == 0) {
-		static const struct {
-			const char *ext, *format, *type;
-		} kinds[] = {
-			{".pb.gz", "pprof", "application/octet-stream"},
-			{".html", "html", "text/html; charset=utf-8"},
-			{".svg", "svg", "image/svg+xml"},
-			{".collapsed", "collapsed", "text/plain; charset=utf-8"},
-		};
-		pid = url + 10;
-		dot = strchr(pid, '.');
-		n = dot ? (size_t)(dot - pid) : 0;
-		for (size_t k = 0; dot && valid_pid(pid, n) && k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-			if (strcmp(dot, kinds[k].ext) != 0)
-				continue;
-			snprintf(request, sizeof(request), "cct %.*s %s%s", (int)n, pid, kinds[k].format, window);
-			snprintf(name, sizeof(name), "jsampled-%.*s%s", (int)n, pid, kinds[k].ext);
-			return proxy(s, c, request, kinds[k].type, name);
-		}
+	case SERVE_FLAME_PAGE:
+		return flame_page(s, c, r.pid, r.window);
+	case SERVE_PROXY:
+		return proxy(s, c, r.request, r.type, r.filename[0] ? r.filename : NULL);
+	case SERVE_BAD_REQUEST:
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "%s\n", r.error);
+	case SERVE_NOT_FOUND:
+		break;
 	}
 	return reply_text(c, MHD_HTTP_NOT_FOUND, "no such page: %s\n", url);
 }

@@ -17,6 +17,9 @@ int64_t time_spec_parse(const char *s, time_t now)
 	if (!isdigit((unsigned char)*s))
 		return -1;
 	v = strtoll(s, &end, 10);
+	/* Ages past a century are no ages (and v * 86400 stays in range). */
+	if (v > 100ll * 366 * 86400)
+		return -1;
 	if (end != s && (!*end || (!end[1] && strchr("smhd", *end)))) {
 		switch (*end) {
 		case 0:
