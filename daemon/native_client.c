@@ -272,18 +272,19 @@ static void lose_helper(struct native_client *c, const char *why, uint64_t now)
 
 bool native_client_child_exited(struct native_client *c, pid_t pid, int status)
 {
+	char why[64];
+
 	if (!c || pid <= 0 || pid != c->pid)
 		return false;
 	c->pid = 0;
-	if (c->fd >= 0) {
-		char why[64];
-
-		if (WIFSIGNALED(status))
-			snprintf(why, sizeof(why), "was killed by signal %d", WTERMSIG(status));
-		else
-			snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(status));
+	if (c->fd >= 0)
 		lose_helper(c, why, monotonic_ns());
-	}
+	else
+		log_info("native helper (pid %d) %s", (int)pid, why);
 	return true;
 }
 
@@ -577,6 +578,14 @@ uint64_t native_client_generation(const struct native_client *c)
 bool native_client_ready(struct native_client *c)
 {
 	return c && running(c, monotonic_ns());
+}
+
+void native_client_forgive(struct native_client *c)
+{
+	if (!c)
+		return;
+	c->backoff_ns = BACKOFF_FIRST_NS;
+	c->restart_at_ns = 0;
 }
 
 const struct native_client_counters *native_client_counters(const struct native_client *c)

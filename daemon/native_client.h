@@ -104,6 +104,10 @@ void native_client_tick(struct native_client *c, uint64_t now_ns);
 /* A child was reaped: true if it was the helper. */
 bool native_client_child_exited(struct native_client *c, pid_t pid, int status);
 
+/* The cause of the helper's failures is gone (its process gets no more
+ * walks): a helper waiting out its backoff starts at the next walk. */
+void native_client_forgive(struct native_client *c);
+
 const struct native_client_counters *native_client_counters(const struct native_client *c);
 /* Bytes of walks queued and in flight now. */
 size_t native_client_queued_bytes(const struct native_client *c);

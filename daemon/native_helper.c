@@ -1,5 +1,7 @@
 #include "native_helper.h"
 
+#include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +34,11 @@ struct hproc {
 	unsigned char debug_id[NATIVE_BUILD_ID_MAX];
 	unsigned debug_n;
 	int debug_fds[2];
+	bool failed; /* a walk of it met a file cut short: no more walks */
 };
 
 struct native_helper {
+	unsigned abandoned; /* unwinders given up after a SIGBUS */
 	native_debug_ask_fn ask;
 	void *ask_ctx;
 	struct u64_map by_key; /* key -> index + 1 in procs */
@@ -266,6 +270,23 @@ static int on_perf_map(struct hproc *p, int *fd)
 
 /* --- Walks --- */
 
+/* The walk under way, for the SIGBUS handler. */
+static sigjmp_buf walk_jump;
+static volatile sig_atomic_t walking;
+
+void native_helper_on_sigbus(void)
+{
+	if (walking) {
+		walking = 0;
+		siglongjmp(walk_jump, 1);
+	}
+}
+
+bool native_helper_worn_out(const struct native_helper *h)
+{
+	return h->abandoned >= NATIVE_HELPER_MAX_ABANDONED;
+}
+
 static void put_list(struct native_unwinder *u, const uint64_t *pcs, int n, struct wbuf *out)
 {
 	char name[NATIVE_NAME_MAX];
@@ -315,6 +336,29 @@ static int on_walk(struct native_helper *h, struct hproc *p, uint32_t key, uint6
 	wbuf_u64(out, seq);
 	wbuf_u8(out, 0); /* flags, patched below */
 	wbuf_u8(out, (uint8_t)lists);
+	if (p && p->failed) {
+		out->data[NATIVE_MSG_HEAD] = NATIVE_FRAMES_FAILED;
+		for (unsigned i = 0; i < lists; i++)
+			wbuf_u8(out, 0);
+		return out->oom ? -1 : 0;
+	}
+	if (sigsetjmp(walk_jump, 1)) {
+		/* A file of p was cut short under libdw's mapping of it: its
+		 * state is not to be trusted, nor freed. Left as it is. */
+		p->u = NULL;
+		p->failed = true;
+		h->abandoned++;
+		wbuf_reset(out);
+		wbuf_u32(out, NATIVE_MSG_FRAMES);
+		wbuf_u32(out, key);
+		wbuf_u64(out, seq);
+		wbuf_u8(out, NATIVE_FRAMES_FAILED);
+		wbuf_u8(out, (uint8_t)lists);
+		for (unsigned i = 0; i < lists; i++)
+			wbuf_u8(out, 0);
+		return out->oom ? -1 : 0;
+	}
+	walking = p && p->u;
 	for (unsigned i = 0; i < n_cross; i++) {
 		int n = p && p->u ? native_unwind_from(p->u, s, cross[i][0], cross[i][1], cross[i][2], stop_lo, stop_hi,
 						     pcs, NATIVE_LIST_MAX)
@@ -327,6 +371,7 @@ static int on_walk(struct native_helper *h, struct hproc *p, uint32_t key, uint6
 	}
 	if (p && native_unwinder_take_unknown(p->u))
 		out->data[NATIVE_MSG_HEAD] = NATIVE_FRAMES_UNKNOWN_PC;
+	walking = 0;
 	return out->oom ? -1 : 0;
 }
 

@@ -15,6 +15,7 @@
 #ifndef JSAMPLED_NATIVE_HELPER_H
 #define JSAMPLED_NATIVE_HELPER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,17 @@ typedef int (*native_debug_ask_fn)(void *ctx, uint32_t key, const unsigned char 
 
 struct native_helper *native_helper_new(native_debug_ask_fn ask, void *ask_ctx);
 void native_helper_free(struct native_helper *h);
+
+/* Called from the helper's SIGBUS handler: a mapped file of the process
+ * being walked was cut short under it (its owner truncated it). Jumps out
+ * of the walk, which then answers NATIVE_FRAMES_FAILED; the process's
+ * unwinder is abandoned (its memory too: after NATIVE_HELPER_MAX_ABANDONED
+ * of them the helper exits, and jsampled starts a fresh one). Returns only
+ * if no walk is under way. */
+#define NATIVE_HELPER_MAX_ABANDONED 16u
+void native_helper_on_sigbus(void);
+/* Whether the helper abandoned so many unwinders that it should end. */
+bool native_helper_worn_out(const struct native_helper *h);
 
 /* Handles one message (len bytes) and the descriptors that came with it
  * (taken: kept or closed). An answer, if the message wants one, is put in

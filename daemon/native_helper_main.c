@@ -46,6 +46,16 @@ static void say(const char *msg)
 	(void)r;
 }
 
+/* A file mapped by libdw was truncated under it: the walk gives up (it
+ * returns here only outside a walk: then the helper ends). */
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	native_helper_on_sigbus();
+	say("jsampled-unwind: SIGBUS outside a walk\n");
+	_exit(72);
+}
+
 static void on_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	char msg[96];
@@ -221,6 +231,7 @@ int main(void)
 		return 64;
 	}
 	sigaction(SIGSYS, &sa, NULL);
+	signal(SIGBUS, on_sigbus);
 	inbuf = malloc(NATIVE_MSG_MAX);
 	msg = malloc(NATIVE_MSG_MAX);
 	h = native_helper_new(ask_debug, NULL);
@@ -262,5 +273,7 @@ int main(void)
 		(void)native_helper_handle(h, msg, len, fds, nfds, &out);
 		if (out.len && send_msg(out.data, out.len) != 0)
 			return 68;
+		if (native_helper_worn_out(h))
+			return 0; /* jsampled starts a fresh one */
 	}
 }

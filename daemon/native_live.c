@@ -102,7 +102,7 @@ static void finish(struct native_live *nl, struct native_walk *w, const struct n
 /* The FRAMES answer to w: names escaped and interned here. false if it does
  * not parse (the walk keeps its Java frames). */
 static bool parse_frames(struct native_walk *w, const uint8_t *msg, size_t len, struct native_found *found,
-			 bool *unknown)
+			 uint8_t *flagsp)
 {
 	unsigned want = w->plan.n_cross + (w->plan.leaf ? 1 : 0);
 	struct rbuf r;
@@ -114,7 +114,7 @@ static bool parse_frames(struct native_walk *w, const uint8_t *msg, size_t len, 
 	found->n_lists = rbuf_u8(&r);
 	if (r.err || found->n_lists != want)
 		return false;
-	*unknown = flags & NATIVE_FRAMES_UNKNOWN_PC;
+	*flagsp = flags;
 	for (unsigned i = 0; i < found->n_lists; i++) {
 		found->n[i] = rbuf_u8(&r);
 		if (found->n[i] > NATIVE_FRAMES_MAX)
@@ -136,20 +136,44 @@ static bool parse_frames(struct native_walk *w, const uint8_t *msg, size_t len, 
 	return !r.err && rbuf_left(&r) == 0;
 }
 
+/* The helper failed on np (it died, was late, or met a file cut short
+ * under it): past NATIVE_STRIKES_MAX, np's samples keep their Java frames
+ * only, and a helper waiting to restart for its sake starts at once. */
+static void strike(struct native_live *nl, struct native_proc *np, unsigned strikes, const char *what)
+{
+	if (!np->p || np->disabled)
+		return;
+	np->strikes += strikes;
+	if (np->strikes < NATIVE_STRIKES_MAX)
+		return;
+	np->disabled = true;
+	nl->k.processes_disabled++;
+	native_client_forgive(nl->client);
+	log_warn("pid %d (%s): %s: no native frames for it any more", (int)np->p->pid, np->p->comm, what);
+}
+
 static void on_frames(void *ctx, void *walk, const uint8_t *msg, size_t len)
 {
 	struct native_live *nl = ctx;
 	struct native_walk *w = walk;
 	struct native_found found;
-	bool unknown = false;
+	uint8_t flags = 0;
 
-	if (!parse_frames(w, msg, len, &found, &unknown)) {
+	if (!parse_frames(w, msg, len, &found, &flags)) {
 		nl->k.bad_answers++;
 		nl->k.fallback++;
 		finish(nl, w, NULL);
 		return;
 	}
-	if (unknown)
+	if (flags & NATIVE_FRAMES_FAILED) {
+		/* A file it maps was cut short while the helper read it: only its
+		 * owner can do that. */
+		strike(nl, w->np, NATIVE_STRIKES_MAX, "a library it maps was truncated under the native helper");
+		nl->k.fallback++;
+		finish(nl, w, NULL);
+		return;
+	}
+	if (flags & NATIVE_FRAMES_UNKNOWN_PC)
 		w->np->want_maps = true;
 	nl->k.completed++;
 	finish(nl, w, &found);
@@ -159,13 +183,12 @@ static void on_lost(void *ctx, void *walk, bool blamed)
 {
 	struct native_live *nl = ctx;
 	struct native_walk *w = walk;
-	struct native_proc *np = w->np;
 
-	if (blamed && np->p && !np->disabled && ++np->strikes >= NATIVE_STRIKES_MAX) {
-		np->disabled = true;
-		nl->k.processes_disabled++;
-		log_warn("pid %d (%s): the native helper failed on it %u times: no native frames for it any more",
-			 (int)np->p->pid, np->p->comm, np->strikes);
+	if (blamed) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "the native helper failed on it %u times", NATIVE_STRIKES_MAX);
+		strike(nl, w->np, 1, what);
 	}
 	nl->k.fallback++;
 	finish(nl, w, NULL);

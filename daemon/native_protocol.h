@@ -67,6 +67,7 @@ enum native_walk_flags {
 
 enum native_frames_flags {
 	NATIVE_FRAMES_UNKNOWN_PC = 1, /* a pc in no module: read the mappings again */
+	NATIVE_FRAMES_FAILED = 2,     /* a file of the process broke the walk (SIGBUS): no more walks of it */
 };
 
 #endif
