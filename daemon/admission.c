@@ -67,10 +67,82 @@ static unsigned user_processes(const struct daemon *d, uid_t uid)
 	return n;
 }
 
+size_t admission_user_memory(const struct daemon *d, long uid)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < d->processes.all.n; i++) {
+		const struct process *p = d->processes.all.v[i];
+		if (uid < 0 || p->uid == (uid_t)uid)
+			sum += process_memory_bytes(p);
+	}
+	return sum;
+}
+
+/* Forgets uid's (anyone's if -1) longest-exited profiles while what they
+ * hold is over limit; whether it is under now. */
+static bool evict_while_over(struct daemon *d, long uid, size_t limit)
+{
+	while (admission_user_memory(d, uid) >= limit)
+		if (!evict_oldest_exited(d, uid))
+			return false;
+	return true;
+}
+
+/* The live trees of uid (anyone's if -1) grow no more: capped at what
+ * they hold (new paths go to [other], counted). */
+static void freeze_trees(struct daemon *d, long uid)
+{
+	for (size_t i = 0; i < d->processes.all.n; i++) {
+		struct process *p = d->processes.all.v[i];
+		size_t held = cct_bytes(&p->cct);
+
+		if ((uid >= 0 && p->uid != (uid_t)uid) || (p->cct.max_bytes && p->cct.max_bytes <= held))
+			continue;
+		cct_set_caps(&p->cct, p->cct.max_nodes, held);
+		d->counters.trees_frozen++;
+	}
+}
+
+void admission_memory_pressure(struct daemon *d)
+{
+	bool seen_over = false;
+
+	for (size_t i = 0; i < d->processes.all.n; i++) {
+		uid_t uid = d->processes.all.v[i]->uid;
+
+		if (uid != 0 && !evict_while_over(d, uid, d->opt.max_user_bytes)) {
+			freeze_trees(d, uid);
+			seen_over = true;
+		}
+	}
+	if (!evict_while_over(d, -1, d->opt.max_total_bytes)) {
+		freeze_trees(d, -1);
+		seen_over = true;
+	}
+	if (seen_over && !d->memory_pressure_logged) {
+		log_warn("memory limits reached (--max-user-mb %zu, --max-total-mb %zu): trees over them grow no more",
+			 d->opt.max_user_bytes >> 20, d->opt.max_total_bytes >> 20);
+		d->memory_pressure_logged = true;
+	}
+}
+
 /* Room for one more process of uid. */
 bool admission_make_room(struct daemon *d, uid_t uid, char *why, size_t whylen)
 {
+	if (!evict_while_over(d, -1, d->opt.max_total_bytes)) {
+		snprintf(why, whylen, "jsampled holds %zu MiB for its processes already (--max-total-mb)",
+			 admission_user_memory(d, -1) >> 20);
+		d->counters.processes_refused_limit++;
+		return false;
+	}
 	if (uid != 0) {
+		if (!evict_while_over(d, uid, d->opt.max_user_bytes)) {
+			snprintf(why, whylen, "user %u's processes hold %zu MiB already (--max-user-mb)", (unsigned)uid,
+				 admission_user_memory(d, uid) >> 20);
+			d->counters.agents_refused_user_limit++;
+			return false;
+		}
 		while (user_processes(d, uid) >= d->opt.max_processes_per_user)
 			if (!evict_oldest_exited(d, uid)) {
 				snprintf(why, whylen, "user %u has %u processes profiled already (--max-processes-per-user)",
@@ -78,12 +150,6 @@ bool admission_make_room(struct daemon *d, uid_t uid, char *why, size_t whylen)
 				d->counters.agents_refused_user_limit++;
 				return false;
 			}
-		if (admission_user_bytes(d, uid, NULL) >= d->opt.max_user_bytes) {
-			snprintf(why, whylen, "user %u's processes hold %zu MiB of agent data already (--max-user-mb)",
-				 (unsigned)uid, admission_user_bytes(d, uid, NULL) >> 20);
-			d->counters.agents_refused_user_limit++;
-			return false;
-		}
 	}
 	while (process_table_count(&d->processes) >= d->opt.max_processes)
 		if (!evict_oldest_exited(d, -1)) {

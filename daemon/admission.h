@@ -2,8 +2,9 @@
  * admitted for the process on the other end of its socket only, if that
  * process maps a JVM, the rules allow it, the process is not known to have
  * exceeded its limits, and there is room: --max-processes overall (the
- * longest-exited process is forgotten to make room) and, for users other
- * than root, --max-processes-per-user and --max-user-mb. An agent of a
+ * longest-exited process is forgotten to make room), --max-total-mb and,
+ * for users other than root, --max-processes-per-user and --max-user-mb
+ * (what their processes make jsampled hold, trees and all). An agent of a
  * process jsampled already knows (same instance and user: it reconnected,
  * or jsampled restarted) carries on in the same profile. */
 #ifndef JSAMPLED_ADMISSION_H
@@ -28,6 +29,15 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 bool admission_make_room(struct daemon *d, uid_t uid, char *why, size_t whylen);
 
 size_t admission_user_bytes(const struct daemon *d, uid_t uid, const struct process *skip);
+
+/* Everything the processes of uid (-1: of everyone), live and exited, make
+ * jsampled hold (process_memory_bytes). */
+size_t admission_user_memory(const struct daemon *d, long uid);
+/* Keeps each user other than root under --max-user-mb and everyone under
+ * --max-total-mb: the longest-exited profiles are forgotten first, then
+ * the live trees of whoever is still over grow no more (new paths go to
+ * [other], counted). Every maintenance tick. */
+void admission_memory_pressure(struct daemon *d);
 
 /* How far p's model may grow: --max-model-mb, and for a user other than
  * root what is left of --max-user-mb. */

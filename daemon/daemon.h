@@ -42,6 +42,7 @@ struct daemon_counters {
 	uint64_t startup_attached;     /* ... whose agent then came */
 	uint64_t startup_not_attached; /* ... that exited or gave up before it */
 	uint64_t sigquit_events;       /* SIGQUIT handlers seen installed (attach now) */
+	uint64_t trees_frozen;         /* trees capped at their size: a memory limit reached */
 };
 
 struct daemon {
@@ -66,6 +67,7 @@ struct daemon {
 	bool stop;
 	bool paused; /* `sampling off`: perf events disabled */
 	bool has_readers;  /* --readers-group exists (resolved at start) */
+	bool memory_pressure_logged;
 	gid_t readers_gid;
 };
 

@@ -1,5 +1,6 @@
 #include "kernel_symbols.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "safe_text.h"
 
 #define KERNEL_NAME "[kernel]"
+#define PERMANENT UINT32_MAX
 #define CHUNK_BYTES (256 * 1024)
 #define KERNEL_HIT_SLOTS 2048
 
@@ -24,7 +26,14 @@ static struct {
 	 * (0 = empty), linear probing on the name's FNV-1a hash. */
 	const char **names;
 	uint32_t *hashes; /* low 32 bits of each name's hash */
+	/* How many owners (name_refs) hold each name; PERMANENT for the
+	 * kernel's and those interned without an owner. A name no owner holds
+	 * any more is freed and its id used again. */
+	uint32_t *refs;
 	uint32_t nnames, names_cap;
+	uint32_t *free_ids;
+	uint32_t nfree, free_cap;
+	size_t owned_bytes; /* names that are not permanent (malloc'd one by one) */
 	uint32_t *buckets;
 	size_t nbuckets; /* power of two, or 0 */
 	struct name_chunk *chunks;
@@ -97,25 +106,60 @@ static int grow_buckets(void)
 	return 0;
 }
 
-static uint32_t intern_n(const char *s, size_t n)
+static size_t slot_of(uint32_t id)
 {
-	uint32_t h = (uint32_t)fnv1a(s, n);
 	size_t i;
+
+	for (i = ks.hashes[id - 1] & (ks.nbuckets - 1); ks.buckets[i] != id; i = (i + 1) & (ks.nbuckets - 1))
+		;
+	return i;
+}
+
+/* Takes id out of the buckets (backward-shift deletion: the entries
+ * after it that probed past its slot move up). */
+static void unbucket(uint32_t id)
+{
+	size_t mask = ks.nbuckets - 1, i = slot_of(id), j = i;
+
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!ks.buckets[j])
+			break;
+		home = ks.hashes[ks.buckets[j] - 1] & mask;
+		/* j's entry may move to i if its home is not in (i, j] */
+		if ((i <= j) ? (home <= i || home > j) : (home <= i && home > j)) {
+			ks.buckets[i] = ks.buckets[j];
+			i = j;
+		}
+	}
+	ks.buckets[i] = 0;
+}
+
+static uint32_t intern_n(const char *s, size_t n, bool permanent)
+{
+	uint32_t h = (uint32_t)fnv1a(s, n), id;
+	size_t i;
+	char *copy;
 
 	if (ks.nbuckets) {
 		for (i = h & (ks.nbuckets - 1); ks.buckets[i]; i = (i + 1) & (ks.nbuckets - 1)) {
-			uint32_t id = ks.buckets[i];
+			id = ks.buckets[i];
 			const char *name = ks.names[id - 1];
-			if (ks.hashes[id - 1] == h && strncmp(name, s, n) == 0 && name[n] == '\0')
+			if (ks.hashes[id - 1] == h && strncmp(name, s, n) == 0 && name[n] == '\0') {
+				if (permanent)
+					ks.refs[id - 1] = PERMANENT;
 				return id;
+			}
 		}
 	}
-	if (ks.nnames == UINT32_MAX - 1)
+	if (ks.nnames == UINT32_MAX - 1 && !ks.nfree)
 		return 0;
 	/* Load factor at most 1/2. */
-	if ((size_t)(ks.nnames + 1) * 2 > ks.nbuckets && grow_buckets() != 0)
+	if ((size_t)(ks.nnames - ks.nfree + 1) * 2 > ks.nbuckets && grow_buckets() != 0)
 		return 0;
-	if (ks.nnames == ks.names_cap) {
+	if (!ks.nfree && ks.nnames == ks.names_cap) {
 		uint32_t cap = ks.names_cap ? ks.names_cap * 2 : 1024;
 		const char **names = realloc(ks.names, cap * sizeof(*names));
 		if (!names)
@@ -125,14 +169,25 @@ static uint32_t intern_n(const char *s, size_t n)
 		if (!hashes)
 			return 0;
 		ks.hashes = hashes;
+		uint32_t *refs = realloc(ks.refs, cap * sizeof(*refs));
+		if (!refs)
+			return 0;
+		ks.refs = refs;
 		ks.names_cap = cap;
 	}
-	char *copy = pool_copy(s, n);
+	/* Kept for good: in the chunks. Owned: on their own, to be freed. */
+	copy = permanent ? pool_copy(s, n) : malloc(n + 1);
 	if (!copy)
 		return 0;
-	ks.names[ks.nnames] = copy;
-	ks.hashes[ks.nnames] = h;
-	uint32_t id = ++ks.nnames;
+	if (!permanent) {
+		memcpy(copy, s, n);
+		copy[n] = '\0';
+		ks.owned_bytes += n + 1;
+	}
+	id = ks.nfree ? ks.free_ids[--ks.nfree] : ++ks.nnames;
+	ks.names[id - 1] = copy;
+	ks.hashes[id - 1] = h;
+	ks.refs[id - 1] = permanent ? PERMANENT : 0;
 	for (i = h & (ks.nbuckets - 1); ks.buckets[i]; i = (i + 1) & (ks.nbuckets - 1))
 		;
 	ks.buckets[i] = id;
@@ -149,19 +204,91 @@ uint32_t kernel_symbols_intern(const char *name)
 	/* Native names come from files a profiled process controls: escaped
 	 * once here, so no output shows a control byte or a line of its own. */
 	n = safe_text(safe, sizeof(safe), name, strnlen(name, sizeof(safe) * 4));
-	return intern_n(safe, n);
+	return intern_n(safe, n, true);
+}
+
+void name_refs_init(struct name_refs *r)
+{
+	u64_map_init(&r->ids);
+	r->bytes = 0;
+	r->capped = 0;
+}
+
+uint32_t kernel_symbols_intern_for(struct name_refs *r, const char *name)
+{
+	char safe[KERNEL_SYMBOLS_NAME_MAX];
+	size_t n;
+	uint32_t id;
+
+	if (!name)
+		return kernel_symbols_intern(NULL);
+	n = safe_text(safe, sizeof(safe), name, strnlen(name, sizeof(safe) * 4));
+	if (r->bytes + n + 1 + NAME_REF_BYTES > NAME_REFS_MAX_BYTES) {
+		/* Over its share: a name it holds already, or one for all. */
+		uint32_t h = (uint32_t)fnv1a(safe, n);
+
+		for (size_t i = ks.nbuckets ? h & (ks.nbuckets - 1) : 0; ks.nbuckets && ks.buckets[i];
+		     i = (i + 1) & (ks.nbuckets - 1)) {
+			id = ks.buckets[i];
+			if (ks.hashes[id - 1] == h && strncmp(ks.names[id - 1], safe, n) == 0 && ks.names[id - 1][n] == '\0' &&
+			    u64_map_get(&r->ids, id))
+				return id;
+		}
+		r->capped++;
+		return intern_n(NAME_REFS_CAPPED, sizeof(NAME_REFS_CAPPED) - 1, true);
+	}
+	id = intern_n(safe, n, false);
+	if (!id || u64_map_get(&r->ids, id))
+		return id;
+	if (u64_map_put(&r->ids, id, n + 1) != 0) {
+		/* The owner cannot note it: kept for good rather than lost. */
+		ks.refs[id - 1] = PERMANENT;
+		return id;
+	}
+	if (ks.refs[id - 1] != PERMANENT)
+		ks.refs[id - 1]++;
+	r->bytes += n + 1 + NAME_REF_BYTES;
+	return id;
+}
+
+static void release_one(uint64_t id)
+{
+	if (id == 0 || id > ks.nnames || ks.refs[id - 1] == PERMANENT || --ks.refs[id - 1] > 0)
+		return;
+	unbucket((uint32_t)id);
+	ks.owned_bytes -= strlen(ks.names[id - 1]) + 1;
+	free((void *)ks.names[id - 1]);
+	ks.names[id - 1] = NULL;
+	if (ks.nfree == ks.free_cap) {
+		uint32_t cap = ks.free_cap ? ks.free_cap * 2 : 256, *v = realloc(ks.free_ids, cap * sizeof(*v));
+
+		if (!v)
+			return; /* the id is not used again: a slot lost, no name */
+		ks.free_ids = v;
+		ks.free_cap = cap;
+	}
+	ks.free_ids[ks.nfree++] = (uint32_t)id;
+}
+
+void name_refs_release(struct name_refs *r)
+{
+	for (size_t i = 0; i < r->ids.cap; i++)
+		if (r->ids.slots[i].key)
+			release_one(r->ids.slots[i].key);
+	u64_map_free(&r->ids);
+	name_refs_init(r);
 }
 
 static uint32_t kernel_id(void)
 {
 	if (!ks.kernel_id)
-		ks.kernel_id = intern_n(KERNEL_NAME, sizeof(KERNEL_NAME) - 1);
+		ks.kernel_id = intern_n(KERNEL_NAME, sizeof(KERNEL_NAME) - 1, true);
 	return ks.kernel_id;
 }
 
 const char *kernel_symbols_name(uint32_t id)
 {
-	if (id == 0 || id > ks.nnames)
+	if (id == 0 || id > ks.nnames || !ks.names[id - 1])
 		return KERNEL_NAME;
 	return ks.names[id - 1];
 }
@@ -188,7 +315,8 @@ uint32_t kernel_symbols_lookup(uint64_t addr)
 
 size_t kernel_symbols_bytes(void)
 {
-	return ks.chunk_bytes + (size_t)ks.names_cap * (sizeof(*ks.names) + sizeof(*ks.hashes)) +
+	return ks.chunk_bytes + ks.owned_bytes + (size_t)ks.free_cap * sizeof(*ks.free_ids) +
+	       (size_t)ks.names_cap * (sizeof(*ks.names) + sizeof(*ks.hashes) + sizeof(*ks.refs)) +
 	       ks.nbuckets * sizeof(*ks.buckets) + ks.nsyms * (sizeof(*ks.addrs) + sizeof(*ks.ids));
 }
 
@@ -212,8 +340,13 @@ void kernel_symbols_free(void)
 		c = next;
 	}
 	free_table();
+	for (uint32_t i = 0; i < ks.nnames; i++)
+		if (ks.names[i] && ks.refs[i] != PERMANENT)
+			free((void *)ks.names[i]);
 	free(ks.names);
 	free(ks.hashes);
+	free(ks.refs);
+	free(ks.free_ids);
 	free(ks.buckets);
 	memset(&ks, 0, sizeof(ks));
 }
@@ -350,7 +483,7 @@ int kernel_symbols_load(const char *path)
 			raw = r;
 			raw_cap = cap;
 		}
-		uint32_t id = intern_n(name, base_name_len(name, name_len));
+		uint32_t id = intern_n(name, base_name_len(name, name_len), true);
 		if (!id) {
 			ok = 0;
 			break;

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../userspace/common/u64_map.h"
+
 /* path NULL: /proc/kallsyms. 0 ok; -1 unreadable, out of memory, or no text
  * symbol with a non-zero address (kptr_restrict): then the address table is
  * empty and lookups return the id of "[kernel]". Loading again replaces the
@@ -33,6 +35,25 @@ uint32_t kernel_symbols_lookup(uint64_t addr);
  * "[kernel]". */
 #define KERNEL_SYMBOLS_NAME_MAX 1024
 uint32_t kernel_symbols_intern(const char *name);
+
+/* The names one process holds (its native frames'): each is interned once
+ * on the host and freed when no process holds it any more; each holder is
+ * charged its length and NAME_REF_BYTES, up to NAME_REFS_MAX_BYTES (past
+ * that, names it does not hold yet come out as NAME_REFS_CAPPED, counted
+ * in capped). */
+#define NAME_REFS_MAX_BYTES (16u << 20)
+#define NAME_REF_BYTES 32u
+#define NAME_REFS_CAPPED "[native: too many names]"
+struct name_refs {
+	struct u64_map ids; /* id -> its length + 1 */
+	size_t bytes;
+	uint64_t capped;
+};
+void name_refs_init(struct name_refs *r);
+/* Id for name as kernel_symbols_intern gives it, held by r. */
+uint32_t kernel_symbols_intern_for(struct name_refs *r, const char *name);
+/* r holds no name any more (names nobody holds are freed). */
+void name_refs_release(struct name_refs *r);
 /* Its name; "[kernel]" for unknown ids (and 0). The string stays valid and
  * unmoved until kernel_symbols_free. */
 const char *kernel_symbols_name(uint32_t id);

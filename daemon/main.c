@@ -26,6 +26,7 @@
 
 #include "native_live.h"
 #include "kernel_symbols.h"
+#include "admission.h"
 #include "agent_conns.h"
 #include "agent_link.h"
 #include "daemon.h"
@@ -143,6 +144,7 @@ static void maintenance(struct daemon *d, uint64_t now)
 	}
 	native_processes_check(d, now);
 	native_live_tick(d, now);
+	admission_memory_pressure(d);
 	jvm_startup_check(d, now);
 	if (d->sampler)
 		sampler_sweep(d->sampler);

@@ -84,6 +84,8 @@ static void finish(struct native_live *nl, struct native_walk *w, const struct n
 	struct trace *tr = nl->scratch;
 
 	np->pending--;
+	if (np->p)
+		np->p->native_bytes -= sizeof(*w) + w->n * sizeof(w->frames[0]);
 	if (np->p) {
 		struct js_sample head = {.time_ns = w->time_ns, .tid = w->tid, .pid = (uint32_t)np->p->pid};
 
@@ -105,6 +107,7 @@ static bool parse_frames(struct native_walk *w, const uint8_t *msg, size_t len, 
 			 uint8_t *flagsp)
 {
 	unsigned want = w->plan.n_cross + (w->plan.leaf ? 1 : 0);
+	struct name_refs *names = w->np->p ? &w->np->p->names : NULL; /* none: the trace is dropped */
 	struct rbuf r;
 	uint8_t flags;
 
@@ -130,7 +133,7 @@ static bool parse_frames(struct native_walk *w, const uint8_t *msg, size_t len, 
 				n = sizeof(name) - 1;
 			memcpy(name, s, n);
 			name[n] = 0; /* an embedded NUL only cuts the name */
-			found->id[i][k] = kernel_symbols_intern(name[0] ? name : "[unknown]");
+			found->id[i][k] = names ? kernel_symbols_intern_for(names, name[0] ? name : "[unknown]") : 0;
 		}
 	}
 	return !r.err && rbuf_left(&r) == 0;
@@ -442,6 +445,7 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 		return false;
 	}
 	np->pending++;
+	p->native_bytes += sizeof(*w) + w->n * sizeof(w->frames[0]);
 	nl->k.walks++;
 	return true;
 }

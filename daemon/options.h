@@ -74,6 +74,7 @@ struct options {
 	 * them all; open connections to each socket. */
 	unsigned max_processes_per_user;
 	size_t max_user_bytes;
+	size_t max_total_bytes; /* what all processes make jsampled hold */
 	unsigned max_queries_per_user;
 	unsigned max_agent_conns_per_user; /* connected, no HELLO yet */
 	unsigned max_agent_namespaces;     /* agent sockets inside containers */

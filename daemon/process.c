@@ -59,6 +59,7 @@ void process_free(struct process *p)
 	session_state_free(p);
 	jvm_model_free(&p->jvm);
 	cct_free(&p->cct);
+	name_refs_release(&p->names);
 	free(p);
 }
 
@@ -96,6 +97,7 @@ struct process *process_create(struct process_table *t, pid_t pid, uid_t uid, co
 	p->early_since_ns = p->seen_ns;
 	snprintf(p->vm, sizeof(p->vm), "%s", vm ? vm : "");
 	jvm_model_init(&p->jvm);
+	name_refs_init(&p->names);
 	session_state_init(p, t);
 	if (cct_init(&p->cct, t->limits.cct_max_nodes) != 0 || vec_push(&t->all, p) != 0 ||
 	    u64_map_put(&t->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p) != 0) {
@@ -422,6 +424,12 @@ static void finish_native_only(struct process_table *t, struct process *p, const
 	}
 	decode_stats_account(&p->stats, DECODE_NOT_JAVA, DECODE_FAILURE_NONE, DECODE_RULE_NONE);
 	record_trace(t, p, s, DECODE_NOT_JAVA, tr);
+}
+
+size_t process_memory_bytes(const struct process *p)
+{
+	return sizeof(*p) + jvm_model_bytes(&p->jvm) + p->held.bytes + cct_bytes(&p->cct) + p->bottoms.bytes +
+	       p->reuse.bytes + p->names.bytes + p->native_bytes;
 }
 
 void process_finish_deferred(struct process_table *t, struct process *p, const struct js_sample *s,

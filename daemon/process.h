@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "kernel_stacks.h"
+#include "kernel_symbols.h"
 #include "../userspace/common/u64_map.h"
 #include "../userspace/common/vec.h"
 #include "cct.h"
@@ -73,6 +74,8 @@ struct process {
 	struct walk_reuse reuse;       /* per thread: its last complete walk */
 	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
 	struct kernel_stacks kstacks;    /* kernel stacks waiting for their samples */
+	struct name_refs names;          /* the native frames' names its tree holds (kernel_symbols.h) */
+	size_t native_bytes;             /* samples waiting for their native frames (native_live.h) */
 	/* --native-stacks: the hook's per-process state, freed with it. */
 	void *native_state;
 	void (*native_state_free)(void *state);
@@ -191,6 +194,10 @@ size_t process_table_expire(struct process_table *t, uint64_t now_ns, uint64_t r
  * reports a newer state):
  * a sample to decode now or hold until the model catches up; */
 void process_take_sample(struct process_table *t, struct process *p, const struct js_sample *s, uint64_t now_ns);
+/* Everything p makes jsampled hold: its agent's model, held samples, tree
+ * and time slices, stack images and walk memos, the native names it holds,
+ * samples waiting for native frames. */
+size_t process_memory_bytes(const struct process *p);
 /* A trace the add_native_frames hook took, with its native frames now (or
  * without, if they could not be had): into p's tree, as st says. s needs
  * only its header (tid, time). */

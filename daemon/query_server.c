@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "../bpf/sampler.h"
+#include "admission.h"
 #include "cct_format.h"
 #include "daemon.h"
 #include "java_launcher.h"
 #include "json.h"
+#include "kernel_symbols.h"
 #include "native_live.h"
 #include "native_processes.h"
 #include "sampler_bpf.h"
@@ -279,6 +281,9 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"queries_refused", c->queries_refused},
 		{"queries_refused_user_limit", c->queries_refused_user_limit},
 		{"renders_killed", c->renders_killed},
+		{"trees_frozen", c->trees_frozen},
+		{"memory_bytes", admission_user_memory(d, -1)},
+		{"names_bytes", kernel_symbols_bytes()},
 		{"drains", c->drains},
 	};
 

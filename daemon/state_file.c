@@ -277,7 +277,7 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 			char name[512];
 			uint32_t id = rbuf_u32(r);
 			rbuf_str_copy(r, name, sizeof(name));
-			if (r->err || u64_map_put(&kernel_ids, (uint64_t)id + 1, kernel_symbols_intern(name)) != 0) {
+			if (r->err || u64_map_put(&kernel_ids, (uint64_t)id + 1, kernel_symbols_intern_for(&p->names, name)) != 0) {
 				snprintf(why, whylen, "pid %u: bad kernel name", pid);
 				goto bad;
 			}

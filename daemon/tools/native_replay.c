@@ -11,13 +11,13 @@ static void release(void *u)
 }
 
 /* The names as the helper gives them (NATIVE_NAME_MAX), interned. */
-static unsigned named(struct native_unwinder *u, const uint64_t *pcs, int n, uint32_t *ids)
+static unsigned named(struct process *p, struct native_unwinder *u, const uint64_t *pcs, int n, uint32_t *ids)
 {
 	char name[NATIVE_NAME_MAX];
 
 	for (int i = 0; i < n; i++) {
 		native_symbolize(u, pcs[i], name, sizeof(name));
-		ids[i] = kernel_symbols_intern(name[0] ? name : "[unknown]");
+		ids[i] = kernel_symbols_intern_for(&p->names, name[0] ? name : "[unknown]");
 	}
 	return n > 0 ? (unsigned)n : 0;
 }
@@ -42,13 +42,13 @@ bool native_replay_frames(void *ctx, struct recording *rec, struct process *p, c
 		const struct native_crossing *c = &plan.cross[i];
 		int n = native_unwind_from(u, s, c->pc, c->sp, c->fp, plan.stop_lo, plan.stop_hi, pcs, NATIVE_FRAMES_MAX);
 
-		found.n[found.n_lists] = named(u, pcs, n, found.id[found.n_lists]);
+		found.n[found.n_lists] = named(p, u, pcs, n, found.id[found.n_lists]);
 		found.n_lists++;
 	}
 	if (plan.leaf) {
 		int n = native_unwind(u, s, plan.stop_lo, plan.stop_hi, pcs, NATIVE_FRAMES_MAX);
 
-		found.n[found.n_lists] = named(u, pcs, n, found.id[found.n_lists]);
+		found.n[found.n_lists] = named(p, u, pcs, n, found.id[found.n_lists]);
 		found.n_lists++;
 	}
 	native_plan_apply(&plan, &found, tr);

@@ -343,9 +343,58 @@ static void test_intern_escapes(void)
 	CHECK(strcmp(kernel_symbols_name(kernel_symbols_intern("plain_name")), "plain_name") == 0);
 }
 
+/* Native names held by processes: shared while any holds them, freed
+ * with the last, each holder charged; a holder past its share gets one
+ * name for all the names it does not hold yet. */
+static void test_name_refs(void)
+{
+	struct name_refs a, b;
+	uint32_t x, y, z, before;
+	char name[64];
+	size_t base = kernel_symbols_bytes();
+
+	name_refs_init(&a);
+	name_refs_init(&b);
+	x = kernel_symbols_intern_for(&a, "shared_native_fn");
+	CHECK_EQ(kernel_symbols_intern_for(&b, "shared_native_fn"), x);
+	y = kernel_symbols_intern_for(&a, "only_a_fn");
+	CHECK(a.bytes > b.bytes && b.bytes > 0);
+	CHECK(kernel_symbols_bytes() > base);
+	name_refs_release(&a);
+	CHECK_STR(kernel_symbols_name(x), "shared_native_fn"); /* b holds it */
+	CHECK(strcmp(kernel_symbols_name(y), "only_a_fn") != 0); /* freed */
+	z = kernel_symbols_intern_for(&b, "a_new_fn");
+	CHECK_EQ(z, y); /* its id used again */
+	name_refs_release(&b);
+	CHECK(strcmp(kernel_symbols_name(x), "shared_native_fn") != 0);
+	/* A kernel name stays whoever held it. */
+	before = kernel_symbols_intern("kernel_kept_fn");
+	CHECK_EQ(kernel_symbols_intern_for(&a, "kernel_kept_fn"), before);
+	name_refs_release(&a);
+	CHECK_STR(kernel_symbols_name(before), "kernel_kept_fn");
+	/* The share: 16 MiB of names, then one name for the rest. */
+	for (int i = 0; a.capped == 0 && i < 1000000; i++) {
+		snprintf(name, sizeof(name), "fn_%d_%040d", i, i);
+		kernel_symbols_intern_for(&a, name);
+	}
+	CHECK(a.capped == 1 && a.bytes <= NAME_REFS_MAX_BYTES);
+	CHECK_STR(kernel_symbols_name(kernel_symbols_intern_for(&a, "one_more_fn_with_a_long_name_here_and_there_000000000")),
+		  NAME_REFS_CAPPED);
+	CHECK_EQ(a.capped, 2);
+	CHECK_STR(kernel_symbols_name(kernel_symbols_intern_for(&a, "fn_1_0000000000000000000000000000000000000001")),
+		  "fn_1_0000000000000000000000000000000000000001"); /* held already */
+	{
+		size_t full = kernel_symbols_bytes();
+
+		name_refs_release(&a);
+		CHECK(kernel_symbols_bytes() + (8u << 20) < full); /* the names given back */
+	}
+}
+
 int main(void)
 {
 	RUN(test_sample_file);
+	RUN(test_name_refs);
 	RUN(test_intern_escapes);
 	RUN(test_restricted);
 	RUN(test_intern);

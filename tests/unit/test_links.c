@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../../daemon/admission.h"
 #include "../../daemon/agent_link.h"
 #include "../../daemon/daemon.h"
 #include "../../daemon/query_server.h"
@@ -321,9 +322,69 @@ static void test_agent_link_garbage(void)
 	wbuf_free(&w);
 }
 
+/* A tree of about bytes bytes of distinct paths. */
+static void grow(struct process *p, size_t bytes)
+{
+	struct trace_frame f[3] = {{.method_id = 1, .type = FRAME_COMPILED, .bci = -1}};
+
+	for (uint32_t i = 0; cct_bytes(&p->cct) < bytes && i < 4000000; i++) {
+		f[1] = (struct trace_frame){.method_id = 2 + i, .type = FRAME_COMPILED, .bci = -1};
+		f[2] = (struct trace_frame){.method_id = 7 + i % 5, .type = FRAME_INTERPRETED, .bci = (int32_t)i};
+		if (cct_add(&p->cct, f, 3, 1) != 0)
+			break;
+	}
+}
+
+/* A user's processes, trees and all, stay under --max-user-mb: an exited
+ * profile is forgotten first, then the live trees grow no more, and a new
+ * process of that user is refused; another user is not held back. */
+static void test_memory_limits(void)
+{
+	struct daemon saved = D;
+	struct process_limits lim = {.cct_max_nodes = 1u << 22, .held_max_bytes = 1 << 20, .hold_ns = 1};
+	struct process *live, *gone, *other;
+	char why[160];
+	size_t before;
+
+	memset(&D, 0, sizeof(D));
+	process_table_init(&D.processes, &lim);
+	D.opt.max_user_bytes = 4u << 20;
+	D.opt.max_total_bytes = 64u << 20;
+	D.opt.max_processes = 100;
+	D.opt.max_processes_per_user = 100;
+	live = process_create(&D.processes, 100, 1000, "vm");
+	gone = process_create(&D.processes, 101, 1000, "vm");
+	other = process_create(&D.processes, 102, 2000, "vm");
+	CHECK(live && gone && other);
+	grow(gone, 2u << 20);
+	gone->state = PROCESS_EXITED;
+	grow(live, 3u << 20);
+	grow(other, 3u << 20);
+	CHECK(admission_user_memory(&D, 1000) > D.opt.max_user_bytes);
+	admission_memory_pressure(&D);
+	CHECK(process_lookup(&D.processes, 101) == NULL); /* the exited one went first */
+	CHECK(admission_user_memory(&D, 1000) < D.opt.max_user_bytes);
+	CHECK_EQ(D.counters.trees_frozen, 0);
+	grow(live, 5u << 20);
+	admission_memory_pressure(&D);
+	CHECK_EQ(D.counters.trees_frozen, 1);
+	before = cct_bytes(&live->cct);
+	grow(live, before + (1u << 20)); /* stops at its cap (pruning itself to fit) */
+	CHECK(cct_bytes(&live->cct) <= before);
+	D.opt.max_user_bytes = cct_bytes(&live->cct) / 2;
+	CHECK(!admission_make_room(&D, 1000, why, sizeof(why)) && strstr(why, "max-user-mb"));
+	D.opt.max_user_bytes = 4u << 20;
+	CHECK(admission_make_room(&D, 2000, why, sizeof(why))); /* another user: not held back */
+	D.opt.max_total_bytes = 4u << 20;
+	CHECK(!admission_make_room(&D, 2000, why, sizeof(why)) && strstr(why, "max-total-mb"));
+	process_table_free(&D.processes);
+	D = saved;
+}
+
 int main(void)
 {
 	setup_daemon();
+	RUN(test_memory_limits);
 	RUN(test_queries);
 	RUN(test_stats_text_and_json_agree);
 	RUN(test_agent_link_good);
