@@ -45,7 +45,7 @@ JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 # The core needs zstd (recordings), zlib (older gzip recordings and pprof) and
 # protobuf-c (pprof); the service libbpf, libsystemd, libcap.
 DECODE_LIBS := -lz -lzstd -lprotobuf-c -lm
-DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap $(DECODE_LIBS)
+DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap -lseccomp $(DECODE_LIBS)
 # The native unwinder parses files profiled processes control: only the
 # sandboxed helper (build/jsampled-unwind) and jsreplay link it, never
 # jsampled (daemon/native_helper.h).

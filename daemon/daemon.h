@@ -68,6 +68,11 @@ struct daemon {
 	bool paused; /* `sampling off`: perf events disabled */
 	bool has_readers;  /* --readers-group exists (resolved at start) */
 	bool memory_pressure_logged;
+	/* The unprivileged user of the sandboxes (query renders, the native
+	 * helper): privileges.h. */
+	bool has_sandbox_user;
+	uid_t sandbox_uid;
+	gid_t sandbox_gid;
 	gid_t readers_gid;
 };
 

@@ -370,6 +370,10 @@ int main(int argc, char **argv)
 	daemon_apply_limits(d);
 	d->processes.hooks = sampler_hooks;
 	d->processes.hooks.ctx = d;
+	if (privileges_sandbox_user(d->opt.native_helper_user, &d->sandbox_uid, &d->sandbox_gid, err, sizeof(err)) == 0)
+		d->has_sandbox_user = true;
+	else
+		log_warn("%s: query renders run as root without capabilities", err);
 	if (d->opt.native_stacks) {
 		if (native_live_init(d, err, sizeof(err)) != 0) {
 			log_err("%s", err);

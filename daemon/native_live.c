@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "native_protocol.h"
 #include "native_sources.h"
 #include "native_unwind.h"
+#include "privileges.h"
 #include "procfs.h"
 #include "recording.h"
 #include "stats_format.h"
@@ -452,29 +452,6 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 
 /* --- Set-up and the loop's part --- */
 
-/* The helper's user: the one named, or jsampled-unwind, else nobody. */
-static int helper_user(const char *name, uid_t *uid, gid_t *gid, char *why, size_t whylen)
-{
-	struct passwd pw, *found = NULL;
-	char buf[4096];
-
-	if (name[0]) {
-		getpwnam_r(name, &pw, buf, sizeof(buf), &found);
-	} else {
-		getpwnam_r(JSAMPLED_NATIVE_HELPER_USER, &pw, buf, sizeof(buf), &found);
-		if (!found)
-			getpwnam_r("nobody", &pw, buf, sizeof(buf), &found);
-	}
-	if (!found || found->pw_uid == 0) {
-		snprintf(why, whylen, "no unprivileged user %s for the native helper",
-			 name[0] ? name : JSAMPLED_NATIVE_HELPER_USER " (or nobody)");
-		return -1;
-	}
-	*uid = found->pw_uid;
-	*gid = found->pw_gid;
-	return 0;
-}
-
 int native_live_init(struct daemon *d, char *why, size_t whylen)
 {
 	struct native_client_config cfg = {
@@ -484,7 +461,7 @@ int native_live_init(struct daemon *d, char *why, size_t whylen)
 	};
 	struct native_live *nl;
 
-	if (helper_user(d->opt.native_helper_user, &cfg.uid, &cfg.gid, why, whylen) != 0)
+	if (privileges_sandbox_user(d->opt.native_helper_user, &cfg.uid, &cfg.gid, why, whylen) != 0)
 		return -1;
 	snprintf(cfg.helper_path, sizeof(cfg.helper_path), "%s", d->opt.native_helper_path);
 	if (!(nl = calloc(1, sizeof(*nl))) || !(nl->scratch = malloc(sizeof(*nl->scratch)))) {

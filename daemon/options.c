@@ -93,7 +93,7 @@ static const struct opt_spec specs[] = {
 	{"native-helper", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(native_helper_path), false,
 	 "the sandboxed native unwinder (default: jsampled-unwind next to jsampled, else " JSAMPLED_DEFAULT_NATIVE_HELPER ")"},
 	{"native-helper-user", T_STRING, "USER", 0, 0, 0, 0, NULL, F(native_helper_user), false,
-	 "the unprivileged user it runs as (default " JSAMPLED_NATIVE_HELPER_USER " if it exists, else nobody)"},
+	 "the unprivileged user it and query renders run as (default jsampled-unwind if it exists, else nobody)"},
 	{"native-helper-mb", T_UINT, "N", 64, 65536, MIB, 512, NULL, F(native_helper_bytes), false,
 	 "its heap at most (files it maps come beside it)"},
 	{"native-deadline-ms", T_UINT, "N", 100, 600000, 0, 2000, NULL, F(native_deadline_ms), false,

@@ -15,7 +15,6 @@
 #define JSAMPLED_DEFAULT_SOCKET "/run/jsampled/jsampled.sock"
 #define JSAMPLED_DEFAULT_AGENT "/usr/lib/jsampled/libjsagent.so"
 #define JSAMPLED_DEFAULT_NATIVE_HELPER "/usr/lib/jsampled/jsampled-unwind"
-#define JSAMPLED_NATIVE_HELPER_USER "jsampled-unwind"
 #define RULE_MAX 16
 #define RULE_LEN 128
 

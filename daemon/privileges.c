@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,6 +105,37 @@ out:
 	if (next)
 		cap_free(next);
 	return r;
+}
+
+int privileges_sandbox_user(const char *name, uid_t *uid, gid_t *gid, char *why, size_t whylen)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+
+	if (name && name[0]) {
+		getpwnam_r(name, &pw, buf, sizeof(buf), &found);
+	} else {
+		getpwnam_r(JSAMPLED_SANDBOX_USER, &pw, buf, sizeof(buf), &found);
+		if (!found)
+			getpwnam_r("nobody", &pw, buf, sizeof(buf), &found);
+	}
+	if (!found || found->pw_uid == 0) {
+		snprintf(why, whylen, "no unprivileged user %s for jsampled's sandboxes",
+			 name && name[0] ? name : JSAMPLED_SANDBOX_USER " (or nobody)");
+		return -1;
+	}
+	*uid = found->pw_uid;
+	*gid = found->pw_gid;
+	return 0;
+}
+
+int privileges_become(uid_t uid, gid_t gid)
+{
+	if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0 ||
+	    geteuid() == 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	(void)prctl(PR_SET_DUMPABLE, 0);
+	return 0;
 }
 
 int privileges_drop_all(void)

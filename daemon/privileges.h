@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Gives the query socket at path to root:group with mode 0660 (0600 if the
  * group does not exist: then only root may query). 0 or -1 with why. */
@@ -29,5 +30,15 @@ int privileges_perf_paranoid(void);
 /* Drops every capability from the effective, permitted and inheritable
  * sets (an attach child, once it has the JVM's credentials). 0 or -1. */
 int privileges_drop_all(void);
+
+/* The user jsampled's sandboxes run as (the native helper, query
+ * renders): name, or jsampled-unwind (the package's), else nobody; never
+ * root. 0, or -1 with why. */
+#define JSAMPLED_SANDBOX_USER "jsampled-unwind"
+int privileges_sandbox_user(const char *name, uid_t *uid, gid_t *gid, char *why, size_t whylen);
+/* Becomes uid:gid for good (no supplementary groups, so no capability is
+ * left), with no_new_privs and not dumpable. 0, or -1 (then the caller
+ * must not go on). */
+int privileges_become(uid_t uid, gid_t gid);
 
 #endif

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <seccomp.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -33,22 +35,36 @@
 struct render_child {
 	pid_t pid;
 	uid_t uid;
+	bool privileged; /* root's or the readers group's */
 	uint64_t started_ns;
 	bool killed;
 };
 static struct render_child renders[MAX_RENDERS];
 
-static unsigned renders_of(uid_t uid, unsigned *all)
+static bool privileged(const struct daemon *d, const struct query_conn *q)
 {
-	unsigned n = 0;
+	return q->uid == 0 || (d->has_readers && q->gid == d->readers_gid);
+}
 
-	*all = 0;
-	for (int i = 0; i < MAX_RENDERS; i++)
-		if (renders[i].pid > 0) {
-			(*all)++;
-			n += renders[i].uid == uid;
-		}
-	return n;
+/* Whether q may have a render slot now: a user at most
+ * MAX_RENDERS_PER_USER, and one slot always kept for root and the readers
+ * group (two users could hold all of them otherwise). */
+static bool slot_for(const struct daemon *d, const struct query_conn *q)
+{
+	unsigned all = 0, mine = 0, others = 0;
+
+	for (int i = 0; i < MAX_RENDERS; i++) {
+		if (renders[i].pid <= 0)
+			continue;
+		all++;
+		mine += renders[i].uid == q->uid;
+		others += !renders[i].privileged;
+	}
+	if (all >= MAX_RENDERS)
+		return false;
+	if (q->uid == 0)
+		return true;
+	return mine < MAX_RENDERS_PER_USER && (privileged(d, q) || others < MAX_RENDERS - 1);
 }
 
 static void close_query(struct daemon *d, struct watch *w)
@@ -101,9 +117,58 @@ static void lower_priority(void)
 		(void)setpriority(PRIO_PROCESS, 0, 0); /* raising one's nice value needs no privilege */
 }
 
+/* A render reads its snapshot and writes to its client: anything else
+ * fails (EPERM). Its address space may grow by RENDER_MAX_GROWTH. */
+#define RENDER_MAX_GROWTH (1ull << 30)
+static void render_sandbox(const struct daemon *d)
+{
+	static const int allowed[] = {
+		SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(close),
+		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise), SCMP_SYS(futex),
+		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask),
+		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getpid), SCMP_SYS(fstat), SCMP_SYS(lseek),
+		SCMP_SYS(sysinfo), SCMP_SYS(getrandom), SCMP_SYS(poll),
+	};
+	scmp_filter_ctx f;
+	struct rlimit lim;
+	unsigned long long pages = 0;
+	FILE *statm = fopen("/proc/self/statm", "re");
+
+	if (statm) {
+		if (fscanf(statm, "%llu", &pages) != 1)
+			pages = 0;
+		fclose(statm);
+	}
+	/* Another uid first (its capabilities go with root's uid), or at
+	 * least none of them. */
+	if (d->has_sandbox_user ? privileges_become(d->sandbox_uid, d->sandbox_gid) != 0 : privileges_drop_all() != 0)
+		_exit(1);
+#if !defined(__SANITIZE_ADDRESS__)
+	if (pages) {
+		lim.rlim_cur = lim.rlim_max = pages * (uint64_t)sysconf(_SC_PAGESIZE) + RENDER_MAX_GROWTH;
+		setrlimit(RLIMIT_AS, &lim);
+	}
+#endif
+	lim = (struct rlimit){0, 0};
+	setrlimit(RLIMIT_CORE, &lim);
+	setrlimit(RLIMIT_NPROC, &lim);
+	if (!(f = seccomp_init(SCMP_ACT_ERRNO(EPERM))))
+		_exit(1);
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (seccomp_rule_add(f, SCMP_ACT_ALLOW, allowed[i], 0) != 0)
+			_exit(1);
+	if (seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
+			     SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)) != 0 ||
+	    seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)) != 0 ||
+	    seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)) != 0 ||
+	    seccomp_load(f) != 0)
+		_exit(1);
+	seccomp_release(f);
+}
+
 /* The child: writes "OK" and the rendering to the client, then exits. It
  * holds a copy-on-write snapshot of everything; it keeps only the client's
- * descriptor and no capability. */
+ * descriptor, no capability and not root's uid, under a seccomp filter. */
 static void render_child(struct daemon *d, struct query_conn *q)
 {
 	struct timeval tv = {.tv_sec = RENDER_SEND_TIMEOUT_S};
@@ -117,10 +182,10 @@ static void render_child(struct daemon *d, struct query_conn *q)
 	if (fd > 3)
 		close_range(3, (unsigned)fd - 1, 0);
 	close_range((unsigned)fd + 1, ~0u, 0);
-	privileges_drop_all();
 	lower_priority();
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	render_sandbox(d);
 	wbuf_init(&out);
 	if (query_render(d, &q->render, &out, fd) != 0)
 		_exit(1);
@@ -132,11 +197,10 @@ static void render_child(struct daemon *d, struct query_conn *q)
 static bool start_render(struct daemon *d, struct watch *w)
 {
 	struct query_conn *q = w->obj;
-	unsigned all, mine = renders_of(q->uid, &all);
 	int slot = -1;
 	pid_t child;
 
-	if (all >= MAX_RENDERS || (q->uid != 0 && mine >= MAX_RENDERS_PER_USER))
+	if (!slot_for(d, q))
 		return false;
 	for (int i = 0; i < MAX_RENDERS && slot < 0; i++)
 		if (renders[i].pid <= 0)
@@ -148,7 +212,8 @@ static bool start_render(struct daemon *d, struct watch *w)
 	}
 	if (child == 0)
 		render_child(d, q);
-	renders[slot] = (struct render_child){.pid = child, .uid = q->uid, .started_ns = monotonic_ns()};
+	renders[slot] = (struct render_child){
+		.pid = child, .uid = q->uid, .privileged = privileged(d, q), .started_ns = monotonic_ns()};
 	close_query(d, w); /* our copy of the connection */
 	return true;
 }
@@ -184,15 +249,13 @@ static struct watch *due(struct daemon *d, uint64_t now, bool *timed_out)
 {
 	for (struct watch *w = d->loop.connections; w; w = w->next) {
 		struct query_conn *q = w->obj;
-		unsigned all, mine;
 
 		if (w->kind != W_QUERY)
 			continue;
 		*timed_out = now - q->opened_ns > (q->render_waiting ? RENDER_SLOT_WAIT_NS : QUERY_TIMEOUT_NS);
 		if (*timed_out)
 			return w;
-		mine = renders_of(q->uid, &all);
-		if (q->render_waiting && all < MAX_RENDERS && (q->uid == 0 || mine < MAX_RENDERS_PER_USER))
+		if (q->render_waiting && slot_for(d, q))
 			return w;
 	}
 	return NULL;
