@@ -129,4 +129,15 @@ done
 grep -q "bounding set could not be reduced" "$TMP/daemon.log" && fail "jsampled could not reduce its bounding set"
 stop_daemon
 note "with the unit's capabilities ($caps), after start: CapBnd = CapPrm = CapEff = $want"
+
+# Without CAP_SETPCAP it cannot reduce its bounding set: it stops rather
+# than run with more than it needs.
+nopcap=$(echo "$list" | tr ',' '\n' | grep -v '^+setpcap$' | paste -sd, -)
+if setpriv --bounding-set=-all,$nopcap --inh-caps=-all,$nopcap --ambient-caps=-all,$nopcap \
+	"$DAEMON" --socket "$TMP/d.sock" --agent-socket "$TMP/da.sock" --attach off >"$TMP/nopcap.log" 2>&1; then
+	fail "jsampled ran on although it could not drop its capabilities"
+fi
+grep -q "not running with more than it needs" "$TMP/nopcap.log" ||
+	fail "a failed capability drop is not explained: $(tail -3 "$TMP/nopcap.log")"
+note "without CAP_SETPCAP (the bounding set cannot shrink): jsampled stops, saying why"
 note "passed"

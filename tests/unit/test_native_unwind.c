@@ -543,6 +543,31 @@ static void test_perf_map_names(void)
 	native_unwinder_free(u);
 }
 
+static int opened_deleted;
+
+static int count_module(void *ctx, const char *path)
+{
+	(void)ctx;
+	if (strstr(path, "(deleted)"))
+		opened_deleted++;
+	return native_files_host.module(NULL, path);
+}
+
+/* A file deleted since it was mapped is not looked for under its old name
+ * (another file may be there now, or a link planted). */
+static void test_deleted_not_opened(void)
+{
+	static const char maps[] = "7f1000000000-7f1000100000 r-xp 00000000 08:01 123 /lib/x86_64-linux-gnu/libc.so.6 (deleted)\n";
+	struct native_files files = {.module = count_module, .debug = NULL};
+	struct native_unwinder *u = native_unwinder_new(getpid(), maps, sizeof(maps) - 1, &files);
+	char buf[128];
+
+	CHECK(u != NULL);
+	native_symbolize(u, 0x7f1000000100ull, buf, sizeof(buf));
+	CHECK_EQ(opened_deleted, 0);
+	native_unwinder_free(u);
+}
+
 /* --- Crafted ELF files --- */
 
 /* A minimal ELF file: a header and section headers (the first null), the
@@ -802,6 +827,7 @@ int main(void)
 	RUN(test_perf_map);
 	RUN(test_perf_map_names);
 	RUN(test_elf_limits);
+	RUN(test_deleted_not_opened);
 	RUN(test_helper_request_path);
 	free(sample);
 	return CHECK_DONE();
