@@ -71,6 +71,19 @@ static struct native_live *live_of(const struct daemon *d)
 
 /* --- Finishing a trace --- */
 
+/* A sample that gets no native frames after all (lost, refused, no
+ * helper): a non-Java process's has nothing else, so it stands under
+ * [native] (with its kernel frames, if any) rather than being lost. */
+static void without_native(struct trace *tr, enum decode_status st)
+{
+	if (st != DECODE_NOT_JAVA || tr->n >= TRACE_MAX_FRAMES)
+		return;
+	memmove(&tr->frames[1], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
+	tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_NATIVE, .type = FRAME_PSEUDO, .bci = -1};
+	tr->n++;
+}
+
+
 static void proc_release(struct native_proc *np)
 {
 	u64_map_del(&np->nl->by_key, np->key);
@@ -94,6 +107,8 @@ static void finish(struct native_live *nl, struct native_walk *w, const struct n
 		memcpy(tr->frames, w->frames, w->n * sizeof(w->frames[0]));
 		if (found)
 			native_plan_apply(&w->plan, found, tr);
+		else
+			without_native(tr, w->st);
 		process_finish_deferred(&nl->d->processes, np->p, &head, w->st, tr);
 	} else if (np->pending == 0) {
 		proc_release(np);
@@ -399,6 +414,7 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 		return false;
 	if (!(np = proc_of(nl, p)) || np->disabled || !native_client_ready(nl->client)) {
 		nl->k.fallback++;
+		without_native(tr, st);
 		return false;
 	}
 	now = monotonic_ns();
@@ -406,11 +422,13 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 	     (np->want_maps && now - np->maps_ns >= REFRESH_INTERVAL_NS)) &&
 	    !refresh(nl, np, rec, now) && np->gen != native_client_generation(nl->client)) {
 		nl->k.fallback++;
+		without_native(tr, st);
 		return false;
 	}
 	w = malloc(sizeof(*w) + tr->n * sizeof(tr->frames[0]));
 	if (!w) {
 		nl->k.fallback++;
+		without_native(tr, st);
 		return false;
 	}
 	w->np = np;
@@ -442,6 +460,7 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 	if (native_client_send(nl->client, NATIVE_MSG_WALK, np->key, m, NULL, 0, w) != 0) {
 		free(w);
 		nl->k.fallback++;
+		without_native(tr, st);
 		return false;
 	}
 	np->pending++;

@@ -259,25 +259,41 @@ static void log_impossible(const struct process *p, const struct js_sample *s, c
 /* Inserts a decoded trace. An incomplete one goes under the context the
  * thread's complete traces make unambiguous, else under [truncated], so a
  * partial path is never mistaken for a root-level context. */
-static void record_trace(struct process_table *t, struct process *p, const struct js_sample *s, enum decode_status st,
-			 struct trace *tr)
+/* A decoded trace's place in its thread's context, in decoding order: a
+ * resolved one is remembered, an incomplete one gets the remembered
+ * context's frames below it (truncated_context.h). Done when the trace is
+ * decoded, before any native frames come (they may come later: the
+ * context is the Java one, the same live and replayed). Returns how many
+ * frames went in at the front. */
+static uint32_t contextualize(struct process *p, const struct js_sample *s, enum decode_status st, struct trace *tr)
 {
+	struct trace_frame prefix[CONTEXT_FRAMES];
+	uint32_t k;
+
 	if (st == DECODE_RESOLVED) {
 		context_remember(&p->contexts, s->tid, tr);
-	} else if (st == DECODE_INCOMPLETE) {
-		struct trace_frame prefix[CONTEXT_FRAMES];
-		uint32_t k = context_graft(&p->contexts, s->tid, tr, prefix, CONTEXT_FRAMES);
-
-		if (k == 0) {
-			prefix[0] = (struct trace_frame){.method_id = PSEUDO_TRUNCATED, .type = FRAME_PSEUDO, .bci = -1};
-			k = 1;
-		}
-		if (tr->n + k > TRACE_MAX_FRAMES)
-			tr->n = TRACE_MAX_FRAMES - k;
-		memmove(&tr->frames[k], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
-		memcpy(tr->frames, prefix, k * sizeof(prefix[0]));
-		tr->n += k;
+		return 0;
 	}
+	if (st != DECODE_INCOMPLETE)
+		return 0;
+	k = context_graft(&p->contexts, s->tid, tr, prefix, CONTEXT_FRAMES);
+	if (k == 0) {
+		prefix[0] = (struct trace_frame){.method_id = PSEUDO_TRUNCATED, .type = FRAME_PSEUDO, .bci = -1};
+		k = 1;
+	}
+	/* The context's frames name no crossing of this trace. */
+	for (uint32_t i = 0; i < k; i++)
+		prefix[i].flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);
+	if (tr->n + k > TRACE_MAX_FRAMES)
+		tr->n = TRACE_MAX_FRAMES - k;
+	memmove(&tr->frames[k], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
+	memcpy(tr->frames, prefix, k * sizeof(prefix[0]));
+	tr->n += k;
+	return k;
+}
+
+static void into_tree(struct process_table *t, struct process *p, const struct js_sample *s, struct trace *tr)
+{
 	if (cct_add_sample(&p->cct, tr->frames, tr->n, (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u), s->tid) != 0) {
 		p->stats.dropped++;
 		p->stats.dropped_no_memory++;
@@ -285,6 +301,7 @@ static void record_trace(struct process_table *t, struct process *p, const struc
 	}
 	p->profiled_ns += t->period_ns;
 }
+
 
 /* With --verbose, the first failures of each reason are logged with where
  * the walk stopped, for diagnosis. */
@@ -408,10 +425,11 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
 	if (st == DECODE_FAILED)
 		return;
+	java_n += contextualize(p, s, st, tr);
 	if (t->hooks.add_native_frames && p->state == PROCESS_LIVE &&
 	    t->hooks.add_native_frames(t->hooks.ctx, t->recording, p, s, st, tr, java_n))
 		return;
-	record_trace(t, p, s, st, tr);
+	into_tree(t, p, s, tr);
 }
 
 /* A non-Java process's trace, native frames and all: none at all is a
@@ -423,7 +441,7 @@ static void finish_native_only(struct process_table *t, struct process *p, const
 		return;
 	}
 	decode_stats_account(&p->stats, DECODE_NOT_JAVA, DECODE_FAILURE_NONE, DECODE_RULE_NONE);
-	record_trace(t, p, s, DECODE_NOT_JAVA, tr);
+	into_tree(t, p, s, tr);
 }
 
 size_t process_memory_bytes(const struct process *p)
@@ -438,7 +456,7 @@ void process_finish_deferred(struct process_table *t, struct process *p, const s
 	if (st == DECODE_NOT_JAVA)
 		finish_native_only(t, p, s, tr);
 	else
-		record_trace(t, p, s, st, tr);
+		into_tree(t, p, s, tr); /* its context was taken when it was decoded */
 }
 
 /* Counts what the thread's stack image did with an incomplete trace;

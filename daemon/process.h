@@ -133,7 +133,8 @@ struct process_hooks {
 			   const struct trace *tr);
 	/* Native frames for a decoded trace (--native-stacks, native_frames.h:
 	 * the decoding core unwinds none itself). tr's first java_n frames are
-	 * the Java ones, kernel frames may follow. Returns true if it took the
+	 * the Java ones (with the thread's context below an incomplete trace),
+	 * kernel frames may follow. Returns true if it took the
 	 * trace to finish later (process_finish_deferred), false if tr is
 	 * final now. */
 	bool (*add_native_frames)(void *ctx, struct recording *rec, struct process *p, const struct js_sample *s,

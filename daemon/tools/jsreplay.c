@@ -152,6 +152,10 @@ static int replay_event(struct process_table *table, uint8_t type, pid_t pid, ui
 {
 	struct process *p = process_lookup(table, pid);
 
+	/* Samples waiting for their process's first mappings: those come
+	 * right after the event that decoded them, or not at all. */
+	if (type != REC_MAPS && type != REC_VDSO)
+		native_replay_settle();
 	if (type == REC_PROCESS) {
 		struct rbuf rb;
 		char vm[96];
@@ -354,6 +358,7 @@ static int replay_file(const char *path, struct process_table *table, uint64_t m
 	}
 	if (batch.ev.n)
 		bad += batch_replay(table, max_model_bytes);
+	native_replay_settle();
 	vec_free(&batch.ev);
 	free(batch.bytes);
 	recording_close(rec);
@@ -610,6 +615,7 @@ int main(int argc, char **argv)
 	table.hooks.ctx = &rp;
 	if (native)
 		table.hooks.add_native_frames = native_replay_frames;
+	native_replay_use(&table);
 	if (cost)
 		read_cpu = read_only_cpu(argv[optind]);
 	cpu0 = cpu_seconds();

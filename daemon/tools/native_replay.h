@@ -13,9 +13,19 @@
 
 #include "../process.h"
 
-/* The process table's add_native_frames hook (never defers). */
+/* The process table's add_native_frames hook, for table t
+ * (native_replay_use). A sample of a process whose mappings have not come
+ * yet waits: live, jsampled reads a process's first mappings when its
+ * first such sample is decoded and records them right after the event
+ * that decoded it, and every such sample of that event got its native
+ * frames. native_replay_settle finishes them. */
+void native_replay_use(struct process_table *t);
 bool native_replay_frames(void *ctx, struct recording *rec, struct process *p, const struct js_sample *s,
 			  enum decode_status st, struct trace *tr, uint32_t java_n);
+/* Before each event other than REC_MAPS and REC_VDSO, and at the end: the
+ * waiting samples get their native frames if their process's mappings
+ * came meanwhile, and go into its tree. */
+void native_replay_settle(void);
 /* A REC_MAPS event of p. 0, or -1. */
 int native_replay_maps(struct process *p, const char *maps, size_t len);
 /* A REC_VDSO event of p (after its first REC_MAPS). 0, or -1. */
