@@ -1,7 +1,6 @@
 #include "java_launcher.h"
 
 #include <elf.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../userspace/common/fd_io.h"
 #include "../userspace/common/u64_map.h"
 
 /* What is read of an executable, at most: its ELF header, up to
@@ -43,18 +43,6 @@ static struct u64_map rate;
 static bool rate_ready;
 static struct java_launcher_counters counters;
 
-static bool read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-	ssize_t r;
-
-	if (off > (uint64_t)INT64_MAX - len)
-		return false;
-	do
-		r = pread(fd, buf, len, (off_t)off);
-	while (r < 0 && errno == EINTR);
-	return r == (ssize_t)len;
-}
-
 /* The file offset of virtual address addr, from the PT_LOAD segments; 0
  * if none holds it in its file bytes. */
 static uint64_t file_offset(const Elf64_Phdr *ph, unsigned n, uint64_t addr)
@@ -83,13 +71,13 @@ static int links_jvm(int fd)
 	unsigned nph, ndyn = 0, nneeded = 0;
 	const Elf64_Phdr *dynamic = NULL;
 
-	if (!read_at(fd, eh.e_ident, EI_NIDENT, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+	if (!fd_pread_all(fd, eh.e_ident, EI_NIDENT, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
 		return -1;
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || !read_at(fd, &eh, sizeof(eh), 0) ||
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || !fd_pread_all(fd, &eh, sizeof(eh), 0) ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr))
 		return 0;
 	nph = eh.e_phnum < MAX_PHDRS ? eh.e_phnum : MAX_PHDRS;
-	if (!nph || !read_at(fd, ph, nph * sizeof(ph[0]), eh.e_phoff))
+	if (!nph || !fd_pread_all(fd, ph, nph * sizeof(ph[0]), eh.e_phoff))
 		return 0;
 	for (unsigned i = 0; i < nph && !dynamic; i++)
 		if (ph[i].p_type == PT_DYNAMIC)
@@ -98,7 +86,7 @@ static int links_jvm(int fd)
 		return 0; /* static: links nothing */
 	ndyn = (unsigned)(dynamic->p_filesz / sizeof(dyn[0]) < MAX_DYN_ENTRIES ? dynamic->p_filesz / sizeof(dyn[0])
 									       : MAX_DYN_ENTRIES);
-	if (!ndyn || !read_at(fd, dyn, ndyn * sizeof(dyn[0]), dynamic->p_offset))
+	if (!ndyn || !fd_pread_all(fd, dyn, ndyn * sizeof(dyn[0]), dynamic->p_offset))
 		return 0;
 	for (unsigned i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
 		if (dyn[i].d_tag == DT_NEEDED && nneeded < MAX_NEEDED)
@@ -116,7 +104,7 @@ static int links_jvm(int fd)
 		size_t len = left < sizeof(name) - 1 ? (size_t)left : sizeof(name) - 1;
 
 		/* "libjvm.so" and its NUL fit; a longer or cut name is no match */
-		if (len && read_at(fd, name, len, str_off + needed[i]) && needs_jvm_library(name))
+		if (len && fd_pread_all(fd, name, len, str_off + needed[i]) && needs_jvm_library(name))
 			return 1;
 	}
 	return 0;

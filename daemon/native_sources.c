@@ -253,11 +253,24 @@ int native_sources_open_perf_map(int root_fd, pid_t ns_pid, uid_t uid, off_t *si
 	return fd;
 }
 
+/* A debug file at path inside root_fd (links inside it allowed), at most
+ * NATIVE_FILE_MAX_BYTES: a descriptor, or -1. */
+static int open_debug_in(int root_fd, const char *path)
+{
+	enum native_source_refusal why;
+	struct stat st;
+	int fd = reopen(open_path(root_fd, path, true), &st, &why);
+
+	if (fd >= 0 && (uint64_t)st.st_size > NATIVE_FILE_MAX_BYTES) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 void native_sources_open_debug(int root_fd, bool same_root, const unsigned char *id, unsigned n, int fds[2])
 {
 	char path[64 + 2 * NATIVE_BUILD_ID_MAX];
-	enum native_source_refusal why;
-	struct stat st;
 	int off, host;
 
 	fds[0] = fds[1] = -1;
@@ -267,21 +280,11 @@ void native_sources_open_debug(int root_fd, bool same_root, const unsigned char 
 	for (unsigned i = 1; i < n; i++)
 		off += snprintf(path + off, sizeof(path) - (size_t)off, "%02x", id[i]);
 	snprintf(path + off, sizeof(path) - (size_t)off, ".debug");
-	fds[0] = reopen(open_path(root_fd, path, true), &st, &why);
-	if (fds[0] >= 0 && (uint64_t)st.st_size > NATIVE_FILE_MAX_BYTES) {
-		close(fds[0]);
-		fds[0] = -1;
-	}
-	if (same_root)
+	fds[0] = open_debug_in(root_fd, path);
+	if (same_root || (host = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
-	host = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	fds[1] = reopen(open_path(host, path, true), &st, &why);
-	if (host >= 0)
-		close(host);
-	if (fds[1] >= 0 && (uint64_t)st.st_size > NATIVE_FILE_MAX_BYTES) {
-		close(fds[1]);
-		fds[1] = -1;
-	}
+	fds[1] = open_debug_in(host, path);
+	close(host);
 }
 
 ssize_t native_sources_vdso(pid_t pid, uint64_t lo, uint64_t hi, void *buf, size_t cap)

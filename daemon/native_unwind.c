@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../userspace/common/fd_io.h"
 #include "../userspace/common/u64_map.h"
 
 /* libstdc++'s demangler (link with -lstdc++); libdw has none. */
@@ -934,18 +935,6 @@ const char *native_symbolize(struct native_unwinder *u, uint64_t pc, char *buf, 
 
 /* --- Limits on the files libdw may read --- */
 
-static bool pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	ssize_t r;
-
-	if (off > (uint64_t)INT64_MAX - len)
-		return false;
-	do
-		r = pread(fd, buf, len, (off_t)off);
-	while (r < 0 && errno == EINTR);
-	return r == (ssize_t)len;
-}
-
 static int too_much(char *why, size_t whylen, const char *what, uint64_t value)
 {
 	snprintf(why, whylen, "%s (%llu)", what, (unsigned long long)value);
@@ -961,11 +950,11 @@ static uint64_t expanded_size(int fd, const Elf64_Shdr *sh, const char *name)
 	if (sh->sh_flags & SHF_COMPRESSED) {
 		Elf64_Chdr ch;
 
-		return pread_all(fd, &ch, sizeof(ch), sh->sh_offset) ? ch.ch_size : UINT64_MAX;
+		return fd_pread_all(fd, &ch, sizeof(ch), sh->sh_offset) ? ch.ch_size : UINT64_MAX;
 	}
 	if (strncmp(name, ".zdebug", 7) != 0)
 		return 0;
-	if (!pread_all(fd, z, sizeof(z), sh->sh_offset) || memcmp(z, "ZLIB", 4) != 0)
+	if (!fd_pread_all(fd, z, sizeof(z), sh->sh_offset) || memcmp(z, "ZLIB", 4) != 0)
 		return 0;
 	uint64_t v = 0;
 	for (int i = 4; i < 12; i++)
@@ -985,7 +974,7 @@ int native_elf_within_limits(int fd, char *why, size_t whylen)
 		return too_much(why, whylen, "not a regular file", 0);
 	if ((uint64_t)st.st_size > NATIVE_FILE_MAX_BYTES)
 		return too_much(why, whylen, "file too large", (uint64_t)st.st_size);
-	if (!pread_all(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	if (!fd_pread_all(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return too_much(why, whylen, "not a 64-bit little-endian ELF file", 0);
 	if (eh.e_shoff == 0)
@@ -994,7 +983,7 @@ int native_elf_within_limits(int fd, char *why, size_t whylen)
 		return too_much(why, whylen, "odd section header size", eh.e_shentsize);
 	nsec = eh.e_shnum;
 	if (nsec == 0 || eh.e_shstrndx == SHN_XINDEX) { /* the counts live in section 0 */
-		if (!pread_all(fd, sh, sizeof(sh[0]), eh.e_shoff))
+		if (!fd_pread_all(fd, sh, sizeof(sh[0]), eh.e_shoff))
 			return too_much(why, whylen, "unreadable section 0", 0);
 		if (nsec == 0)
 			nsec = sh[0].sh_size;
@@ -1004,11 +993,11 @@ int native_elf_within_limits(int fd, char *why, size_t whylen)
 	if (eh.e_shoff + nsec * sizeof(Elf64_Shdr) > (uint64_t)st.st_size)
 		return too_much(why, whylen, "section headers past the end of the file", nsec);
 	have_names = eh.e_shstrndx != SHN_UNDEF && eh.e_shstrndx < nsec &&
-		     pread_all(fd, &strtab_sh, sizeof(strtab_sh), eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr));
+		     fd_pread_all(fd, &strtab_sh, sizeof(strtab_sh), eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr));
 	for (uint64_t i = 0; i < nsec; i += 64) {
 		unsigned n = nsec - i < 64 ? (unsigned)(nsec - i) : 64;
 
-		if (!pread_all(fd, sh, n * sizeof(sh[0]), eh.e_shoff + i * sizeof(Elf64_Shdr)))
+		if (!fd_pread_all(fd, sh, n * sizeof(sh[0]), eh.e_shoff + i * sizeof(Elf64_Shdr)))
 			return too_much(why, whylen, "unreadable section headers", i);
 		for (unsigned k = 0; k < n; k++) {
 			char name[8] = "";
@@ -1022,7 +1011,7 @@ int native_elf_within_limits(int fd, char *why, size_t whylen)
 					return too_much(why, whylen, "too many symbols", symbols);
 			}
 			if (have_names && strtab_sh.sh_size > sh[k].sh_name)
-				(void)pread_all(fd, name, sizeof(name) - 1, strtab_sh.sh_offset + sh[k].sh_name);
+				(void)fd_pread_all(fd, name, sizeof(name) - 1, strtab_sh.sh_offset + sh[k].sh_name);
 			big = expanded_size(fd, &sh[k], name);
 			if (big > NATIVE_MAX_DECOMPRESSED ||
 			    big > (uint64_t)NATIVE_MAX_EXPANSION * sh[k].sh_size + (1u << 20))

@@ -5,6 +5,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+bool fd_pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *b = buf;
+	size_t got = 0;
+
+	if (off > (uint64_t)INT64_MAX - n)
+		return false;
+	while (got < n) {
+		ssize_t r = pread(fd, b + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
 ssize_t fd_read_upto(int fd, void *buf, size_t n)
 {
 	uint8_t *b = buf;
