@@ -44,6 +44,16 @@ total=$(awk '{s += $NF} END {print s + 0}' /tmp/cct.txt)
 [ "$fib" -gt 0 ] || fail "no PhasedWorkload.fib samples in the CCT"
 jsamplectl cct "$JVM" | head -12 | sed 's/^/VMTEST cct: /'
 say "cct of pid $JVM: $total samples, $fib under PhasedWorkload.fib"
+# Native frames through the sandboxed helper, under the unit's filters.
+jsamplectl stats | grep -E '^native_(helper_starts|helper_exits|walks|completed|fallback)' | sed 's/^/VMTEST stats: /'
+completed=$(jsamplectl stats | awk '$1 == "native_completed" {print $2}')
+exits=$(jsamplectl stats | awk '$1 == "native_helper_exits" {print $2}')
+[ "${completed:-0}" -gt 0 ] || fail "no sample got its native frames from the helper"
+[ "${exits:-1}" = 0 ] || fail "the native helper died under the unit ($exits exits)"
+pgrep -u jsampled-unwind -x jsampled-unwind >/dev/null || fail "no native helper runs as user jsampled-unwind"
+jsamplectl cct "$JVM" --format collapsed --view mixed | grep -q 'Thread::call_run' ||
+	fail "the mixed view has no libjvm frames"
+say "native frames: $completed samples unwound by the helper (uid jsampled-unwind)"
 systemctl reload jsampled || fail "systemctl reload failed"
 systemctl is-active jsampled >/dev/null || fail "jsampled died on reload"
 systemctl restart jsampled || fail "systemctl restart failed"
