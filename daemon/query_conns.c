@@ -127,7 +127,10 @@ static void render_sandbox(const struct daemon *d)
 		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise), SCMP_SYS(futex),
 		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask),
 		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getpid), SCMP_SYS(fstat), SCMP_SYS(lseek),
-		SCMP_SYS(sysinfo), SCMP_SYS(getrandom), SCMP_SYS(poll),
+		SCMP_SYS(sysinfo), SCMP_SYS(getrandom), SCMP_SYS(poll), SCMP_SYS(gettid),
+		/* what a sanitizer build's runtime calls on its own */
+		SCMP_SYS(sigaltstack), SCMP_SYS(rt_sigaction), SCMP_SYS(getrlimit), SCMP_SYS(prlimit64),
+		SCMP_SYS(sched_yield), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
 	};
 	scmp_filter_ctx f;
 	struct rlimit lim;
