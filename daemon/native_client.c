@@ -595,6 +595,11 @@ const struct native_client_counters *native_client_counters(const struct native_
 	return c ? &c->k : &none;
 }
 
+uint64_t native_client_helper_cpu_ns(const struct native_client *c)
+{
+	return c && c->pid > 0 ? helper_cpu_ns(c->pid) : 0;
+}
+
 size_t native_client_queued_bytes(const struct native_client *c)
 {
 	return c ? c->queued_bytes : 0;

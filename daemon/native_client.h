@@ -109,6 +109,8 @@ bool native_client_child_exited(struct native_client *c, pid_t pid, int status);
 void native_client_forgive(struct native_client *c);
 
 const struct native_client_counters *native_client_counters(const struct native_client *c);
+/* The running helper's CPU time so far (0: none runs). */
+uint64_t native_client_helper_cpu_ns(const struct native_client *c);
 /* Bytes of walks queued and in flight now. */
 size_t native_client_queued_bytes(const struct native_client *c);
 

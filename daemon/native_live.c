@@ -570,6 +570,11 @@ bool native_live_child_exited(struct daemon *d, pid_t pid, int status)
 	return live_of(d) && native_client_child_exited(live_of(d)->client, pid, status);
 }
 
+uint64_t native_live_helper_cpu_ns(const struct daemon *d)
+{
+	return live_of(d) ? native_client_helper_cpu_ns(live_of(d)->client) : 0;
+}
+
 unsigned native_live_stats(const struct daemon *d, struct stat_field *out, unsigned cap)
 {
 	const struct native_live *nl = live_of(d);

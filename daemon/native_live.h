@@ -62,6 +62,8 @@ bool native_live_child_exited(struct daemon *d, pid_t pid, int status);
 
 /* stats: the helper's counters and these, as name/value pairs; n at most
  * cap. Returns how many. */
+/* The running helper's CPU time so far, in ns (0: none runs). */
+uint64_t native_live_helper_cpu_ns(const struct daemon *d);
 unsigned native_live_stats(const struct daemon *d, struct stat_field *out, unsigned cap);
 
 #endif

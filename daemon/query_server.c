@@ -169,6 +169,11 @@ static void user_stats(struct daemon *d, const struct viewer *v, struct wbuf *ou
 
 /* The whole host's counters, for root: every process (also forgotten
  * ones), the BPF program, discovery and the daemon's own. */
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
 static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *out, bool json)
 {
 	struct decode_stats sum = d->processes.retired;
@@ -176,7 +181,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	struct sampler_events_counters ev = {0};
 	uint64_t run_ns = 0, run_cnt = 0;
 	uint64_t held_bytes = 0, held_samples = 0; /* waiting in the held queues now */
-	struct rusage ru;
+	struct rusage ru, ru_children;
 	const struct daemon_counters *c = &d->counters;
 	const struct discovery_counters *dc = &d->discovery.counters;
 	const struct java_launcher_counters *jl = java_launcher_counters();
@@ -196,6 +201,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		sampler_read_events(d->sampler, &ev);
 	}
 	getrusage(RUSAGE_SELF, &ru);
+	getrusage(RUSAGE_CHILDREN, &ru_children);
 	/* Kernel-side drops belong to no process: they count in the total. */
 	sum.dropped += k.ringbuf_full + d->processes.unknown_pid_samples;
 
@@ -210,10 +216,17 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		 * wake-up costs tens of us of CPU on a VM (main.c, arm_drain_timer). */
 		{"sleeps", (uint64_t)ru.ru_nvcsw},
 	};
+	/* jsampled's CPU is its own and its children's: the native helper
+	 * (running, and those that ended), renders and attaches (ended). */
+	double own_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+	double helper_s = (double)native_live_helper_cpu_ns(d) / 1e9;
+	double children_s = tv_s(ru_children.ru_utime) + tv_s(ru_children.ru_stime);
 	const struct stat_real times[] = {
 		{"uptime_s", (double)(monotonic_ns() - d->started_ns) / 1e9},
-		{"cpu_s", (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-				  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6},
+		{"cpu_s", own_s + children_s + helper_s},
+		{"cpu_daemon_s", own_s},
+		{"cpu_native_helper_s", helper_s},
+		{"cpu_children_s", children_s},
 	};
 	const struct stat_field bpf[] = {
 		{"events", k.events},
