@@ -122,7 +122,7 @@ static void test_config(void)
 	int fd = mkstemp(path);
 	FILE *f = fdopen(fd, "w");
 
-	fputs("# comment\npyroscope_url = http://127.0.0.1:4040\npyroscope_token = s3cr#t\ninterval_s = 30\n"
+	fputs("# comment\npyroscope_url = http://127.0.0.1:4040\npyroscope_token = s3cr#t\ninterval_s = 30   # seconds\n"
 	      "service = batch unit batch-*\n",
 	      f);
 	fclose(f);

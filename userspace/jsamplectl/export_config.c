@@ -193,8 +193,8 @@ int export_config_load(struct export_config *c, const char *path, int required, 
 			rc = -1;
 			break;
 		}
-		/* A comment is a line of its own: a '#' inside a value (a
-		 * password, a URL's fragment) is part of the value. */
+		/* A comment line; a '#' in a value is its own unless it
+		 * follows a space (below). */
 		key = trim(line);
 		if (!*key || *key == '#')
 			continue;
@@ -205,8 +205,17 @@ int export_config_load(struct export_config *c, const char *path, int required, 
 			break;
 		}
 		*eq = 0;
-		value = trim(eq + 1);
+		value = eq + 1;
 		key = trim(key);
+		/* After a value, " # ..." is a comment; a secret is the whole
+		 * rest of its line (a password may hold " #"). */
+		if (!export_config_is_secret(key))
+			for (char *h = strchr(value, '#'); h; h = strchr(h + 1, '#'))
+				if (h > value && isspace((unsigned char)h[-1])) {
+					*h = 0;
+					break;
+				}
+		value = trim(value);
 		if (export_config_is_secret(key) && (st.st_mode & 077)) {
 			snprintf(err, errlen, "%s:%d: %s in a file others may read (mode %03o; chmod 0600)", path,
 				 lineno, key, (unsigned)(st.st_mode & 0777));

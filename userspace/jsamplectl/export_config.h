@@ -3,7 +3,8 @@
  * file, which must not be readable by others: a command line is visible to
  * every user of the host.
  *
- * File syntax, one setting per line, '#' comments:
+ * File syntax, one setting per line; "#" starts a comment line, or one after
+ * a space behind a value (not behind a secret: its whole line is its value):
  *   socket = /run/jsampled/jsampled.sock
  *   interval_s = 15              lag_s = 5
  *   host = web-17                (default: the host name)
