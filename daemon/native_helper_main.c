@@ -200,9 +200,13 @@ static int ask_debug(void *ctx, uint32_t key, const unsigned char *id, unsigned 
 				close(got[used++]);
 			return 0;
 		}
-		if (stash_bytes + (size_t)len > STASH_MAX_BYTES || !(s = malloc(sizeof(*s) + (size_t)len))) {
+		if (stash_bytes + (size_t)len > STASH_MAX_BYTES) {
 			say("jsampled-unwind: too much to keep while waiting for a debug file\n");
 			_exit(71);
+		}
+		if (!(s = malloc(sizeof(*s) + (size_t)len))) {
+			say("jsampled-unwind: out of memory (--native-helper-mb)\n");
+			_exit(73);
 		}
 		s->next = NULL;
 		s->len = (size_t)len;

@@ -148,6 +148,100 @@ static int usable(struct native_unwinder *u, int fd)
 	return fd;
 }
 
+/* Files mapped by several processes (every JVM's libjvm.so, libc...) are
+ * read once: one Elf per file (device and inode), mapped read-only, shared
+ * by every unwinder's module of it through libelf's reference count. (As
+ * libdwfl opens a descriptor by itself, each process would map each of
+ * its files privately and writable: 50 JVMs held 1.5 GB of such mappings,
+ * which count against the helper's data limit.) */
+#define ELF_CACHE_MAX 4096u
+
+struct cached_elf {
+	uint64_t dev, ino;
+	int fd;
+	Elf *elf; /* our reference */
+};
+
+static struct {
+	struct cached_elf *v;
+	size_t n, cap;
+	struct u64_map index; /* hash of dev, ino -> position + 1 */
+	bool ready;
+} elf_cache;
+
+static uint64_t file_key(uint64_t dev, uint64_t ino)
+{
+	return (dev * 0x9e3779b97f4a7c15ull ^ ino) | 1;
+}
+
+static void elf_cache_drop_oldest(void)
+{
+	struct cached_elf *e = &elf_cache.v[0];
+
+	elf_end(e->elf);
+	close(e->fd);
+	u64_map_del(&elf_cache.index, file_key(e->dev, e->ino));
+	memmove(&elf_cache.v[0], &elf_cache.v[1], (elf_cache.n - 1) * sizeof(elf_cache.v[0]));
+	elf_cache.n--;
+	for (size_t i = 0; i < elf_cache.n; i++)
+		u64_map_put(&elf_cache.index, file_key(elf_cache.v[i].dev, elf_cache.v[i].ino), i + 1);
+}
+
+/* A new reference to the shared Elf of the file open on fd (taken: kept
+ * in the cache or closed), or NULL. */
+static Elf *shared_elf(int fd)
+{
+	struct stat st;
+	uint64_t key, *at;
+	Elf *e;
+
+	if (!elf_cache.ready) {
+		u64_map_init(&elf_cache.index);
+		elf_cache.ready = true;
+	}
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return NULL;
+	}
+	key = file_key(st.st_dev, st.st_ino);
+	at = u64_map_get(&elf_cache.index, key);
+	if (at && elf_cache.v[*at - 1].dev == st.st_dev && elf_cache.v[*at - 1].ino == st.st_ino) {
+		close(fd);
+		return elf_begin(-1, ELF_C_READ_MMAP, elf_cache.v[*at - 1].elf);
+	}
+	if (!(e = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+		close(fd);
+		return NULL;
+	}
+	if (elf_cache.n == ELF_CACHE_MAX)
+		elf_cache_drop_oldest();
+	if (elf_cache.n == elf_cache.cap) {
+		size_t cap = elf_cache.cap ? elf_cache.cap * 2 : 64;
+		struct cached_elf *v = realloc(elf_cache.v, cap * sizeof(*v));
+
+		if (!v) {
+			/* Not shared, not cached: this module's own. */
+			return e;
+		}
+		elf_cache.v = v;
+		elf_cache.cap = cap;
+	}
+	elf_cache.v[elf_cache.n] = (struct cached_elf){.dev = st.st_dev, .ino = st.st_ino, .fd = fd, .elf = e};
+	if (u64_map_put(&elf_cache.index, key, elf_cache.n + 1) != 0)
+		return e; /* (the fd then stays with the cache entry, unreachable: harmless) */
+	elf_cache.n++;
+	return elf_begin(-1, ELF_C_READ_MMAP, e);
+}
+
+void native_files_forget(void)
+{
+	while (elf_cache.n)
+		elf_cache_drop_oldest();
+	free(elf_cache.v);
+	u64_map_free(&elf_cache.index);
+	memset(&elf_cache, 0, sizeof(elf_cache));
+}
+
 /* Dwfl_Callbacks.find_elf: the module's file from the provider. The vDSO
  * ("[vdso: PID]", reported below) comes from its image; a file deleted
  * since it was mapped is not looked for anywhere (its frames are named
@@ -176,12 +270,16 @@ static int cb_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwar
 	fd = usable(u, u->files.module(u->files.ctx, name));
 	if (fd < 0)
 		return -1;
-	*file_name = strdup(name);
-	if (!*file_name) {
+	/* No file for libdwfl to open: the shared Elf in *elfp. */
+	if (!(*file_name = strdup(name))) {
 		close(fd);
 		return -1;
 	}
-	return fd;
+	if (!(*elfp = shared_elf(fd))) {
+		free(*file_name);
+		*file_name = NULL;
+	}
+	return -1;
 }
 
 static bool build_id_matches(int fd, const unsigned char *id, int id_len)

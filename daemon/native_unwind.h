@@ -57,6 +57,9 @@ struct native_files {
 
 /* This machine's files at the paths given (jsreplay, tests). */
 extern const struct native_files native_files_host;
+/* Lets go of the files every unwinder shared (after the last is freed;
+ * for leak checks at exit). */
+void native_files_forget(void);
 
 struct native_unwinder; /* one per profiled process */
 
