@@ -530,6 +530,16 @@ int BPF_PROG(forget_thread, struct task_struct *task)
 	return 0;
 }
 
+static __always_inline int count_exec_lost(void)
+{
+	__u32 zero = 0;
+	struct js_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+
+	if (cnt)
+		cnt->exec_events_lost++;
+	return 0;
+}
+
 /* A new program image: maybe a JVM to attach to (jsampled decides). A target
  * that execs is no longer the program its agent described (a setuid binary,
  * say): it stops being sampled here, before anything of the new image runs,
@@ -547,7 +557,7 @@ int BPF_PROG(note_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	}
 	e = bpf_ringbuf_reserve(&execs, sizeof(*e), 0);
 	if (!e)
-		return 0; /* a full buffer: the periodic checks and /proc scan find it */
+		return count_exec_lost(); /* counted: jsampled then checks every agent's process at once */
 	e->pid = tgid;
 	e->flags = flags;
 	bpf_ringbuf_submit(e, 0);
@@ -580,7 +590,7 @@ int BPF_PROG(note_sigquit, struct pt_regs *regs, long id)
 		return 0;
 	e = bpf_ringbuf_reserve(&execs, sizeof(*e), 0);
 	if (!e)
-		return 0; /* the periodic checks find it */
+		return count_exec_lost(); /* the periodic checks find it */
 	e->pid = tgid;
 	e->flags = JS_EXEC_SIGQUIT;
 	bpf_ringbuf_submit(e, 0);

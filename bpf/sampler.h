@@ -220,6 +220,7 @@ struct js_counters {
 	__u64 fills_skipped; /* gaps left: the rest of the stack exceeded fill_bytes */
 	__u64 kstacks;       /* kernel stacks written (JS_SAMPLE_KSTACK) */
 	__u64 doubled;       /* ticks of a thread's second event, dropped (js_thread_info.ticked) */
+	__u64 exec_events_lost; /* exec / SIGQUIT events dropped: their ring buffer full */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

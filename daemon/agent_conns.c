@@ -13,6 +13,7 @@
 #include "log.h"
 #include "process_rules.h"
 #include "procfs.h"
+#include "sampler_bpf.h"
 #include "sampler_targets.h"
 
 #define REFRESH_FETCH_NS (1000ull * 1000000)  /* keep code maps fresh */
@@ -211,8 +212,24 @@ void agents_schedule_fetches(struct daemon *d, uint64_t now, uint64_t fresh_ns)
 	}
 }
 
+/* An agent's process is compared with what connected (program, user) every
+ * PEER_RECHECK_NS, its exit seen by its pidfd every tick: the exec event
+ * ends its authority at once, this catches an exec whose event was lost,
+ * and then (exec_events_lost moved) every process is compared at once.
+ * Three /proc reads per agent each second were a third of an idle
+ * jsampled's CPU with 50 JVMs. */
+#define PEER_RECHECK_NS (10 * 1000000000ull)
+
+static enum peer_state peer_now(struct agent_link *l, uint64_t now, bool all)
+{
+	if (!all && now - l->peer_checked_ns < PEER_RECHECK_NS)
+		return peer_identity_running(&l->peer) ? PEER_SAME : PEER_EXITED;
+	l->peer_checked_ns = now;
+	return peer_identity_check(&l->peer);
+}
+
 /* The first agent connection that must close now, with why set. */
-static struct watch *due_to_close(struct daemon *d, uint64_t now)
+static struct watch *due_to_close(struct daemon *d, uint64_t now, bool check_all)
 {
 	for (struct watch *w = d->loop.connections; w; w = w->next) {
 		struct agent_link *l = w->obj;
@@ -232,7 +249,7 @@ static struct watch *due_to_close(struct daemon *d, uint64_t now)
 			return w;
 		}
 		/* The exec event may have been lost (its ring buffer full). */
-		ps = peer_identity_check(&l->peer);
+		ps = peer_now(l, now, check_all);
 		if (ps != PEER_SAME) {
 			if (ps == PEER_CHANGED)
 				d->counters.agents_ended_exec++;
@@ -258,8 +275,14 @@ static struct watch *due_to_close(struct daemon *d, uint64_t now)
 void agents_maintain(struct daemon *d, uint64_t now)
 {
 	struct watch *w;
+	struct js_counters k;
+	bool check_all = false;
 
-	while ((w = due_to_close(d, now)))
+	if (d->sampler && sampler_read_counters(d->sampler, &k) == 0 && k.exec_events_lost != d->exec_events_lost) {
+		d->exec_events_lost = k.exec_events_lost;
+		check_all = true;
+	}
+	while ((w = due_to_close(d, now, check_all)))
 		close_agent(d, w);
 }
 

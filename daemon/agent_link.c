@@ -28,6 +28,7 @@ struct agent_link *agent_link_new(int fd, uint64_t now_ns)
 	}
 	l->fd = fd;
 	l->connected_ns = now_ns;
+	l->peer_checked_ns = now_ns; /* agents connect at different times: their checks spread */
 	wbuf_init(&l->out);
 	return l;
 }

@@ -35,6 +35,7 @@ struct agent_link {
 	uint64_t since;         /* next FETCH asks for records after this version */
 	bool fetch_in_flight;
 	uint64_t fetch_sent_ns;
+	uint64_t peer_checked_ns; /* its program and user last compared (agents_maintain) */
 	uint64_t batches, batch_bytes;
 	bool said_bye; /* the JVM announced its exit (VMDeath) */
 	bool counted_pending; /* counts against its user's pending connections */

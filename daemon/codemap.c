@@ -16,6 +16,7 @@ void codemap_init(struct codemap *m)
 	memset(m, 0, sizeof(*m));
 	u64_map_init(&m->by_id);
 	m->unload_epoch = 1;
+	m->oldest_unload_ns = CODE_LIVE;
 }
 
 static size_t blob_bytes(const struct code_blob *b)
@@ -197,6 +198,8 @@ int codemap_unload(struct codemap *m, struct rbuf *r)
 	if (!p)
 		return -1;
 	((struct code_blob *)(uintptr_t)*p)->unload_ns = when;
+	if (when < m->oldest_unload_ns)
+		m->oldest_unload_ns = when;
 	m->changes++;
 	if (++m->unload_epoch == 0)
 		m->unload_epoch = 1;
@@ -635,7 +638,10 @@ int codemap_each_method(const struct codemap *m, int (*each)(void *ctx, uint32_t
 size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 {
 	size_t out = 0, removed = 0, sorted = 0;
+	uint64_t oldest = CODE_LIVE;
 
+	if (m->oldest_unload_ns >= before_ns)
+		return 0;
 	for (size_t i = 0; i < m->blobs.n; i++) {
 		struct code_blob *b = m->blobs.v[i];
 		if (b->unload_ns < before_ns) {
@@ -649,9 +655,12 @@ size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 			/* the order of the rest is kept */
 			m->nodes[sorted++] = m->nodes[i];
 		}
+		if (b->unload_ns < oldest)
+			oldest = b->unload_ns;
 		m->blobs.v[out++] = b;
 	}
 	m->blobs.n = out;
+	m->oldest_unload_ns = oldest;
 	m->sorted = sorted;
 	if (removed) {
 		m->indexed = false;

@@ -158,6 +158,9 @@ struct codemap {
 	uint64_t changes;
 	uint64_t latest_event_ns;
 	uint32_t unload_epoch; /* counts unloads, from 1 (codemap_hit.live_epoch) */
+	/* No unloaded blob is older: a prune before it has nothing to do and
+	 * skips the walk over every blob (a miss apiece, each second). */
+	uint64_t oldest_unload_ns;
 };
 
 void codemap_init(struct codemap *m);

@@ -64,6 +64,7 @@ struct daemon {
 	int drain_timer_fd;
 	uint64_t drain_timer_due; /* what it is armed for (0: fired, not armed again yet) */
 	bool drain_fetch_asked;   /* the agents were asked for their news before the next drain */
+	uint64_t exec_events_lost; /* the sampler's count when the agents were last all checked */
 	bool stop;
 	bool paused; /* `sampling off`: perf events disabled */
 	bool has_readers;  /* --readers-group exists (resolved at start) */

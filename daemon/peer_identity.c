@@ -82,7 +82,8 @@ enum peer_state peer_identity_check(const struct peer_identity *id)
 	struct proc_status st;
 	uint64_t dev, ino;
 
-	if (!alive(id) || procfs_start_time(id->pid) != id->start_time)
+	/* The pidfd names the instance: while it runs, its pid is its own. */
+	if (!alive(id))
 		return PEER_EXITED;
 	if (read_program(id->pid, &dev, &ino) != 0 || procfs_status(id->pid, &st) != 0)
 		return alive(id) ? PEER_CHANGED : PEER_EXITED;
@@ -91,6 +92,11 @@ enum peer_state peer_identity_check(const struct peer_identity *id)
 	if (dev != id->exe_dev || ino != id->exe_ino || st.euid != id->uid)
 		return PEER_CHANGED;
 	return PEER_SAME;
+}
+
+bool peer_identity_running(const struct peer_identity *id)
+{
+	return alive(id);
 }
 
 void peer_identity_close(struct peer_identity *id)

@@ -33,8 +33,10 @@ int peer_identity_from_socket(int fd, struct peer_identity *id);
 /* Reads what the identity is checked against later (start time, program);
  * 0, or -1 with why if the peer is already gone. */
 int peer_identity_pin(struct peer_identity *id, char *why, size_t whylen);
-/* Compares the peer with what was pinned. */
+/* Compares the peer with what was pinned (three reads of /proc). */
 enum peer_state peer_identity_check(const struct peer_identity *id);
+/* Whether the instance still runs: a poll of its pidfd, no /proc read. */
+bool peer_identity_running(const struct peer_identity *id);
 void peer_identity_close(struct peer_identity *id);
 
 #endif

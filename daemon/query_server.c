@@ -243,6 +243,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"fill_bytes", k.fill_bytes},
 		{"fills_skipped", k.fills_skipped},
 		{"doubled", k.doubled},
+		{"exec_events_lost", k.exec_events_lost},
 		{"run_time_ns", run_ns},
 		{"run_cnt", run_cnt},
 	};

@@ -49,8 +49,18 @@ static void test_find_nested_and_timed(void)
 	b = codemap_find(&m.code, 0x80f0, 150);
 	CHECK(b && b->id == 3);
 	CHECK(tb_apply_unload(&m, 99, 1) == -1); /* unknown id */
+	CHECK_EQ(codemap_prune(&m.code, 200), 0); /* unloaded at 200, not before */
 	CHECK_EQ(codemap_prune(&m.code, 250), 1);
 	CHECK(codemap_find(&m.code, 0x80f0, 100) == NULL);
+	CHECK_EQ(codemap_prune(&m.code, 1000), 0); /* nothing else unloaded */
+	CHECK(tb_apply_unload(&m, 2, 900) == 0);
+	CHECK(tb_apply_unload(&m, 4, 500) == 0);
+	CHECK_EQ(codemap_prune(&m.code, 600), 1); /* the oldest unload only */
+	b = codemap_find(&m.code, 0x1410, 800);
+	CHECK(b && b->id == 2);
+	CHECK_EQ(codemap_prune(&m.code, 1000), 1); /* the one after it, still known */
+	b = codemap_find(&m.code, 0x1410, 800);
+	CHECK(b && b->id == 1); /* only the outer stub is left there */
 	jvm_model_free(&m);
 }
 
