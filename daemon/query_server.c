@@ -21,6 +21,7 @@
 #include "sampler_bpf.h"
 #include "sock_io.h"
 #include "stats_format.h"
+#include "../userspace/common/fd_io.h"
 
 struct query_conn *query_conn_new(int fd, uint64_t now_ns)
 {
@@ -379,6 +380,55 @@ static void describe_process(const struct process *p, const struct render_side *
 	snprintf(out + n, outlen - (size_t)n, " %s..%s", a, b);
 }
 
+/* Whether p has samples in [from, until). */
+static bool sampled_in(const struct process *p, int64_t from, int64_t until)
+{
+	const struct cct_slices *s = &p->cct.slices;
+
+	return s->first_s != 0 && s->last_s >= from && s->first_s < until;
+}
+
+/* "profiles": each visible process's pprof of the window, framed by its
+ * length (query_server.h); written to fd a process at a time. */
+static int render_every(struct daemon *d, const struct render_request *r, struct wbuf *out, int fd)
+{
+	const struct render_side *w = &r->side[0];
+	struct slice_window win = {.from_s = w->from_s, .until_s = w->until_s};
+	struct wbuf one;
+	int rc = 0;
+
+	wbuf_init(&one);
+	wbuf_printf(out, "OK\n");
+	for (size_t i = 0; i < d->processes.all.n && rc == 0; i++) {
+		const struct process *p = d->processes.all.v[i];
+		char title[96];
+
+		if (!may_see(&r->who, p) || !sampled_in(p, w->from_s, w->until_s))
+			continue;
+		describe_process(p, w, title, sizeof(title));
+		const struct profile_source src = {.cct = &p->cct, .methods = &p->jvm.methods, .window = &win,
+						   .title = title, .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
+						   .mixed = r->view >= 0 ? r->view == 1 : p->native_only};
+		wbuf_reset(&one);
+		if (cct_render_stream(&src, CCT_FORMAT_PPROF, &one, -1) != 0 || one.oom) {
+			rc = -1;
+			break;
+		}
+		wbuf_printf(out, "%d %zu\n", (int)p->pid, one.len);
+		wbuf_put(out, one.data, one.len);
+		if (out->oom)
+			rc = -1;
+		else if (fd >= 0 && sock_send_all(fd, out->data, out->len) != 0)
+			rc = -1;
+		else if (fd >= 0)
+			wbuf_reset(out);
+	}
+	wbuf_free(&one);
+	if (rc == 0)
+		wbuf_printf(out, "end\n");
+	return rc;
+}
+
 int query_render(struct daemon *d, const struct render_request *r, struct wbuf *out, int fd)
 {
 	struct profile_source src[2];
@@ -386,6 +436,8 @@ int query_render(struct daemon *d, const struct render_request *r, struct wbuf *
 	char titles[2][96];
 	int sides = r->diff ? 2 : 1;
 
+	if (r->every)
+		return render_every(d, r, out, fd);
 	for (int i = 0; i < sides; i++) {
 		struct process *p = process_lookup(&d->processes, r->side[i].pid);
 
@@ -493,6 +545,21 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			if (parse_side(d, v, args[1 + i], &r.side[i], out) != 0)
 				return QUERY_ANSWERED;
 		return render_or_defer(d, &r, out, defer);
+	} else if (strcmp(args[0], "profiles") == 0 && (n == 2 || n == 3)) {
+		struct render_request r = {.every = true, .format = CCT_FORMAT_PPROF, .view = -1, .who = *v};
+
+		if (n == 3 && strcmp(args[2], "mixed") != 0 && strcmp(args[2], "java") != 0) {
+			error_line(out, "usage: profiles <from>..<until> [java|mixed]");
+			return QUERY_ANSWERED;
+		}
+		if (n == 3)
+			r.view = strcmp(args[2], "mixed") == 0;
+		if (parse_window(args[1], &r.side[0]) != 0) {
+			error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
+			return QUERY_ANSWERED;
+		}
+		r.who.conn_fd = -1;
+		return render_or_defer(d, &r, out, defer);
 	} else if (strcmp(args[0], "stats") == 0 && n <= 3) {
 		bool json = strcmp(args[n - 1], "json") == 0;
 		int positional = n - 1 - (json ? 1 : 0);
@@ -540,8 +607,8 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		wbuf_printf(out, "OK\nprofiling pid %ld (native frames)\n", pid);
 	} else {
 		error_line(out, "unknown request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] | "
-				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json] | sampling on|off | "
-				"profile <pid>");
+				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | profiles <from>..<until> [java|mixed] | "
+				"stats [<pid>] [json] | sampling on|off | profile <pid>");
 	}
 	return QUERY_ANSWERED;
 }

@@ -6,6 +6,7 @@
  *   cct <pid> [<format>] [<window>]    the process's calling-context tree
  *   diff <base> <target> [html|text|page]
  *                                      two profiles compared
+ *   profiles <window> [java|mixed]     every visible process's pprof of the window
  *   stats [<pid>] [json]               counters, failure reasons
  *   sampling on|off                    (root) pause or resume all sampling
  *
@@ -13,6 +14,10 @@
  * A window is FROM..UNTIL in wall-clock seconds since the epoch, either end
  * may be left out ("1732380000.." is since then); without one, the whole
  * profile. A diff side is <pid> or <pid>@<window>.
+ *
+ * "profiles" answers, after "OK", one "<pid> <length>" line and that many
+ * bytes of pprof for each process with samples in the window, then "end":
+ * the exporter's one query (one render) per interval for all processes.
  *
  * A client sees only processes of its own uid unless it is root or its
  * primary group is --readers-group (checked with SO_PEERCRED); requests
@@ -38,20 +43,24 @@ struct render_side {
 	int64_t from_s, until_s;
 };
 
-/* A CCT or a diff to render away from the event loop. */
-struct render_request {
-	bool diff;
-	int format; /* enum cct_format */
-	struct render_side side[2]; /* cct: side[0]; diff: base, target */
-	bool mixed;                 /* kernel frames too (cct_view.h) */
-};
-
 /* Who asks: the peer's uid, and whether its group may read every process
  * (--readers-group; it still may not control sampling). */
 struct viewer {
 	uid_t uid;
 	bool reads_all;
 	int conn_fd; /* the client's socket: its peer's credentials (-1: none) */
+};
+
+/* A CCT, a diff or every profile of a window, to render away from the
+ * event loop. */
+struct render_request {
+	bool diff;
+	int format; /* enum cct_format */
+	struct render_side side[2]; /* cct: side[0]; diff: base, target; profiles: side[0]'s window */
+	bool mixed;                 /* kernel frames too (cct_view.h) */
+	bool every;                 /* profiles: each process who may see, as pprof */
+	int view;                   /* profiles: 1 mixed, 0 java, -1 each process's default */
+	struct viewer who;
 };
 
 struct query_conn {

@@ -85,11 +85,15 @@ def die_with_parent(sig):
     return f
 
 
-def proc_cpu_s(pid):
-    """utime+stime of a live process (all its threads), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        rest = f.read().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / CLK_TCK
+def jsampled_cpu_s(sock):
+    """jsampled's whole CPU (daemon, native helper, ended render children), from its stats."""
+    r = ctl(sock, "stats", "--json", timeout=30)
+    if r.returncode != 0:
+        return None
+    try:
+        return float(json.loads(r.stdout)["cpu_s"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def alive(pid):
@@ -145,6 +149,15 @@ class Bench:
         return [line.split("\t") for line in out.splitlines() if line]
 
     # --- setup ---
+
+    def cpu_s(self, otherwise=None):
+        """jsampled's CPU so far; its stats count the native helper and render children too."""
+        v = jsampled_cpu_s(self.sock)
+        if v is not None:
+            return v
+        if otherwise is not None:
+            return otherwise
+        fail("jsampled's stats have no cpu_s")
 
     def preconditions(self):
         if os.geteuid() != 0:
@@ -248,14 +261,14 @@ class Bench:
                     f"state_dir = {state}\ninterval_s = {INTERVAL_S}\nlag_s = {LAG_S}\n")
         os.chmod(conf, 0o600)
         err_path = os.path.join(self.tmp, "export.err")
-        d0 = proc_cpu_s(self.daemon.pid)
+        d0 = self.cpu_s()
         t0 = time.monotonic()
         self.exporter = subprocess.Popen(
             [JSAMPLECTL, "--socket", self.sock, "export", "--config", conf, "--max-intervals", str(intervals)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(err_path, "w"),
             preexec_fn=die_with_parent(signal.SIGTERM))
         pid = self.exporter.pid
-        d_last = d0
+        d_last, d_polled = d0, t0
         # Each interval's batch, as it shows in status.json (polled; each
         # interval adds its rows once, then its bodies once pushed).
         status_path = os.path.join(state, "status.json")
@@ -280,7 +293,8 @@ class Bench:
             wpid, status, ru = os.wait4(pid, os.WNOHANG)
             if wpid == pid:
                 break
-            d_last = proc_cpu_s(self.daemon.pid)
+            if time.monotonic() - d_polled >= 5:
+                d_last, d_polled = self.cpu_s(d_last), time.monotonic()
             poll_status()
             if time.monotonic() > limit:
                 fail(f"the exporter did not finish {intervals} intervals in time:\n" + tail(err_path))
@@ -288,7 +302,7 @@ class Bench:
                 fail("jsampled exited during the measurement:\n" + tail(self.daemon_log))
             time.sleep(0.2)
         wall = time.monotonic() - t0
-        d1 = proc_cpu_s(self.daemon.pid) if alive(self.daemon.pid) else d_last
+        d1 = self.cpu_s(d_last) if alive(self.daemon.pid) else d_last
         self.exporter.returncode = os.waitstatus_to_exitcode(status)
         self.exporter = None
         if os.waitstatus_to_exitcode(status) != 0:
@@ -403,13 +417,13 @@ class Bench:
         start_at = first_from + LAG_S + 0.5
         # jsampled's CPU without the exporter: from the middle of the warm-up.
         base_from = t_live + a.warmup / 2
-        d_before, t_before, base_set = proc_cpu_s(self.daemon.pid), time.monotonic(), False
+        d_before, t_before, base_set = self.cpu_s(), time.monotonic(), False
         while time.time() < start_at:
             if not base_set and time.time() >= base_from:
-                d_before, t_before, base_set = proc_cpu_s(self.daemon.pid), time.monotonic(), True
+                d_before, t_before, base_set = self.cpu_s(), time.monotonic(), True
             self.check_jvms()
             time.sleep(min(1.0, max(0.0, start_at - time.time())))
-        daemon_baseline = (proc_cpu_s(self.daemon.pid) - d_before) / (time.monotonic() - t_before) * 60
+        daemon_baseline = (self.cpu_s() - d_before) / (time.monotonic() - t_before) * 60
         baseline_s = time.monotonic() - t_before
         print(f"  exporting intervals {first_from}..{until} "
               f"({time.strftime('%H:%M:%S', time.gmtime(first_from))}.."

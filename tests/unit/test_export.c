@@ -1,7 +1,7 @@
 /* The exporter's parts that need no network or daemon: service names and
  * labels from a process's cmdline and cgroup, the bounded send queue and
- * its back-off, the config file's handling of secrets, and a profile's
- * ClickHouse rows. */
+ * its back-off, the config file's handling of secrets, a profile's
+ * ClickHouse rows and the framing of jsampled's "profiles" answer. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +11,7 @@
 #include "../../userspace/jsamplectl/export_config.h"
 #include "../../userspace/jsamplectl/export_queue.h"
 #include "../../userspace/jsamplectl/process_identity.h"
+#include "../../userspace/jsamplectl/profiles_answer.h"
 #include "../../userspace/jsamplectl/serve_routes.h"
 #include "../../userspace/jsamplectl/url_safety.h"
 #include "check.h"
@@ -287,8 +288,49 @@ static void test_clickhouse_rows(void)
 	ch_stacks_written_free(&written);
 }
 
+/* Frames read back as sent; anything cut short, overlong or odd is
+ * malformed, never read past the answer. */
+static void test_profiles_answer(void)
+{
+	static const char good[] = "42 3\nabc7 0\n1073741823 2\n\n\nend\n";
+	struct profile_frame f;
+	size_t off = 0;
+
+	CHECK_EQ(profiles_next(good, sizeof(good) - 1, &off, &f), PROFILES_FRAME);
+	CHECK(f.pid == 42 && f.len == 3 && memcmp(f.pprof, "abc", 3) == 0);
+	CHECK_EQ(profiles_next(good, sizeof(good) - 1, &off, &f), PROFILES_FRAME);
+	CHECK(f.pid == 7 && f.len == 0);
+	CHECK_EQ(profiles_next(good, sizeof(good) - 1, &off, &f), PROFILES_FRAME);
+	CHECK(f.pid == 1073741823 && f.len == 2 && memcmp(f.pprof, "\n\n", 2) == 0);
+	CHECK_EQ(profiles_next(good, sizeof(good) - 1, &off, &f), PROFILES_END);
+	CHECK_EQ(off, sizeof(good) - 1);
+
+	static const char *const bad[] = {
+		"",                 /* no end: cut short */
+		"42 3\nab",         /* body cut short */
+		"42 3\nabc",        /* no end after it */
+		"42 3\nabcend",     /* no newline after end */
+		"42 99999999999999999999\nx", /* length overflows */
+		"0 1\nxend\n",      /* pid 0 */
+		"1073741824 0\nend\n", /* pid out of range */
+		"-1 0\nend\n",      " 1 0\nend\n", "1  0\nend\n", "1 0 \nend\n",
+		"1 0\nend\nmore",   /* bytes after the end */
+		"end",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t len = strlen(bad[i]);
+		int r;
+
+		off = 0;
+		while ((r = profiles_next(bad[i], len, &off, &f)) == PROFILES_FRAME)
+			CHECK(f.pprof + f.len <= (const uint8_t *)bad[i] + len && off <= len);
+		CHECK_EQ(r, PROFILES_MALFORMED);
+	}
+}
+
 int main(void)
 {
+	RUN(test_profiles_answer);
 	RUN(test_identity);
 	RUN(test_queue);
 	RUN(test_clickhouse_rows);

@@ -105,6 +105,42 @@ static void test_queries(void)
 	CHECK(strncmp(a, "OK\n{", 4) == 0 && strstr(a, "\"samples\":3,")); /* only its own */
 }
 
+/* "profiles": a frame per process the client may see with samples in
+ * the window, each "<pid> <length>" and that many bytes, then "end". */
+static void test_profiles_query(void)
+{
+	struct trace_frame f = {.method_id = 1, .type = FRAME_COMPILED, .bci = -1};
+	struct process *mine = process_create(&D.processes, 4244, 1000, "vm");
+	struct process *theirs = process_create(&D.processes, 4344, 2000, "vm");
+	char *a, *nl;
+	size_t len;
+
+	CHECK(mine && theirs);
+	if (!mine || !theirs)
+		return;
+	CHECK(tb_apply_class(&mine->jvm, 1, "LMine;", "") == 0);
+	CHECK(tb_apply_method(&mine->jvm, 1, 1, 0, 0, 0, "run") == 0);
+	CHECK(cct_add_at(&mine->cct, &f, 1, 5, 100) == 0);
+	CHECK(cct_add_at(&theirs->cct, &f, 1, 5, 100) == 0);
+
+	a = answer(1000, "profiles 50..200"); /* its own, in the window: 4244 only */
+	CHECK(starts(a, "OK\n4244 "));
+	len = strtoul(a + 8, &nl, 10);
+	CHECK(*nl == '\n' && len > 0 && strcmp(nl + 1 + len, "end\n") == 0);
+	a = answer(0, "profiles 50..200 mixed"); /* root: both */
+	CHECK(starts(a, "OK\n4244 "));
+	len = strtoul(a + 8, &nl, 10);
+	CHECK(*nl == '\n' && starts(nl + 1 + len, "4344 "));
+	a = answer(1000, "profiles 300..400"); /* no sample then */
+	CHECK_STR(a, "OK\nend\n");
+	a = answer(0, "profiles 5..4");
+	CHECK(starts(a, "ERROR window"));
+	a = answer(0, "profiles 50..200 bogus");
+	CHECK(starts(a, "ERROR usage: profiles"));
+	a = answer(0, "profiles");
+	CHECK(starts(a, "ERROR unknown request"));
+}
+
 /* Every number in a JSON stats answer also stands in the text one: member
  * "x" as line "x", member "x" of object "g" as line "g_x" (the failure
  * reasons and rules excepted: text lists only those that occurred). The
@@ -386,6 +422,7 @@ int main(void)
 	setup_daemon();
 	RUN(test_memory_limits);
 	RUN(test_queries);
+	RUN(test_profiles_query);
 	RUN(test_stats_text_and_json_agree);
 	RUN(test_agent_link_good);
 	RUN(test_agent_link_garbage);

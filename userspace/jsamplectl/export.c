@@ -21,6 +21,7 @@
 #include "url_safety.h"
 #include "pprof_read.h"
 #include "process_identity.h"
+#include "profiles_answer.h"
 #include "pyroscope_push.h"
 #include "query_client.h"
 
@@ -255,46 +256,36 @@ static void series_name(char *out, size_t cap, const struct export_config *c, co
 		snprintf(out + n, cap - (size_t)n, "}");
 }
 
-static void fetch_process(struct exporter *e, json_t *proc, int64_t from, int64_t until)
+/* One process's profile of [from, until): pprof its frame of the
+ * "profiles" answer, NULL when it had none (no sample in the window). */
+static void export_process(struct exporter *e, json_t *proc, int64_t from, int64_t until, const uint8_t *pprof,
+			   size_t len)
 {
 	int pid = (int)json_integer_value(json_object_get(proc, "pid"));
-	json_int_t first = json_integer_value(json_object_get(proc, "first_s"));
-	json_int_t last = json_integer_value(json_object_get(proc, "last_s"));
 	const char *comm = json_string_value(json_object_get(proc, "comm"));
 	const char *vm = json_string_value(json_object_get(proc, "vm"));
 	struct export_item item = {.from_s = from, .until_s = until, .pid = pid};
 	int to_pyroscope = e->pyroscope && !resumed_already(e, from, pid);
 	struct process_identity id;
 	Perftools__Profiles__Profile *prof;
-	char request[128], err[256], jvm[96], *body = NULL;
-	size_t len = 0;
+	char jvm[96];
 
 	if (!to_pyroscope && !e->clickhouse)
 		return;
-	/* No sample in the interval: nothing to fetch. */
-	if (pid <= 0 || first == 0 || last < from || first >= until) {
+	if (!pprof) {
 		e->empty++;
 		return;
 	}
-	snprintf(request, sizeof(request), "cct %d pprof %" PRId64 "..%" PRId64 "%s", pid, from, until,
-		 e->c->mixed_view ? " mixed" : "");
-	if (query_to_memory(e->c->socket_path, request, &body, &len, err, sizeof(err)) != QUERY_OK) {
-		e->query_errors++;
-		snprintf(e->last_error, sizeof(e->last_error), "pid %d: %s", pid, err);
-		return;
-	}
-	prof = pprof_read((const uint8_t *)body, len);
+	prof = pprof_read(pprof, len);
 	if (!prof) {
 		e->query_errors++;
 		snprintf(e->last_error, sizeof(e->last_error), "pid %d: jsampled's pprof does not parse", pid);
-		free(body);
 		return;
 	}
 	item.samples = pprof_sample_count(prof);
 	if (item.samples == 0) {
 		e->empty++;
 		perftools__profiles__profile__free_unpacked(prof, NULL);
-		free(body);
 		return;
 	}
 	/* The process may have exited: its name then comes from what is left. */
@@ -314,12 +305,17 @@ static void fetch_process(struct exporter *e, json_t *proc, int64_t from, int64_
 	perftools__profiles__profile__free_unpacked(prof, NULL);
 	if (to_pyroscope) {
 		series_name(item.name, sizeof(item.name), e->c, &id, pid, jvm);
-		item.body = (uint8_t *)body;
+		item.body = malloc(len);
+		if (!item.body) {
+			e->pyroscope->q.c.dropped++;
+			e->pyroscope->q.c.dropped_samples += item.samples;
+			return;
+		}
+		memcpy(item.body, pprof, len);
 		item.len = len;
 		export_queue_push(&e->pyroscope->q, &item);
-		body = (char *)item.body; /* NULL if the queue took it */
+		free(item.body); /* NULL if the queue took it */
 	}
-	free(body);
 }
 
 /* The interval's ClickHouse rows, one batch for all processes. */
@@ -369,52 +365,121 @@ static void queue_batch(struct exporter *e, int64_t from, int64_t until)
 	ch_batch_free(b);
 }
 
-/* Fetches [from, until) of every process jsampled lets us see. */
+/* The frames of a "profiles" answer; -1 if it is malformed or cut short. */
+static int read_frames(const char *body, size_t len, struct profile_frame **out, size_t *n)
+{
+	size_t off = 0, cap = 0;
+	struct profile_frame f;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	while ((r = profiles_next(body, len, &off, &f)) == PROFILES_FRAME) {
+		if (*n == cap) {
+			struct profile_frame *v = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+			if (!v)
+				break;
+			*out = v;
+		}
+		(*out)[(*n)++] = f;
+	}
+	if (r != PROFILES_END) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* pid's frame; frames come in the list's order, so *hint usually has it. */
+static const struct profile_frame *frame_of(const struct profile_frame *v, size_t n, size_t *hint, int pid)
+{
+	for (size_t k = 0; k < n; k++) {
+		size_t i = (*hint + k) % n;
+		if (v[i].pid == pid) {
+			*hint = i + 1;
+			return &v[i];
+		}
+	}
+	return NULL;
+}
+
+/* The interval's settings jsampled reports in its list. */
+static void note_settings(struct exporter *e, json_t *proc)
+{
+	json_int_t hz = json_integer_value(json_object_get(proc, "frequency_hz"));
+	json_int_t res = json_integer_value(json_object_get(proc, "window_resolution_s"));
+
+	if (hz > 0)
+		e->hz = (uint32_t)hz;
+	if (res > 0 && (uint32_t)res != e->resolution_s) {
+		e->resolution_s = (uint32_t)res;
+		if (e->c->interval_s % e->resolution_s)
+			fprintf(stderr,
+				"jsamplectl export: interval %us is not a multiple of jsampled's window "
+				"resolution %us: intervals share slices at their edges\n",
+				e->c->interval_s, e->resolution_s);
+	}
+}
+
+/* Fetches [from, until) of every process jsampled lets us see: the list
+ * (names, versions) and one "profiles" query, which jsampled renders in
+ * one child for all of them (a render per process forked its whole heap
+ * fifty times an interval). */
 static int fetch_interval(struct exporter *e, int64_t from, int64_t until)
 {
-	char *body = NULL, err[256];
-	size_t len, i;
+	char *body = NULL, *profiles = NULL, err[256], request[96];
+	size_t len, plen = 0, i, n_frames = 0, hint = 0;
+	struct profile_frame *frames = NULL;
 	json_error_t jerr;
-	json_t *list, *proc;
+	json_t *list = NULL, *proc;
+	int rc = -1;
 
 	if (e->clickhouse)
 		ch_batch_init(&e->batch, e->c->host, from, (uint32_t)(until - from));
 	if (query_to_memory(e->c->socket_path, "list json", &body, &len, err, sizeof(err)) != QUERY_OK) {
 		e->query_errors++;
 		snprintf(e->last_error, sizeof(e->last_error), "list: %s", err);
-		if (e->clickhouse)
-			ch_batch_free(&e->batch);
-		return -1;
+		goto cleanup;
 	}
 	list = json_loadb(body, len, 0, &jerr);
-	free(body);
 	if (!json_is_array(list)) {
 		e->query_errors++;
 		snprintf(e->last_error, sizeof(e->last_error), "list: not a JSON array: %s", jerr.text);
-		json_decref(list);
-		if (e->clickhouse)
-			ch_batch_free(&e->batch);
-		return -1;
+		goto cleanup;
+	}
+	snprintf(request, sizeof(request), "profiles %" PRId64 "..%" PRId64 "%s", from, until,
+		 e->c->mixed_view ? " mixed" : "");
+	if (json_array_size(list) &&
+	    query_to_memory(e->c->socket_path, request, &profiles, &plen, err, sizeof(err)) != QUERY_OK) {
+		e->query_errors++;
+		snprintf(e->last_error, sizeof(e->last_error), "profiles: %s", err);
+		goto cleanup;
+	}
+	if (profiles && read_frames(profiles, plen, &frames, &n_frames) != 0) {
+		e->query_errors++;
+		snprintf(e->last_error, sizeof(e->last_error), "profiles: jsampled's answer is malformed or cut short");
+		goto cleanup;
 	}
 	json_array_foreach(list, i, proc) {
-		json_int_t hz = json_integer_value(json_object_get(proc, "frequency_hz"));
-		json_int_t res = json_integer_value(json_object_get(proc, "window_resolution_s"));
-		if (hz > 0)
-			e->hz = (uint32_t)hz;
-		if (res > 0 && (uint32_t)res != e->resolution_s) {
-			e->resolution_s = (uint32_t)res;
-			if (e->c->interval_s % e->resolution_s)
-				fprintf(stderr,
-					"jsamplectl export: interval %us is not a multiple of jsampled's window "
-					"resolution %us: intervals share slices at their edges\n",
-					e->c->interval_s, e->resolution_s);
-		}
-		fetch_process(e, proc, from, until);
+		const struct profile_frame *f =
+			frame_of(frames, n_frames, &hint, (int)json_integer_value(json_object_get(proc, "pid")));
+
+		note_settings(e, proc);
+		export_process(e, proc, from, until, f ? f->pprof : NULL, f ? f->len : 0);
 	}
-	json_decref(list);
+	rc = 0;
 	if (e->clickhouse)
 		queue_batch(e, from, until);
-	return 0;
+cleanup:
+	if (rc != 0 && e->clickhouse)
+		ch_batch_free(&e->batch);
+	free(frames);
+	free(profiles);
+	free(body);
+	json_decref(list);
+	return rc;
 }
 
 /* --- pushing --- */
