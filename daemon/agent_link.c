@@ -147,6 +147,10 @@ static int handle_batch(struct agent_link *l, const uint8_t *body, size_t len, c
 		  (unsigned long long)((monotonic_ns() - l->fetch_sent_ns) / 1000000));
 	if (info.upto > l->since)
 		l->since = info.upto;
+	if (info.count)
+		l->quiet_batches = 0;
+	else if (l->quiet_batches < UINT32_MAX)
+		l->quiet_batches++;
 	l->fetch_in_flight = false;
 	if (info.more)
 		return agent_link_fetch(l, monotonic_ns());

@@ -37,6 +37,7 @@ struct agent_link {
 	uint64_t fetch_sent_ns;
 	uint64_t peer_checked_ns; /* its program and user last compared (agents_maintain) */
 	uint64_t batches, batch_bytes;
+	uint32_t quiet_batches; /* answers in a row that brought no record (agent_conns.c) */
 	bool said_bye; /* the JVM announced its exit (VMDeath) */
 	bool counted_pending; /* counts against its user's pending connections */
 	char why_closed[160];

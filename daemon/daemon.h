@@ -60,6 +60,7 @@ struct daemon {
 	struct daemon_counters counters;
 	uint64_t started_ns;
 	uint64_t next_save_ns;
+	uint64_t next_sweep_ns; /* the perf events' backstop sweep (main.c, maintenance) */
 	uint64_t next_drain_ns; /* the drain timer's next drain (main.c, on_tick) */
 	int drain_timer_fd;
 	uint64_t drain_timer_due; /* what it is armed for (0: fired, not armed again yet) */

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 struct daemon;
+struct process;
 
 #define STARTUP_ATTACH_LIMIT_S 120
 
@@ -28,8 +29,11 @@ void jvm_startup_on_jvm_found(struct daemon *d, pid_t pid, uint64_t now_ns);
 /* A target installed a SIGQUIT handler: attach now if it waits for that. */
 void jvm_startup_on_sigquit(struct daemon *d, pid_t pid, uint64_t now_ns);
 /* Maintenance: ends early sampling of processes that exited or waited too
- * long, reads every live process's CPU time, and keeps the SIGQUIT watch
- * on exactly while some process waits for its attach. */
+ * long, reads each live process's CPU time every CPU_READ_NS, and keeps
+ * the SIGQUIT watch on exactly while some process waits for its attach. */
 void jvm_startup_check(struct daemon *d, uint64_t now_ns);
+/* Reads p's CPU time now into p->cpu_ns (a lower reading is ignored);
+ * returns the reading, 0 if the instance is gone. */
+uint64_t jvm_startup_read_cpu(struct process *p, uint64_t now_ns);
 
 #endif

@@ -50,6 +50,7 @@
 #define TICK_NS (10ull * 1000000)
 /* How long before a drain its agents are asked for their news. */
 #define FETCH_LEAD_NS (20ull * 1000000)
+#define SWEEP_NS (10 * 1000000000ull)
 #define CODE_GRACE_NS (60ull * 1000000000) /* keep unloaded code this long */
 #define FD_LIMIT 65536 /* descriptors: thousands of connections must not hit EMFILE */
 
@@ -146,8 +147,11 @@ static void maintenance(struct daemon *d, uint64_t now)
 	native_live_tick(d, now);
 	admission_memory_pressure(d);
 	jvm_startup_check(d, now);
-	if (d->sampler)
+	/* A backstop only, and a /proc read per process: not every second. */
+	if (d->sampler && now >= d->next_sweep_ns) {
 		sampler_sweep(d->sampler);
+		d->next_sweep_ns = now + SWEEP_NS;
+	}
 	process_table_expire(&d->processes, now, d->opt.retention_s * 1000000000ull);
 	discovery_tick(&d->discovery, now);
 	if (d->opt.state_dir[0] && now >= d->next_save_ns) {

@@ -105,6 +105,7 @@ struct process {
 	/* The kernel's count of its CPU time (utime + stime), as last read,
 	 * and the CPU time its profile's samples stand for. */
 	uint64_t cpu_ns;
+	uint64_t cpu_read_ns; /* when cpu_ns was read (CLOCK_MONOTONIC) */
 	uint64_t profiled_ns;
 };
 

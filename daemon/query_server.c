@@ -14,6 +14,7 @@
 #include "cct_format.h"
 #include "daemon.h"
 #include "java_launcher.h"
+#include "jvm_startup.h"
 #include "json.h"
 #include "kernel_symbols.h"
 #include "native_live.h"
@@ -568,6 +569,8 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			struct process *p = find_process(d, v, args[1], out);
 			if (!p)
 				return QUERY_ANSWERED;
+			if (p->state == PROCESS_LIVE && !p->native_only)
+				jvm_startup_read_cpu(p, monotonic_ns());
 			wbuf_printf(out, "OK\n");
 			stats_format_process(p, out, json);
 		} else if (positional == 0) {
