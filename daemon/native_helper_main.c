@@ -40,6 +40,16 @@ static struct stashed *stash_head, *stash_tail;
 static size_t stash_bytes;
 static uint8_t *inbuf;
 
+/* Answers wait here until no request is pending (or the batch is full),
+ * then go out in one sendmmsg: jsampled sleeps between drains, and woken
+ * once an answer it woke 700-2,000 times a second at 10 kHz (bench-cost),
+ * each wake-up ~50 us of CPU on these VMs. */
+#define BATCH_MAX 64
+#define BATCH_BYTES (1u << 20)
+static uint8_t *batch;
+static size_t batch_len, batch_off[BATCH_MAX + 1];
+static unsigned batch_n;
+
 static void say(const char *msg)
 {
 	ssize_t r = write(2, msg, strlen(msg));
@@ -75,7 +85,7 @@ static int sandbox(void)
 {
 	static const int allowed[] = {
 		SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64),
-		SCMP_SYS(recvmsg), SCMP_SYS(sendmsg), SCMP_SYS(recvfrom), SCMP_SYS(sendto), SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(lseek),
+		SCMP_SYS(recvmsg), SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg), SCMP_SYS(recvfrom), SCMP_SYS(sendto), SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(lseek),
 		SCMP_SYS(dup), SCMP_SYS(fcntl), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
 		SCMP_SYS(brk), SCMP_SYS(futex), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
 		SCMP_SYS(rt_sigprocmask), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getpid),
@@ -115,20 +125,67 @@ out:
 	return rc;
 }
 
+static int flush_answers(void)
+{
+	struct mmsghdr mm[BATCH_MAX];
+	struct iovec iov[BATCH_MAX];
+	unsigned sent = 0;
+
+	for (unsigned i = 0; i < batch_n; i++) {
+		iov[i] = (struct iovec){batch + batch_off[i], batch_off[i + 1] - batch_off[i]};
+		mm[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+	}
+	while (sent < batch_n) {
+		int r = sendmmsg(SOCK, mm + sent, batch_n - sent, MSG_NOSIGNAL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		sent += (unsigned)r;
+	}
+	batch_n = 0;
+	batch_len = 0;
+	return 0;
+}
+
+static int queue_answer(const uint8_t *data, size_t len)
+{
+	if ((batch_n == BATCH_MAX || batch_len + len > BATCH_BYTES) && flush_answers() != 0)
+		return -1;
+	memcpy(batch + batch_len, data, len);
+	batch_off[batch_n] = batch_len;
+	batch_len += len;
+	batch_off[++batch_n] = batch_len;
+	return 0;
+}
+
 /* One message from jsampled: blocking (the helper has nothing else to
- * do). Its length, or 0 when jsampled has gone; -1 on an error. */
+ * do) once the answers so far are sent. Its length, or 0 when jsampled
+ * has gone; -1 on an error. */
 static ssize_t receive(uint8_t *buf, int *fds, unsigned *nfds)
 {
 	char ctl[CMSG_SPACE(MAX_FDS * sizeof(int))];
 	struct iovec iov = {buf, NATIVE_MSG_MAX};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct msghdr mh;
 	struct cmsghdr *cm;
 	ssize_t r;
+	int flags = MSG_CMSG_CLOEXEC | MSG_DONTWAIT;
 
 	*nfds = 0;
-	do
-		r = recvmsg(SOCK, &mh, MSG_CMSG_CLOEXEC);
-	while (r < 0 && errno == EINTR);
+	for (;;) {
+		mh = (struct msghdr){.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+		r = recvmsg(SOCK, &mh, flags);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN && (flags & MSG_DONTWAIT)) {
+			if (flush_answers() != 0)
+				return -1;
+			flags &= ~MSG_DONTWAIT;
+			continue;
+		}
+		break;
+	}
 	if (r <= 0)
 		return r;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
@@ -175,7 +232,7 @@ static int ask_debug(void *ctx, uint32_t key, const unsigned char *id, unsigned 
 	memcpy(out + 8, &seq, 8);
 	out[NATIVE_MSG_HEAD] = (uint8_t)n;
 	memcpy(out + NATIVE_MSG_HEAD + 1, id, n);
-	if (send_msg(out, NATIVE_MSG_HEAD + 1 + n) != 0)
+	if (flush_answers() != 0 || send_msg(out, NATIVE_MSG_HEAD + 1 + n) != 0)
 		return -1;
 	for (;;) {
 		int got[MAX_FDS];
@@ -238,9 +295,10 @@ int main(void)
 	signal(SIGBUS, on_sigbus);
 	inbuf = malloc(NATIVE_MSG_MAX);
 	msg = malloc(NATIVE_MSG_MAX);
+	batch = malloc(BATCH_BYTES);
 	h = native_helper_new(ask_debug, NULL);
 	wbuf_init(&out);
-	if (!inbuf || !msg || !h || wbuf_reserve(&out, NATIVE_MSG_MAX) != 0) {
+	if (!inbuf || !msg || !batch || !h || wbuf_reserve(&out, NATIVE_MSG_MAX) != 0) {
 		say("jsampled-unwind: out of memory\n");
 		return 65;
 	}
@@ -275,9 +333,9 @@ int main(void)
 			len = (size_t)r;
 		}
 		(void)native_helper_handle(h, msg, len, fds, nfds, &out);
-		if (out.len && send_msg(out.data, out.len) != 0)
+		if (out.len && (out.len > BATCH_BYTES || queue_answer(out.data, out.len) != 0))
 			return 68;
 		if (native_helper_worn_out(h))
-			return 0; /* jsampled starts a fresh one */
+			return flush_answers() != 0 ? 68 : 0; /* jsampled starts a fresh one */
 	}
 }
