@@ -547,7 +547,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 				return QUERY_ANSWERED;
 		return render_or_defer(d, &r, out, defer);
 	} else if (strcmp(args[0], "profiles") == 0 && (n == 2 || n == 3)) {
-		struct render_request r = {.every = true, .format = CCT_FORMAT_PPROF, .view = -1, .who = *v};
+		struct render_request r = {.every = true, .view = -1, .who = *v};
 
 		if (n == 3 && strcmp(args[2], "mixed") != 0 && strcmp(args[2], "java") != 0) {
 			error_line(out, "usage: profiles <from>..<until> [java|mixed]");
