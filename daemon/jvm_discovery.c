@@ -312,7 +312,9 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 	enum attach_result r;
 	int jvm;
 
-	if (procfs_status(c->pid, &st) != 0) {
+	/* jsampled's own children (the native helper maps the libjvm.so it
+	 * unwinds) are never JVMs to attach to. */
+	if (procfs_status(c->pid, &st) != 0 || st.ppid == getpid()) {
 		done(c);
 		return;
 	}

@@ -25,9 +25,7 @@ enum opt_type {
 	T_STRING, /* a path or name */
 	T_FLAG,   /* no argument: sets a bool */
 	T_RULE,   /* repeatable glob pattern, appended to a rule_list */
-	T_ATTACH, /* auto | off */
-	T_EVENTS, /* threads | cpus */
-	T_ONOFF,  /* on | off: a bool, default def */
+	T_CHOICE, /* one word of choices[]: stores its index (a bool or an enum) */
 	T_CONFIG, /* --config: read before the rest */
 	T_HELP,
 };
@@ -42,116 +40,126 @@ struct opt_spec {
 	const char *sdef;  /* string default (NULL: empty) */
 	size_t offset, size;
 	bool reloadable;   /* SIGHUP applies it at once (else: restart) */
+	const char *const *choices; /* T_CHOICE: the words, by stored value; NULL-terminated */
 	const char *help;
 };
 
-#define F(field) offsetof(struct options, field), sizeof(((struct options *)0)->field)
-#define NONE 0, 0
+static const char *const on_off[] = {[false] = "off", [true] = "on", NULL};
+static const char *const attach_modes[] = {[ATTACH_OFF] = "off", [ATTACH_AUTO] = "auto", NULL};
+static const char *const event_kinds[] = {[SAMPLE_EVENTS_THREADS] = "threads", [SAMPLE_EVENTS_CPUS] = "cpus", NULL};
+
+#define F(field) .offset = offsetof(struct options, field), .size = sizeof(((struct options *)0)->field)
 
 /* Every option of jsampled. Defaults written here only. */
 static const struct opt_spec specs[] = {
-	{"config", T_CONFIG, "FILE", 0, 0, 0, 0, NULL, F(config_path), false,
-	 "read `key = value` lines naming these options first (the command line wins); reread on SIGHUP"},
-	{"socket", T_STRING, "PATH", 0, 0, 0, 0, JSAMPLED_DEFAULT_SOCKET, F(socket_path), false,
-	 "query socket (or the one systemd passes)"},
-	{"socket-group", T_STRING, "NAME", 0, 0, 0, 0, "jsampled", F(socket_group), false,
-	 "group allowed to query (socket mode 0660; 0600 if the group is missing)"},
-	{"readers-group", T_STRING, "NAME", 0, 0, 0, 0, "jsampled-readers", F(readers_group), false,
-	 "group whose members (by their primary group) may read every process's profile, e.g. the exporter"},
-	{"agent-socket", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(agent_socket_path), false,
-	 "socket agents connect to (default: agent.sock next to --socket)"},
-	{"agent-path", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(agent_path), true,
-	 "agent library loaded into JVMs (default " JSAMPLED_DEFAULT_AGENT ", else next to jsampled)"},
-	{"attach", T_ATTACH, "auto|off", 0, 0, ATTACH_AUTO, 0, NULL, F(attach), true,
-	 "find running and starting JVMs and load the agent into them"},
-	{"startup-sampling", T_ONOFF, "on|off", 0, 0, 0, 1, NULL, F(startup_sampling), true,
-	 "sample a Java launcher from its exec on, holding its samples until its agent is attached"},
-	{"include-user", T_RULE, "USER", 0, 0, 0, 0, NULL, F(rules.include_user), true,
-	 "profile only these users (name or uid; repeatable)"},
-	{"exclude-user", T_RULE, "USER", 0, 0, 0, 0, NULL, F(rules.exclude_user), true, "never these users"},
-	{"include-exe", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.include_exe), true, "only these executables (path glob)"},
-	{"exclude-exe", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.exclude_exe), true, "never these executables"},
-	{"include-cgroup", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.include_cgroup), true,
-	 "only these cgroups (v2 path glob)"},
-	{"exclude-cgroup", T_RULE, "GLOB", 0, 0, 0, 0, NULL, F(rules.exclude_cgroup), true, "never these cgroups"},
-	{"rescan-s", T_UINT, "N", 1, 86400, 0, 60, NULL, F(rescan_s), true,
-	 "full /proc scan for JVMs every N s (exec events find new JVMs in between)"},
-	{"frequency", T_UINT, "HZ", SAMPLER_MIN_HZ, SAMPLER_MAX_HZ, 0, 99, NULL, F(frequency_hz), true,
-	 "samples per second of a thread's CPU time"},
-	{"sample-events", T_EVENTS, "threads|cpus", 0, 0, SAMPLE_EVENTS_THREADS, 0, NULL, F(sample_events), false,
-	 "timers on the profiled processes' threads only, or on every CPU (interrupting every task on the host)"},
-	{"fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_DEFAULT_FRAGMENT_BYTES, NULL,
-	 F(fragment_bytes), false, "user stack bytes copied per sample (only the live part is copied)"},
-	{"max-fragment-bytes", T_UINT, "N", 256, JS_MAX_FRAGMENT_BYTES, 0, JS_MAX_FRAGMENT_BYTES, NULL,
-	 F(max_fragment_bytes), true, "threads with deeper stacks get copies up to N bytes"},
-	{"fill-bytes", T_UINT, "N", 0, JS_MAX_FILL_WINDOWS * JS_FILL_WINDOW_BYTES, 0, JS_DEFAULT_FILL_BYTES, NULL,
-	 F(fill_bytes), false, "a deep thread's copy that would leave a gap below its earlier copies gets the rest of its stack too, if at most N bytes (0: never)"},
-	{"kernel-stacks", T_ONOFF, "on|off", 0, 0, 0, 1, NULL, F(kernel_stacks), false,
-	 "record the kernel stack of samples that interrupted the kernel (shown by --view mixed queries)"},
-	{"native-stacks", T_ONOFF, "on|off", 0, 0, 0, 1, NULL, F(native_stacks), false,
-	 "copy and unwind native (C/C++) frames too: JNI libraries, libjvm, JVM-internal threads (--view mixed)"},
-	{"native-helper", T_STRING, "PATH", 0, 0, 0, 0, NULL, F(native_helper_path), false,
-	 "the sandboxed native unwinder (default: jsampled-unwind next to jsampled, else " JSAMPLED_DEFAULT_NATIVE_HELPER ")"},
-	{"native-helper-user", T_STRING, "USER", 0, 0, 0, 0, NULL, F(native_helper_user), false,
-	 "the unprivileged user it and query renders run as (default jsampled-unwind if it exists, else nobody)"},
-	{"native-helper-mb", T_UINT, "N", 64, 65536, MIB, 512, NULL, F(native_helper_bytes), false,
-	 "its heap at most (files it maps come beside it)"},
-	{"native-deadline-ms", T_UINT, "N", 100, 600000, 0, 2000, NULL, F(native_deadline_ms), false,
-	 "an answer later than this, with half of it spent in the helper's CPU (or 15 times as late), gets it killed and restarted"},
-	{"native-queue-mb", T_UINT, "N", 1, 4096, MIB, 16, NULL, F(native_queue_bytes), false,
-	 "samples waiting for it at most; past it they get no native frames (counted)"},
-	{"ringbuf-mb", T_UINT, "N", 1, 4096, MIB, 64, NULL, F(ringbuf_bytes), false,
-	 "ring buffer size in MiB, a power of two"},
-	{"drain-ms", T_UINT, "N", 1, 1000, 0, 500, NULL, F(drain_ms), false,
-	 "ring buffer drain period (10 ms while a JVM starts; queries drain first)"},
-	{"wakeup-kb", T_UINT, "N", 4, 4u << 20, KIB, 0, NULL, F(wakeup_bytes), false,
-	 "pending bytes that wake jsampled before its drain timer (default: a quarter of the ring)"},
-	{"retention-s", T_UINT, "N", 0, 365ll * 86400, 0, 600, NULL, F(retention_s), true,
-	 "keep an exited process's profile this long"},
-	{"hold-ms", T_UINT, "N", 0, 600000, 0, 2000, NULL, F(hold_ms), true,
-	 "how long a sample may wait for its code map"},
-	{"max-cct-nodes", T_UINT, "N", 16, 1u << 30, 0, 4000000, NULL, F(cct_max_nodes), true,
-	 "CCT size cap per process; the rest goes to [other], counted"},
-	{"max-cct-mb", T_UINT, "N", 1, 65536, MIB, 64, NULL, F(cct_max_bytes), true,
-	 "CCT memory cap per process (as allocated: 24-66 bytes a node)"},
-	{"window-resolution-s", T_UINT, "N", 1, 60, 0, SLICE_FINEST_S, NULL, F(window_resolution_s), false,
-	 "the finest time slice of profiles (a divisor of 60): windows are this exact for 10 minutes, "
-	 "then by the minute for an hour, by the hour for a day"},
-	{"max-window-mb", T_UINT, "N", 1, 65536, MIB, 16, NULL, F(window_max_bytes), true,
-	 "time slices per process; past it the oldest coarsen, then go"},
-	{"max-processes", T_UINT, "N", 1, 1u << 20, 0, 256, NULL, F(max_processes), true,
-	 "processes tracked at once, exited ones included"},
-	{"max-model-mb", T_UINT, "N", 1, 65536, MIB, 40, NULL, F(max_model_bytes), true,
-	 "agent data (code map, methods, threads) one process may have jsampled hold"},
-	{"max-held-mb", T_UINT, "N", 1, 65536, MIB, 64, NULL, F(held_max_bytes), true,
-	 "samples of one process waiting for its agent's data"},
-	{"max-processes-per-user", T_UINT, "N", 1, 1u << 20, 0, 64, NULL, F(max_processes_per_user), true,
-	 "processes of one non-root user tracked at once"},
-	{"max-user-mb", T_UINT, "N", 1, 1u << 20, MIB, 512, NULL, F(max_user_bytes), true,
-	 "what the processes of one non-root user make jsampled hold: agent data, held samples, trees, names"},
-	{"max-total-mb", T_UINT, "N", 16, 1u << 20, MIB, 1024, NULL, F(max_total_bytes), true,
-	 "the same for all processes (under the unit's MemoryMax=2G with the ring and the native helper)"},
-	{"max-queries-per-user", T_UINT, "N", 1, 1u << 16, 0, 16, NULL, F(max_queries_per_user), true,
-	 "open query connections of one non-root user"},
-	{"max-agent-connections-per-user", T_UINT, "N", 1, 1u << 16, 0, 16, NULL, F(max_agent_conns_per_user), true,
-	 "agent connections of one non-root user that have not said HELLO yet"},
-	{"max-agent-namespaces", T_UINT, "N", 1, 4096, 0, 64, NULL, F(max_agent_namespaces), true,
-	 "mount namespaces (containers) with an agent socket of jsampled's at once"},
-	{"state-dir", T_STRING, "DIR", 0, 0, 0, 0, NULL, F(state_dir), false,
-	 "save profiles here periodically and at stop, restore at start"},
-	{"save-interval-s", T_UINT, "N", 1, 86400, 0, 60, NULL, F(save_interval_s), true, "how often profiles are saved"},
-	{"keep-caps", T_FLAG, NULL, 0, 0, 0, 0, NULL, F(keep_caps), false,
-	 "keep every capability after start (default: drop those only needed to start)"},
-	{"record", T_STRING, "FILE", 0, 0, 0, 0, NULL, F(record_path), false,
-	 "record every input of the sample path (for jsreplay)"},
-	{"nice", T_INT, "N", -20, 19, 0, -10, NULL, F(nice), true,
-	 "CPU priority: the profiler must not starve behind the JVMs it observes"},
-	{"verbose", T_FLAG, NULL, 0, 0, 0, 0, NULL, F(verbose), true, "debug logging"},
-	{"help", T_HELP, NULL, 0, 0, 0, 0, NULL, NONE, false, "this text"},
+	{.name = "config", .type = T_CONFIG, .arg = "FILE", F(config_path),
+	 .help = "read `key = value` lines naming these options first (the command line wins); reread on SIGHUP"},
+	{.name = "socket", .type = T_STRING, .arg = "PATH", .sdef = JSAMPLED_DEFAULT_SOCKET, F(socket_path),
+	 .help = "query socket (or the one systemd passes)"},
+	{.name = "socket-group", .type = T_STRING, .arg = "NAME", .sdef = "jsampled", F(socket_group),
+	 .help = "group allowed to query (socket mode 0660; 0600 if the group is missing)"},
+	{.name = "readers-group", .type = T_STRING, .arg = "NAME", .sdef = "jsampled-readers", F(readers_group),
+	 .help = "group whose members (by their primary group) may read every process's profile, e.g. the exporter"},
+	{.name = "agent-socket", .type = T_STRING, .arg = "PATH", F(agent_socket_path),
+	 .help = "socket agents connect to (default: agent.sock next to --socket)"},
+	{.name = "agent-path", .type = T_STRING, .arg = "PATH", F(agent_path), .reloadable = true,
+	 .help = "agent library loaded into JVMs (default: " JSAMPLED_DEFAULT_AGENT " if it exists, else next to jsampled)"},
+	{.name = "attach", .type = T_CHOICE, .choices = attach_modes, .arg = "auto|off", .def = ATTACH_AUTO, F(attach), .reloadable = true,
+	 .help = "find running and starting JVMs and load the agent into them"},
+	{.name = "startup-sampling", .type = T_CHOICE, .choices = on_off, .arg = "on|off", .def = true, F(startup_sampling), .reloadable = true,
+	 .help = "sample a Java launcher from its exec on, holding its samples until its agent is attached"},
+	{.name = "include-user", .type = T_RULE, .arg = "USER", F(rules.include_user), .reloadable = true,
+	 .help = "profile only these users (name or uid; repeatable)"},
+	{.name = "exclude-user", .type = T_RULE, .arg = "USER", F(rules.exclude_user), .reloadable = true,
+	 .help = "never these users"},
+	{.name = "include-exe", .type = T_RULE, .arg = "GLOB", F(rules.include_exe), .reloadable = true,
+	 .help = "only these executables (path glob)"},
+	{.name = "exclude-exe", .type = T_RULE, .arg = "GLOB", F(rules.exclude_exe), .reloadable = true,
+	 .help = "never these executables"},
+	{.name = "include-cgroup", .type = T_RULE, .arg = "GLOB", F(rules.include_cgroup), .reloadable = true,
+	 .help = "only these cgroups (v2 path glob)"},
+	{.name = "exclude-cgroup", .type = T_RULE, .arg = "GLOB", F(rules.exclude_cgroup), .reloadable = true,
+	 .help = "never these cgroups"},
+	{.name = "rescan-s", .type = T_UINT, .arg = "N", .lo = 1, .hi = 86400, .def = 60, F(rescan_s), .reloadable = true,
+	 .help = "full /proc scan for JVMs every N s (exec events find new JVMs in between)"},
+	{.name = "frequency", .type = T_UINT, .arg = "HZ", .lo = SAMPLER_MIN_HZ, .hi = SAMPLER_MAX_HZ, .def = 99, F(frequency_hz), .reloadable = true,
+	 .help = "samples per second of a thread's CPU time"},
+	{.name = "sample-events", .type = T_CHOICE, .choices = event_kinds, .arg = "threads|cpus", .def = SAMPLE_EVENTS_THREADS, F(sample_events),
+	 .help = "timers on the profiled processes' threads only, or on every CPU (interrupting every task on the host)"},
+	{.name = "fragment-bytes", .type = T_UINT, .arg = "N", .lo = 256, .hi = JS_MAX_FRAGMENT_BYTES, .def = JS_DEFAULT_FRAGMENT_BYTES, F(fragment_bytes),
+	 .help = "user stack bytes copied per sample (only the live part is copied)"},
+	{.name = "max-fragment-bytes", .type = T_UINT, .arg = "N", .lo = 256, .hi = JS_MAX_FRAGMENT_BYTES, .def = JS_MAX_FRAGMENT_BYTES, F(max_fragment_bytes), .reloadable = true,
+	 .help = "threads with deeper stacks get copies up to N bytes"},
+	{.name = "fill-bytes", .type = T_UINT, .arg = "N", .lo = 0, .hi = JS_MAX_FILL_WINDOWS * JS_FILL_WINDOW_BYTES, .def = JS_DEFAULT_FILL_BYTES, F(fill_bytes),
+	 .help = "a deep thread's copy that would leave a gap below its earlier copies gets the rest of its stack too, if at most N bytes (0: never)"},
+	{.name = "kernel-stacks", .type = T_CHOICE, .choices = on_off, .arg = "on|off", .def = true, F(kernel_stacks),
+	 .help = "record the kernel stack of samples that interrupted the kernel (shown by --view mixed queries)"},
+	{.name = "native-stacks", .type = T_CHOICE, .choices = on_off, .arg = "on|off", .def = true, F(native_stacks),
+	 .help = "copy and unwind native (C/C++) frames too: JNI libraries, libjvm, JVM-internal threads (--view mixed)"},
+	{.name = "native-helper", .type = T_STRING, .arg = "PATH", F(native_helper_path),
+	 .help = "the sandboxed native unwinder (default: jsampled-unwind next to jsampled, else " JSAMPLED_DEFAULT_NATIVE_HELPER ")"},
+	{.name = "native-helper-user", .type = T_STRING, .arg = "USER", F(native_helper_user),
+	 .help = "the unprivileged user it and query renders run as (default: jsampled-unwind if it exists, else nobody)"},
+	{.name = "native-helper-mb", .type = T_UINT, .arg = "N", .lo = 64, .hi = 65536, .shift = MIB, .def = 512, F(native_helper_bytes),
+	 .help = "its heap at most (files it maps come beside it)"},
+	{.name = "native-deadline-ms", .type = T_UINT, .arg = "N", .lo = 100, .hi = 600000, .def = 2000, F(native_deadline_ms),
+	 .help = "an answer later than this, with half of it spent in the helper's CPU (or 15 times as late), gets it killed and restarted"},
+	{.name = "native-queue-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 4096, .shift = MIB, .def = 16, F(native_queue_bytes),
+	 .help = "samples waiting for it at most; past it they get no native frames (counted)"},
+	{.name = "ringbuf-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 4096, .shift = MIB, .def = 64, F(ringbuf_bytes),
+	 .help = "ring buffer size in MiB, a power of two"},
+	{.name = "drain-ms", .type = T_UINT, .arg = "N", .lo = 1, .hi = 1000, .def = 500, F(drain_ms),
+	 .help = "ring buffer drain period (10 ms while a JVM starts; queries drain first)"},
+	{.name = "wakeup-kb", .type = T_UINT, .arg = "N", .lo = 4, .hi = 4u << 20, .shift = KIB, F(wakeup_bytes),
+	 .help = "pending bytes that wake jsampled before its drain timer (default: a quarter of the ring)"},
+	{.name = "retention-s", .type = T_UINT, .arg = "N", .lo = 0, .hi = 365ll * 86400, .def = 600, F(retention_s), .reloadable = true,
+	 .help = "keep an exited process's profile this long"},
+	{.name = "hold-ms", .type = T_UINT, .arg = "N", .lo = 0, .hi = 600000, .def = 2000, F(hold_ms), .reloadable = true,
+	 .help = "how long a sample may wait for its code map"},
+	{.name = "max-cct-nodes", .type = T_UINT, .arg = "N", .lo = 16, .hi = 1u << 30, .def = 4000000, F(cct_max_nodes), .reloadable = true,
+	 .help = "CCT size cap per process; the rest goes to [other], counted"},
+	{.name = "max-cct-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 65536, .shift = MIB, .def = 64, F(cct_max_bytes), .reloadable = true,
+	 .help = "CCT memory cap per process (as allocated: 24-66 bytes a node)"},
+	{.name = "window-resolution-s", .type = T_UINT, .arg = "N", .lo = 1, .hi = 60, .def = SLICE_FINEST_S, F(window_resolution_s),
+	 .help = "the finest time slice of profiles (a divisor of 60): windows are this exact for 10 minutes, " "then by the minute for an hour, by the hour for a day"},
+	{.name = "max-window-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 65536, .shift = MIB, .def = 16, F(window_max_bytes), .reloadable = true,
+	 .help = "time slices per process; past it the oldest coarsen, then go"},
+	{.name = "max-processes", .type = T_UINT, .arg = "N", .lo = 1, .hi = 1u << 20, .def = 256, F(max_processes), .reloadable = true,
+	 .help = "processes tracked at once, exited ones included"},
+	{.name = "max-model-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 65536, .shift = MIB, .def = 40, F(max_model_bytes), .reloadable = true,
+	 .help = "agent data (code map, methods, threads) one process may have jsampled hold"},
+	{.name = "max-held-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 65536, .shift = MIB, .def = 64, F(held_max_bytes), .reloadable = true,
+	 .help = "samples of one process waiting for its agent's data"},
+	{.name = "max-processes-per-user", .type = T_UINT, .arg = "N", .lo = 1, .hi = 1u << 20, .def = 64, F(max_processes_per_user), .reloadable = true,
+	 .help = "processes of one non-root user tracked at once"},
+	{.name = "max-user-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 1u << 20, .shift = MIB, .def = 512, F(max_user_bytes), .reloadable = true,
+	 .help = "what the processes of one non-root user make jsampled hold: agent data, held samples, trees, names"},
+	{.name = "max-total-mb", .type = T_UINT, .arg = "N", .lo = 16, .hi = 1u << 20, .shift = MIB, .def = 1024, F(max_total_bytes), .reloadable = true,
+	 .help = "the same for all processes (under the unit's MemoryMax=2G with the ring and the native helper)"},
+	{.name = "max-queries-per-user", .type = T_UINT, .arg = "N", .lo = 1, .hi = 1u << 16, .def = 16, F(max_queries_per_user), .reloadable = true,
+	 .help = "open query connections of one non-root user"},
+	{.name = "max-agent-connections-per-user", .type = T_UINT, .arg = "N", .lo = 1, .hi = 1u << 16, .def = 16, F(max_agent_conns_per_user), .reloadable = true,
+	 .help = "agent connections of one non-root user that have not said HELLO yet"},
+	{.name = "max-agent-namespaces", .type = T_UINT, .arg = "N", .lo = 1, .hi = 4096, .def = 64, F(max_agent_namespaces), .reloadable = true,
+	 .help = "mount namespaces (containers) with an agent socket of jsampled's at once"},
+	{.name = "state-dir", .type = T_STRING, .arg = "DIR", F(state_dir),
+	 .help = "save profiles here periodically and at stop, restore at start"},
+	{.name = "save-interval-s", .type = T_UINT, .arg = "N", .lo = 1, .hi = 86400, .def = 60, F(save_interval_s), .reloadable = true,
+	 .help = "how often profiles are saved"},
+	{.name = "keep-caps", .type = T_FLAG, F(keep_caps),
+	 .help = "keep every capability after start (default: drop those only needed to start)"},
+	{.name = "record", .type = T_STRING, .arg = "FILE", F(record_path),
+	 .help = "record every input of the sample path (for jsreplay)"},
+	{.name = "nice", .type = T_INT, .arg = "N", .lo = -20, .hi = 19, .def = -10, F(nice), .reloadable = true,
+	 .help = "CPU priority: the profiler must not starve behind the JVMs it observes"},
+	{.name = "verbose", .type = T_FLAG, F(verbose), .reloadable = true,
+	 .help = "debug logging"},
+	{.name = "help", .type = T_HELP,
+	 .help = "this text"},
 };
 #define NSPECS (sizeof(specs) / sizeof(specs[0]))
 
-static void usage(FILE *f)
+void options_usage(FILE *f)
 {
 	fprintf(f, "usage: jsampled [options]\n");
 	for (size_t i = 0; i < NSPECS; i++) {
@@ -167,12 +175,8 @@ static void usage(FILE *f)
 				snprintf(def, sizeof(def), " (%lld..%lld)", (long long)s->lo, (long long)s->hi);
 		} else if (s->sdef) {
 			snprintf(def, sizeof(def), " (default %.40s)", s->sdef);
-		} else if (s->type == T_ATTACH) {
-			snprintf(def, sizeof(def), " (default auto)");
-		} else if (s->type == T_EVENTS) {
-			snprintf(def, sizeof(def), " (default threads)");
-		} else if (s->type == T_ONOFF) {
-			snprintf(def, sizeof(def), " (default %s)", s->def ? "on" : "off");
+		} else if (s->type == T_CHOICE) {
+			snprintf(def, sizeof(def), " (default %s)", s->choices[s->def]);
 		}
 		fprintf(f, "  %-34s %s%s%s\n", head, s->help, def,
 			s->reloadable || s->type == T_HELP || s->type == T_CONFIG ? "" : " [restart]");
@@ -207,7 +211,10 @@ static void *field(struct options *o, const struct opt_spec *s)
 
 static void store_int(void *p, size_t size, int64_t v)
 {
-	if (size == sizeof(uint32_t)) {
+	if (size == sizeof(bool)) {
+		bool x = v != 0;
+		memcpy(p, &x, sizeof(x));
+	} else if (size == sizeof(uint32_t)) {
 		uint32_t x = (uint32_t)v;
 		memcpy(p, &x, sizeof(x));
 	} else {
@@ -215,8 +222,28 @@ static void store_int(void *p, size_t size, int64_t v)
 		memcpy(p, &x, sizeof(x));
 	}
 }
-/* Every numeric field is 32 or 64 bits wide (store_int writes those two). */
-_Static_assert(sizeof(unsigned) == 4 && sizeof(int) == 4 && sizeof(size_t) == 8, "numeric option widths");
+/* Every numeric or choice field is a bool, or 32 or 64 bits wide (the widths
+ * store_int writes). */
+_Static_assert(sizeof(bool) == 1 && sizeof(unsigned) == 4 && sizeof(int) == 4 && sizeof(size_t) == 8 &&
+		       sizeof(enum attach_mode) == 4 && sizeof(enum sample_events) == 4,
+	       "option field widths");
+
+static int64_t load_int(const void *p, size_t size)
+{
+	if (size == sizeof(bool)) {
+		bool x;
+		memcpy(&x, p, sizeof(x));
+		return x;
+	} else if (size == sizeof(uint32_t)) {
+		uint32_t x;
+		memcpy(&x, p, sizeof(x));
+		return x;
+	} else {
+		uint64_t x;
+		memcpy(&x, p, sizeof(x));
+		return (int64_t)x;
+	}
+}
 
 static int parse_number(const struct opt_spec *s, const char *arg, int64_t *out)
 {
@@ -268,27 +295,13 @@ static int apply(struct options *o, const struct opt_spec *s, const char *arg)
 		snprintf(l->v[l->n++], RULE_LEN, "%s", arg);
 		return 0;
 	}
-	case T_ATTACH:
-		if (strcmp(arg, "auto") == 0)
-			o->attach = ATTACH_AUTO;
-		else if (strcmp(arg, "off") == 0)
-			o->attach = ATTACH_OFF;
-		else
-			return fail("--attach must be auto or off, got '%s'", arg);
-		return 0;
-	case T_EVENTS:
-		if (strcmp(arg, "threads") == 0)
-			o->sample_events = SAMPLE_EVENTS_THREADS;
-		else if (strcmp(arg, "cpus") == 0)
-			o->sample_events = SAMPLE_EVENTS_CPUS;
-		else
-			return fail("--sample-events must be threads or cpus, got '%s'", arg);
-		return 0;
-	case T_ONOFF:
-		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
-			return fail("--%s must be on or off, got '%s'", s->name, arg);
-		*(bool *)p = strcmp(arg, "on") == 0;
-		return 0;
+	case T_CHOICE:
+		for (v = 0; s->choices[v]; v++)
+			if (strcmp(arg, s->choices[v]) == 0) {
+				store_int(p, s->size, v);
+				return 0;
+			}
+		return fail("--%s must be %s, got '%s'", s->name, s->arg, arg);
 	default:
 		return fail("unknown option");
 	}
@@ -303,12 +316,8 @@ static void set_defaults(struct options *o)
 			store_int(field(o, s), s->size, s->def * ((int64_t)1 << s->shift));
 		else if (s->type == T_STRING && s->sdef)
 			snprintf(field(o, s), s->size, "%s", s->sdef);
-		else if (s->type == T_ATTACH)
-			o->attach = (enum attach_mode)s->def;
-		else if (s->type == T_EVENTS)
-			o->sample_events = (enum sample_events)s->def;
-		else if (s->type == T_ONOFF)
-			*(bool *)field(o, s) = s->def != 0;
+		else if (s->type == T_CHOICE)
+			store_int(field(o, s), s->size, s->def);
 	}
 }
 
@@ -482,11 +491,11 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
 		const struct opt_spec *s = c >= 0x100 ? &specs[c - 0x100] : NULL;
 		if (!s) {
 			if (!err)
-				usage(stderr);
+				options_usage(stderr);
 			return fail("bad command line option");
 		}
 		if (s->type == T_HELP) {
-			usage(stdout);
+			options_usage(stdout);
 			return 1;
 		}
 		if (s->type != T_CONFIG && apply(o, s, optarg ? optarg : "") != 0)
@@ -529,5 +538,48 @@ void options_keep_fixed(struct options *fresh, const struct options *old, void (
 		if (restart_needed)
 			restart_needed(s->name);
 		memcpy(a, b, s->size);
+	}
+}
+
+size_t options_count(void)
+{
+	return NSPECS;
+}
+
+const char *options_name(size_t i)
+{
+	return i < NSPECS ? specs[i].name : NULL;
+}
+
+int options_format(const struct options *o, const char *name, char *buf, size_t len)
+{
+	const struct opt_spec *s = spec_named(name);
+	const void *p;
+	int64_t v;
+
+	if (!s || !len)
+		return -1;
+	p = (const char *)o + s->offset;
+	switch (s->type) {
+	case T_UINT:
+	case T_INT:
+		v = load_int(p, s->size);
+		if (s->type == T_INT && s->size == sizeof(int32_t))
+			v = (int32_t)v;
+		snprintf(buf, len, "%lld", (long long)(v >> s->shift));
+		return 0;
+	case T_STRING:
+		snprintf(buf, len, "%s", (const char *)p);
+		return 0;
+	case T_CHOICE:
+		v = load_int(p, s->size);
+		for (int64_t i = 0; s->choices[i]; i++)
+			if (i == v) {
+				snprintf(buf, len, "%s", s->choices[i]);
+				return 0;
+			}
+		return -1;
+	default:
+		return -1;
 	}
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sampler_events.h"
 
@@ -94,6 +95,16 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
 /* After a reload has parsed fresh settings: copies into fresh every setting
  * a reload may not change from old, calling restart_needed(name) for each
  * that differs. */
+/* The usage text (--help). */
+void options_usage(FILE *f);
+
+/* The options by index (NULL past the last), and an option's value in o
+ * written as the command line spells it; -1 for options without one (flags,
+ * rules, unknown names). */
+size_t options_count(void);
+const char *options_name(size_t i);
+int options_format(const struct options *o, const char *name, char *buf, size_t len);
+
 void options_keep_fixed(struct options *fresh, const struct options *old, void (*restart_needed)(const char *name));
 
 #endif

@@ -51,6 +51,8 @@ int procfs_parse_status(char *buf, pid_t pid, struct proc_status *st)
 			if (last)
 				st->nspid = (pid_t)strtol(last + 1, NULL, 10);
 			have |= 4;
+		} else if (sscanf(line, "PPid: %lu", &a) == 1) {
+			st->ppid = (pid_t)a;
 		} else if (strncmp(line, "SigCgt:", 7) == 0) {
 			st->sig_caught = strtoull(line + 7, NULL, 16);
 			have |= 8;

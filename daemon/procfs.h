@@ -17,6 +17,7 @@ struct proc_status {
 	uid_t euid;
 	gid_t egid;
 	pid_t nspid;       /* the pid inside the process's own pid namespace */
+	pid_t ppid;        /* 0 if unknown */
 	uint64_t sig_caught; /* SigCgt */
 };
 int procfs_status(pid_t pid, struct proc_status *st);

@@ -60,7 +60,8 @@ cleanup() {
 trap cleanup EXIT
 
 # start_daemon [jsampled options...]: tests that do not test attaching
-# keep jsampled away from other JVMs on the machine (ATTACH=auto to allow);
+# keep jsampled away from other JVMs on the machine (ATTACH=auto to allow,
+# ATTACH=default to pass no --attach and run with jsampled's default);
 # DAEMON_PREFIX: a command to run it under (taskset, ...).
 DAEMON_PREFIX=()
 # JSAMPLED_TEST_DAEMON_ARGS: more options for every test's jsampled, e.g.
@@ -70,7 +71,8 @@ start_daemon() {
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=24} \
 		"${DAEMON_PREFIX[@]}" "$DAEMON" --socket "$TMP/q.sock" --agent-socket "$TMP/agent.sock" \
-		--attach "${ATTACH:-off}" "$@" ${JSAMPLED_TEST_DAEMON_ARGS:-} >>"$TMP/daemon.log" 2>&1 &
+		$([ "${ATTACH:-off}" = default ] || echo --attach "${ATTACH:-off}") "$@" \
+		${JSAMPLED_TEST_DAEMON_ARGS:-} >>"$TMP/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 200); do
 		[ -S "$TMP/q.sock" ] && return 0

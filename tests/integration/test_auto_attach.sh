@@ -3,7 +3,8 @@
 # its agent through HotSpot's attach mechanism: as root, as another user,
 # and in a container-like sandbox (own mount and pid namespaces, own /tmp,
 # jsampled's files invisible). A JVM that opts out is left alone, and
-# allow/deny rules changed by a SIGHUP reload apply to running JVMs.
+# allow/deny rules changed by a SIGHUP reload apply to running JVMs. Neither
+# the command line nor the config names --attach: attaching is the default.
 source "$(dirname "$0")/lib.sh"
 require_environment
 ensure_test_user
@@ -13,9 +14,8 @@ cat >"$TMP/jsampled.conf" <<CONF
 # a config file, as /etc/jsampled/jsampled.conf
 frequency = 499
 agent-path = $TMP/libjsagent.so
-attach = auto
 CONF
-ATTACH=auto start_daemon --config "$TMP/jsampled.conf" --rescan-s 5
+ATTACH=default start_daemon --config "$TMP/jsampled.conf" --rescan-s 5
 
 # 1. root, no flags
 start_plain_jvm root PhasedWorkload 60 - 1
@@ -54,6 +54,11 @@ for pid in "$ROOT_JVM" "$USER_JVM" "$CTR_JVM"; do
 	wait_profiled "$pid"
 done
 note "attached: root JVM $ROOT_JVM, $TEST_USER JVM $USER_JVM, container JVM $CTR_JVM (host pid)"
+# The native helper maps the libjvm.so it unwinds: it is jsampled's own
+# child, never a JVM to sample or attach to.
+if ctl list | grep -q "jsampled-unwind"; then
+	fail "jsampled took its own native helper for a JVM: $(ctl list)"
+fi
 # Each busy JVM gets its 500 samples within a few seconds of CPU time; on a
 # loaded machine that takes longer, so wait for them (up to 30 s).
 for _ in $(seq 1 60); do

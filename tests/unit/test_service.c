@@ -85,6 +85,74 @@ static void test_config_file(void)
 	CHECK(parse(&o, err, sizeof(err), 3, "--frequency", "-5") == -1);
 }
 
+/* Every default --help prints is the value jsampled runs with when given no
+ * options, and each option the usage text names is one the table knows. */
+static void test_defaults_match_help(void)
+{
+	struct options o;
+	char err[512], *text = NULL, *line, *save = NULL;
+	size_t len = 0, checked = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(parse(&o, err, sizeof(err), 1) == 0);
+	CHECK_EQ(o.attach, ATTACH_AUTO);
+	options_usage(f);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64], printed[128], actual[256];
+		const char *d = strstr(line, "(default ");
+		size_t n;
+
+		if (sscanf(line, " --%63[a-z-]", name) != 1)
+			continue;
+		if (!d)
+			continue; /* none, or computed at start: "(default: next to ...)" */
+		d += 9;
+		n = strcspn(d, ";)");
+		snprintf(printed, sizeof(printed), "%.*s", (int)n, d);
+		CHECK(options_format(&o, name, actual, sizeof(actual)) == 0);
+		if (strcmp(printed, actual) != 0)
+			fprintf(stderr, "--%s: --help says %s, runs with %s\n", name, printed, actual);
+		CHECK_STR(printed, actual);
+		checked++;
+	}
+	/* Every option with a default was seen (not a parse that matched nothing). */
+	CHECK(checked >= 30);
+	CHECK(options_count() > checked);
+	free(text);
+}
+
+/* The shipped config names only options that exist, and each default it
+ * shows as a comment (`#key = value`) is the one jsampled has. */
+static void test_shipped_config(void)
+{
+	struct options defaults, o;
+	char err[512], line[512];
+	FILE *f = fopen("deploy/jsampled.conf", "r");
+	unsigned shown = 0;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(parse(&defaults, err, sizeof(err), 1) == 0);
+	CHECK(parse(&o, err, sizeof(err), 3, "--config", "deploy/jsampled.conf") == 0);
+	while (fgets(line, sizeof(line), f)) {
+		char key[64], value[256], actual[256];
+
+		if (sscanf(line, "#%63[a-z-] = %255[^\n]", key, value) != 2)
+			continue;
+		if (strstr(key, "include-") == key || strstr(key, "exclude-") == key)
+			continue; /* examples of rules */
+		CHECK(options_format(&defaults, key, actual, sizeof(actual)) == 0);
+		if (strcmp(value, actual) != 0)
+			fprintf(stderr, "deploy/jsampled.conf shows %s = %s, the default is %s\n", key, value, actual);
+		CHECK_STR(value, actual);
+		shown++;
+	}
+	fclose(f);
+	CHECK(shown >= 10);
+}
+
 /* A process table with one profile: main -> work -> leaf, and [GC]. */
 static struct process *one_profile(struct process_table *t, pid_t pid)
 {
@@ -610,6 +678,8 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 2;
 	test_config_file();
+	test_defaults_match_help();
+	test_shipped_config();
 	test_state_round_trip();
 	test_state_keeps_pruned_methods();
 	test_state_files();
