@@ -2,7 +2,8 @@
 # The demo: jsampled profiles a bundled Java workload (tests/java/
 # PhasedWorkload.java, four phases of known CPU shares) at 999 Hz without any
 # special JVM flag but our agent, then prints the process's calling-context
-# tree, the same profile in collapsed form, and the decoder's counters.
+# tree, the same profile in collapsed form, and the decoder's counters, and
+# writes its flame-graph page (build/demo/flamegraph.html) and SVG.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$ROOT/build
@@ -55,6 +56,13 @@ awk '$1 == "phase" { t[$2] = $3; s += $3 } END { for (p in t) printf "   %-14s %
 echo
 echo "== jsamplectl stats $JVM"
 "$B/jsamplectl" --socket "$SOCK" stats "$JVM"
+mkdir -p "$B/demo"
+"$B/jsamplectl" --socket "$SOCK" cct "$JVM" --format html -o "$B/demo/flamegraph.html"
+"$B/jsamplectl" --socket "$SOCK" cct "$JVM" --format svg -o "$B/demo/flamegraph.svg"
+echo
+echo "== the flame graph: open it in a browser"
+echo "   $B/demo/flamegraph.html   (interactive page: search, zoom, time windows)"
+echo "   $B/demo/flamegraph.svg"
 rm -f "$DIR/go"
 wait "$JVM" || true
 JVM=
