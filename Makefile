@@ -254,10 +254,11 @@ java: $(B)/java/.stamp
 asan: $(B)/asan/jsampled $(B)/asan/jsampled-unwind
 
 .PHONY: check-unit
-check-unit: $(UNIT_BINS) $(B)/jsreplay
+check-unit: $(UNIT_BINS) $(B)/jsreplay $(B)/jsampled
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@echo "== decoder fixtures, one per rule (tests/fixtures)"; JSREPLAY=$(B)/jsreplay tests/fixtures/check-fixtures.sh
 	@echo "== decoder regression corpus (tests/corpus)"; JSREPLAY=$(B)/jsreplay tests/corpus/check-corpus.sh
+	@echo "== docs/configuration.md against jsampled --help"; JSAMPLED=$(B)/jsampled tests/unit/check-help-doc.sh
 
 .PHONY: check-unit-asan
 check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
@@ -424,6 +425,10 @@ install: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so
 	[ -e $(DESTDIR)$(SYSCONFDIR)/jsampled/export.conf ] || \
 		install -m 0600 deploy/export.conf $(DESTDIR)$(SYSCONFDIR)/jsampled/export.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/README.md
+	install -D -m 0644 CHANGELOG.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/CHANGELOG.md
+	install -d $(DESTDIR)$(PREFIX)/share/doc/jsampled/docs/images
+	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/docs/
+	install -m 0644 docs/images/* $(DESTDIR)$(PREFIX)/share/doc/jsampled/docs/images/
 	install -D -m 0644 deploy/clickhouse/schema.sql $(DESTDIR)$(PREFIX)/share/jsampled/clickhouse/schema.sql
 	install -m 0644 deploy/clickhouse/fleet_queries.sql deploy/clickhouse/README.md \
 		$(DESTDIR)$(PREFIX)/share/jsampled/clickhouse/
@@ -432,7 +437,7 @@ DEB := $(B)/jsampled_$(VERSION)_amd64.deb
 .PHONY: deb
 deb: $(DEB)
 $(DEB): $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
-		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md \
+		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md CHANGELOG.md $(wildcard docs/*.md docs/images/*) \
 		$(wildcard deploy/clickhouse/*)
 	rm -rf $(B)/deb
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb PREFIX=/usr SYSCONFDIR=/etc UNITDIR=/lib/systemd/system

@@ -519,8 +519,8 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
 		o->max_fragment_bytes = o->fragment_bytes;
 	/* A quarter: each wake-up after a sleep starts cold (the JVMs ran
 	 * meanwhile), so fewer, bigger drains cost less a sample; three
-	 * quarters stay free for a drain that comes late (docs/cost-history.md,
-	 * twentieth session). */
+	 * quarters stay free for a drain that comes late (docs/performance.md,
+	 * "Drains are batched"). */
 	if (!o->wakeup_bytes)
 		o->wakeup_bytes = o->ringbuf_bytes / 4;
 	return 0;

@@ -66,8 +66,8 @@ struct options {
 	size_t window_max_bytes;      /* time slices per process */
 	size_t cct_max_bytes;
 	unsigned max_processes;
-	/* What one process's agent may make jsampled hold (security.md in
-	 * README: the bound on a hostile agent). */
+	/* What one process's agent may make jsampled hold (docs/security.md,
+	 * "Memory": the bound on a hostile agent). */
 	size_t max_model_bytes;   /* the agent's code map, methods, threads */
 	size_t held_max_bytes;    /* samples waiting for agent data */
 	/* Per user (root exempt): processes tracked, and model + held bytes of

@@ -10,7 +10,7 @@
  * machines (docs/hotspot.md, section 4): a CPU-bound process next to a
  * 10 kHz per-CPU sampler lost about a third of its CPU time to the
  * interrupts, and jsampled's own CPU per sample fell by a fifth without
- * them (README, bench-cost).
+ * them (docs/performance.md, "What keeps a sample cheap").
  *
  * Mode cpus: one event per online CPU, interrupting every task; the BPF
  * program passes over those of other processes.

@@ -70,7 +70,8 @@ import json,sys; s=json.load(open(sys.argv[1])); print(f\"{s['samples']} samples
 }
 short_jvm short "$JAVA"
 # JDK 25 refuses an agent before its live phase, and its main thread
-# leaves a stack page untouched while it starts the VM (README).
+# leaves a stack page untouched while it starts the VM (docs/internals.md,
+# "Sampled from the exec").
 short_jvm short25 "${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
 
 # --- 2. a phased program, zero-config ------------------------------------

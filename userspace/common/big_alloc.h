@@ -7,7 +7,7 @@
  * ~0.2 us per 4 KiB once the host backs the memory, ~5 us the first time
  * (`make bench-page-faults`). A deep interpreter's CCT grows by tens of
  * MiB: in 4 KiB pages its faults took 13 % of jsampled's CPU
- * (docs/cost-history.md). Huge pages also cut the TLB misses of
+ * (docs/performance.md). Huge pages also cut the TLB misses of
  * lookups scattered over such arrays. Smaller arrays stay with malloc, so
  * that a host of small processes does not pay 2 MiB apiece.
  *

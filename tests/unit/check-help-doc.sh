@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# docs/configuration.md shows `jsampled --help` as it is: the lines between
+# its two markers (inside the code fence) are the binary's usage text.
+#   JSAMPLED=build/jsampled tests/unit/check-help-doc.sh
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DOC=$ROOT/docs/configuration.md
+JSAMPLED=${JSAMPLED:-$ROOT/build/jsampled}
+shown=$(awk '/<!-- jsampled --help: begin -->/ { on = 1; next } /<!-- jsampled --help: end -->/ { on = 0 }
+	on && !/^```/' "$DOC")
+actual=$("$JSAMPLED" --help)
+[ -n "$shown" ] || { echo "FAIL: $DOC has no jsampled --help block between its markers" >&2; exit 1; }
+if [ "$shown" != "$actual" ]; then
+	echo "FAIL: $DOC differs from jsampled --help (paste the new text between the markers):" >&2
+	diff <(echo "$shown") <(echo "$actual") >&2 || true
+	exit 1
+fi
+echo "docs/configuration.md shows jsampled --help as it is ($(echo "$actual" | wc -l) lines)"
