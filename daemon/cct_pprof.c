@@ -20,6 +20,7 @@
 #include "kernel_symbols.h"
 #include "named_tree.h"
 #include "string_pool.h"
+#include "../userspace/common/fnv1a.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -40,11 +41,7 @@ struct strings {
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return h;
+	return fnv1a_str(FNV1A_START, s);
 }
 
 static int64_t str_id(struct strings *t, const char *s)

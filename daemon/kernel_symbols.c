@@ -7,6 +7,7 @@
 
 #include "../userspace/common/u64_map.h"
 #include "safe_text.h"
+#include "../userspace/common/fnv1a.h"
 
 #define KERNEL_NAME "[kernel]"
 #define PERMANENT UINT32_MAX
@@ -57,11 +58,7 @@ static struct {
 
 static uint64_t fnv1a(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	return h;
+	return fnv1a_bytes(FNV1A_START, s, n);
 }
 
 static char *pool_copy(const char *s, size_t n)

@@ -1,5 +1,6 @@
 #include "named_tree.h"
 #include "kernel_symbols.h"
+#include "../userspace/common/fnv1a.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +47,7 @@ enum frame_kind frame_kind_of(uint8_t frame_type, uint32_t method_id)
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return h;
+	return fnv1a_str(FNV1A_START, s);
 }
 
 static uint64_t nonzero(uint64_t k)

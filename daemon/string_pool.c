@@ -1,4 +1,5 @@
 #include "string_pool.h"
+#include "../userspace/common/fnv1a.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,10 +34,8 @@ void string_pool_free(struct string_pool *p)
 
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	uint64_t h = fnv1a_bytes(FNV1A_START, s, n);
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
 	return h ? h : 1;
 }
 

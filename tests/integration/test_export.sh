@@ -48,6 +48,14 @@ ctl export --config "$CONF" --max-intervals 1 2>"$TMP/refused.err" || rc=$?
 [ $rc -eq 2 ] && grep -q "others may read" "$TMP/refused.err" ||
 	fail "a token in a world-readable config was not refused (exit $rc: $(cat "$TMP/refused.err"))"
 chmod 0600 "$CONF"
+# Options are per subcommand: export takes no --json (nor cct a --lag-s).
+rc=0
+ctl export --config "$CONF" --max-intervals 1 --json 2>"$TMP/scope.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "export takes no --json" "$TMP/scope.err" ||
+	fail "export accepted --json (exit $rc: $(cat "$TMP/scope.err"))"
+rc=0
+ctl cct 1 --lag-s 5 2>"$TMP/scope.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "cct takes no --lag-s" "$TMP/scope.err" || fail "cct accepted --lag-s (exit $rc)"
 
 # Two runs: the second resumes where the first stopped.
 ctl export --config "$CONF" --max-intervals 4 2>"$TMP/export1.err" || fail "export failed: $(cat "$TMP/export1.err")"

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "../../daemon/json.h"
+#include "../common/fnv1a.h"
 
 /* Frames deeper than this are cut (jsampled's own traces stop at 4096). */
 #define CH_MAX_FRAMES 4096
@@ -71,15 +72,12 @@ const char *ch_kind_of_mapping(const char *m)
 
 uint64_t ch_stack_hash(const char *const *names, const char *const *kinds, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, 64 bits */
+	static const uint8_t unit_sep = 0x1f, record_sep = 0x1e; /* between kind and name, frames */
+	uint64_t h = FNV1A_START;
 
 	for (size_t i = 0; i < n; i++) {
-		for (const char *s = kinds[i]; *s; s++)
-			h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-		h = (h ^ 0x1f) * 0x100000001b3ull;
-		for (const char *s = names[i]; *s; s++)
-			h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-		h = (h ^ 0x1e) * 0x100000001b3ull;
+		h = fnv1a_bytes(fnv1a_str(h, kinds[i]), &unit_sep, 1);
+		h = fnv1a_bytes(fnv1a_str(h, names[i]), &record_sep, 1);
 	}
 	return h ? h : 1; /* 0 is no key of a u64_map */
 }

@@ -720,7 +720,7 @@ int export_run(const struct export_config *c)
 		int64_t now = (int64_t)time(NULL);
 
 		/* Every interval that ended lag_s ago, in order. */
-		while (!stopping && (!c->max_windows || collected < c->max_windows) &&
+		while (!stopping && (!c->max_intervals || collected < c->max_intervals) &&
 		       e.next_from + c->interval_s + (int64_t)c->lag_s <= now) {
 			fetch_interval(&e, e.next_from, e.next_from + c->interval_s);
 			e.next_from += c->interval_s;
@@ -731,7 +731,7 @@ int export_run(const struct export_config *c)
 		pump(&e);
 		save_position(&e);
 		save_status(&e);
-		if (c->max_windows && collected >= c->max_windows && all_sent(&e))
+		if (c->max_intervals && collected >= c->max_intervals && all_sent(&e))
 			break;
 		curl_multi_poll(e.multi, NULL, 0, (int)idle_ms(&e, 1000), NULL);
 	}

@@ -18,7 +18,7 @@
 
 #include "export_config.h"
 
-/* Runs until SIGTERM/SIGINT (or max_windows). Exit status for main. */
+/* Runs until SIGTERM/SIGINT (or max_intervals). Exit status for main. */
 int export_run(const struct export_config *c);
 /* Prints the running (or last) exporter's status. */
 int export_print_status(const struct export_config *c);

@@ -109,8 +109,8 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 		return set_uint(&c->lag_s, key, value, 0, 300, err, errlen);
 	if (strcmp(key, "timeout_s") == 0)
 		return set_uint(&c->timeout_s, key, value, 1, 300, err, errlen);
-	if (strcmp(key, "max_windows") == 0)
-		return set_uint(&c->max_windows, key, value, 0, 1u << 30, err, errlen);
+	if (strcmp(key, "max_intervals") == 0)
+		return set_uint(&c->max_intervals, key, value, 0, 1u << 30, err, errlen);
 	if (strcmp(key, "queue_mb") == 0) {
 		if (set_uint(&mb, key, value, 1, 65536, err, errlen) != 0)
 			return -1;

@@ -58,7 +58,7 @@ struct export_config {
 	int mixed_view; /* view = mixed: kernel frames too (jsampled's --view) */
 	struct service_rule rules[EXPORT_MAX_RULES];
 	size_t n_rules;
-	uint32_t max_windows; /* runs this many windows then stops (tests; 0: forever) */
+	uint32_t max_intervals; /* runs this many intervals then stops (tests; 0: forever) */
 };
 
 void export_config_defaults(struct export_config *c);

@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
@@ -54,6 +55,49 @@ static void usage(FILE *f)
 		"                  [--format html|text] [-o FILE]\n"
 		"       jsamplectl fleet ... hosts --service S [--host H] [window]   (each host's samples)\n"
 		"TIME: now, an age (90s, 5m, 2h, 1d), seconds since the epoch, or 2026-11-23T18:05[:30][Z]\n");
+}
+
+/* The subcommands that take each option (--socket and --help: all). */
+static const struct option_scope {
+	int opt;
+	const char *name;
+	const char *commands; /* space-separated, with a space at each end */
+} scopes[] = {
+	{.opt = 'f', .name = "format", .commands = " cct diff fleet "},
+	{.opt = 'j', .name = "json", .commands = " list stats "},
+	{.opt = 'S', .name = "since", .commands = " cct fleet "},
+	{.opt = 'F', .name = "from", .commands = " cct fleet "},
+	{.opt = 'U', .name = "until", .commands = " cct fleet "},
+	{.opt = 'b', .name = "base", .commands = " diff fleet "},
+	{.opt = 't', .name = "target", .commands = " diff fleet "},
+	{.opt = 'o', .name = "output", .commands = " list cct diff stats sampling profile fleet "},
+	{.opt = 'l', .name = "listen", .commands = " serve "},
+	{.opt = 'C', .name = "config", .commands = " export fleet "},
+	{.opt = 'I', .name = "interval-s", .commands = " export "},
+	{.opt = 'P', .name = "pyroscope-url", .commands = " export "},
+	{.opt = 'H', .name = "host", .commands = " export fleet "},
+	{.opt = 'D', .name = "state-dir", .commands = " export "},
+	{.opt = 'L', .name = "lag-s", .commands = " export "},
+	{.opt = 'M', .name = "max-intervals", .commands = " export "},
+	{.opt = 'T', .name = "status", .commands = " export "},
+	{.opt = 'K', .name = "clickhouse-url", .commands = " export fleet "},
+	{.opt = 'V', .name = "service", .commands = " fleet "},
+	{.opt = 'W', .name = "view", .commands = " cct "},
+};
+
+/* 0 if every option given (seen[opt]) is one the subcommand takes; else
+ * says which is not and returns 2. */
+static int check_scopes(const char *command, const bool *seen)
+{
+	char word[40];
+
+	snprintf(word, sizeof(word), " %s ", command);
+	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++)
+		if (seen[scopes[i].opt] && !strstr(scopes[i].commands, word)) {
+			fprintf(stderr, "jsamplectl: %s takes no --%s\n", command, scopes[i].name);
+			return 2;
+		}
+	return 0;
 }
 
 static int valid_pid(const char *s)
@@ -177,7 +221,7 @@ int main(int argc, char **argv)
 		int opt;
 		const char *key;
 	} export_keys[] = {{'I', "interval_s"}, {'P', "pyroscope_url"}, {'H', "host"},
-			   {'D', "state_dir"},  {'L', "lag_s"},         {'M', "max_windows"},
+			   {'D', "state_dir"},  {'L', "lag_s"},         {'M', "max_intervals"},
 			   {'K', "clickhouse_url"}};
 	const char *export_args[8] = {0};
 	const char *config_path = NULL, *service = NULL, *view = NULL;
@@ -188,11 +232,14 @@ int main(int argc, char **argv)
 	char request[512], err[512];
 	time_t now = time(NULL);
 	int json = 0, c, rc;
+	bool seen[256] = {false};
 	FILE *out = stdout;
 
 	if (!socket_path || !*socket_path)
 		socket_path = DEFAULT_SOCKET;
 	while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
+		if (c > 0 && c < 256)
+			seen[c] = true;
 		switch (c) {
 		case 's':
 			socket_path = optarg;
@@ -261,6 +308,8 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (argc >= 1 && check_scopes(argv[0], seen) != 0)
+		return 2;
 	if (argc == 1 && strcmp(argv[0], "list") == 0) {
 		snprintf(request, sizeof(request), "list%s", json ? " json" : "");
 	} else if (argc == 2 && strcmp(argv[0], "cct") == 0 && valid_pid(argv[1])) {
