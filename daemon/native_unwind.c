@@ -599,6 +599,69 @@ static char *copy_of(const void *p, size_t len)
 	return c;
 }
 
+/* One line of /proc/PID/maps: its file's offset, device and inode (all
+ * 0 for an anonymous mapping). false if the line does not parse. */
+static bool maps_line_file(const char *line, size_t ll, uint64_t *off, uint64_t *dev, uint64_t *ino)
+{
+	char buf[160];
+	unsigned long long o, i;
+	unsigned maj, min;
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)(ll < sizeof(buf) - 1 ? ll : sizeof(buf) - 1), line);
+	if (sscanf(buf, "%*x-%*x %*s %llx %x:%x %llu", &o, &maj, &min, &i) != 4)
+		return false;
+	*off = o;
+	*dev = (uint64_t)maj << 32 | min;
+	*ino = i;
+	return true;
+}
+
+/* The maps as libdwfl should see them. dwfl_linux_proc_maps_report makes
+ * one module of consecutive mappings of one file, its start the first's;
+ * a process that maps a library's file itself (libelf's read of libc in
+ * jsampled's own tests, placed just below libc's load) would shift that
+ * module's bias, and no symbol of the library would match. A mapping at
+ * offset 0 whose file's next mapping is also at offset 0 is not part of
+ * the load that follows: it is left out. A copy, or NULL. */
+static char *loadable_maps(const char *maps, size_t len, size_t *out_len)
+{
+	char *out = malloc(len ? len : 1);
+	const char *line = maps, *end = maps + len;
+	size_t n = 0;
+
+	if (!out)
+		return NULL;
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t ll = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
+		uint64_t off, dev, ino, off2, dev2, ino2;
+		bool keep = true;
+
+		if (maps_line_file(line, ll, &off, &dev, &ino) && ino != 0 && off == 0) {
+			/* the next file-backed line */
+			for (const char *next = line + ll; next < end;) {
+				const char *nl2 = memchr(next, '\n', (size_t)(end - next));
+				size_t l2 = nl2 ? (size_t)(nl2 - next) + 1 : (size_t)(end - next);
+
+				if (!maps_line_file(next, l2, &off2, &dev2, &ino2))
+					break;
+				if (ino2 != 0) {
+					keep = !(ino2 == ino && dev2 == dev && off2 == 0);
+					break;
+				}
+				next += l2;
+			}
+		}
+		if (keep) {
+			memcpy(out + n, line, ll);
+			n += ll;
+		}
+		line += ll;
+	}
+	*out_len = n;
+	return out;
+}
+
 struct native_unwinder *native_unwinder_new(pid_t pid, const char *maps, size_t len, const struct native_files *files)
 {
 	struct native_unwinder *u;
@@ -610,11 +673,10 @@ struct native_unwinder *native_unwinder_new(pid_t pid, const char *maps, size_t 
 		return NULL;
 	u->pid = pid;
 	u->files = *files;
-	if (!(u->maps = copy_of(maps, len))) {
+	if (!(u->maps = loadable_maps(maps, len, &u->maps_len))) {
 		free(u);
 		return NULL;
 	}
-	u->maps_len = len;
 	u64_map_init(&u->sym_index);
 	elf_version(EV_CURRENT);
 	u->callbacks.find_elf = cb_find_elf;
@@ -663,11 +725,13 @@ int native_unwinder_set_maps(struct native_unwinder *u, const char *maps, size_t
 {
 	char *copy;
 
-	if (!u || !maps || len > NATIVE_MAPS_MAX_BYTES || !(copy = copy_of(maps, len)))
+	size_t copy_len;
+
+	if (!u || !maps || len > NATIVE_MAPS_MAX_BYTES || !(copy = loadable_maps(maps, len, &copy_len)))
 		return -1;
 	free(u->maps);
 	u->maps = copy;
-	u->maps_len = len;
+	u->maps_len = copy_len;
 	return report_modules(u);
 }
 

@@ -408,6 +408,62 @@ static void test_libc_symbols(void)
 	native_unwinder_free(u);
 }
 
+/* A process that maps a library's file itself, just below the library's
+ * load (libelf reading libc in this very program did, in some runs): the
+ * library's symbols still match its pcs. The maps get such a line in
+ * front of libc's first mapping. */
+static void test_own_mapping_of_a_library(void)
+{
+	void *getpid_fn = dlsym(RTLD_DEFAULT, "getpid");
+	size_t len = 0, at;
+	char *maps = self_maps(&len), *fixed = NULL, key[32], extra[600], buf[256];
+	const char *line, *path;
+	unsigned long long base;
+	struct native_unwinder *u = NULL;
+	Dl_info info;
+
+	CHECK(maps != NULL && getpid_fn != NULL && dladdr(getpid_fn, &info) && info.dli_fbase);
+	if (!maps || !getpid_fn || !info.dli_fbase)
+		goto cleanup;
+	base = (unsigned long long)(uintptr_t)info.dli_fbase;
+	snprintf(key, sizeof(key), "%llx-", base);
+	line = strstr(maps, key);
+	CHECK(line != NULL && (line == maps || line[-1] == '\n'));
+	if (!line)
+		goto cleanup;
+	at = (size_t)(line - maps);
+	path = memchr(line, '/', len - at);
+	{
+		const char *fields = strchr(line, ' '), *nl = memchr(line, '\n', len - at);
+		int flen;
+
+		CHECK(fields && path && nl && path < nl);
+		if (!fields || !path || !nl || path > nl)
+			goto cleanup;
+		/* " r--p 00000000 dev ino   /path": libc's own first line's fields */
+		flen = (int)(nl - fields);
+		snprintf(extra, sizeof(extra), "%llx-%llx%.*s\n", base - 0x200000, base, flen, fields);
+	}
+	fixed = malloc(len + strlen(extra));
+	CHECK(fixed != NULL);
+	if (!fixed)
+		goto cleanup;
+	memcpy(fixed, maps, at);
+	memcpy(fixed + at, extra, strlen(extra));
+	memcpy(fixed + at + strlen(extra), maps + at, len - at);
+	u = native_unwinder_new(getpid(), fixed, len + strlen(extra), &native_files_host);
+	CHECK(u != NULL);
+	if (!u)
+		goto cleanup;
+	native_symbolize(u, (uint64_t)(uintptr_t)getpid_fn + 1, buf, sizeof(buf));
+	printf("  getpid+1 with libc's file mapped below it: %s\n", buf);
+	CHECK(strstr(buf, "getpid") != NULL);
+cleanup:
+	native_unwinder_free(u);
+	free(fixed);
+	free(maps);
+}
+
 /* A library loaded after the unwinder got the maps: a pc in it is in no
  * module, which the unwinder says once (jsampled reads the maps again);
  * with the new maps it is named. The library is the tests' own
@@ -822,6 +878,7 @@ int main(void)
 	RUN(test_bad_input);
 	RUN(test_no_maps);
 	RUN(test_libc_symbols);
+	RUN(test_own_mapping_of_a_library);
 	RUN(test_vdso_image);
 	RUN(test_dlopen_rereport);
 	RUN(test_perf_map);
