@@ -39,7 +39,7 @@ B ?= build
 # interleaved pairs: 4.15 -> 4.01 us of jsampled CPU per sample.
 OPT ?= -O2 -g -flto=auto
 WARN := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I$(B) -I$(B)/gen
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -fno-omit-frame-pointer -MMD -MP -I. -I$(B) -I$(B)/gen
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 JNI_INC := -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 # The core needs zstd (recordings), zlib (older gzip recordings and pprof) and
@@ -48,7 +48,7 @@ DECODE_LIBS := -lz -lzstd -lprotobuf-c -lm
 DAEMON_LIBS := -lbpf -lelf -lsystemd -lcap -lseccomp $(DECODE_LIBS)
 # The native unwinder parses files profiled processes control: only the
 # sandboxed helper (build/jsampled-unwind) and jsreplay link it, never
-# jsampled (daemon/native_helper.h).
+# jsampled (daemon/native/native_helper.h).
 NATIVE_LIBS := -ldw -lelf -lstdc++
 
 # Debian packages needed to build, test and demo (installed by `make deps`).
@@ -64,44 +64,51 @@ COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/commo
 # Generated: pprof's protobuf-c code, and the flame-graph page as a C string.
 GEN_SRC := $(B)/gen/profile.pb-c.c $(B)/gen/flamegraph_page.c
 WEB_PAGE := userspace/common/web/flamegraph.html
+# The profile library (libjsprofile.a, userspace/profile): calling-context
+# trees, method tables and every rendering of a profile. jsampled, jsreplay
+# and jsamplectl link it; it includes no daemon header.
+PROFILE_SRC := $(wildcard userspace/profile/*.c) $(COMMON_SRC) $(GEN_SRC)
 # The decoding core (libjsdecode.a): from an agent's records and a stack
-# fragment to a trace, and from traces to a process's CCT and statistics. It
-# reads no /proc (but /proc/kallsyms, when asked), opens no socket and loads no BPF; jsampled and jsreplay
-# (daemon/tools) both link it, as do the unit tests of the decoder.
-DECODE_SRC := $(addprefix daemon/,decoder.c unwind_scan.c unwind_interp_entry.c unwind_entry.c \
-	unwind_anchor.c unwind_compiled.c unwind_interpreted.c codemap.c stray_scopes.c method_table.c string_pool.c \
-	jvm_model.c vm_layout.c thread_roles.c truncated_context.c stack_bottoms.c walk_reuse.c sample_queue.c process.c \
-	recording.c recording_stacks.c gzip.c kernel_symbols.c kernel_stacks.c cct.c cct_slices.c cct_view.c cct_format.c cct_prune.c named_tree.c cct_page.c cct_pprof.c cct_svg.c \
-	stats.c stats_format.c json.c safe_text.c log.c native_frames.c) $(COMMON_SRC) $(GEN_SRC)
+# fragment to a trace (daemon/decode), the process table and its per-sample
+# path (daemon/process), recordings (daemon/record). It reads no /proc
+# (but /proc/kallsyms, when asked), opens no socket and loads no BPF;
+# jsampled and jsreplay (daemon/replay) both link it, as do the unit tests
+# of the decoder.
+DECODE_SRC := $(wildcard daemon/decode/*.c daemon/process/*.c daemon/record/*.c daemon/support/*.c)
 # The native unwinder (libdw) and the helper process around it.
-ENGINE_SRC := daemon/native_unwind.c daemon/perf_map.c
-HELPER_SRC := daemon/native_helper.c daemon/native_helper_main.c $(ENGINE_SRC) $(COMMON_SRC)
-# The service around it (libjsdaemon.a): BPF, sockets, discovery, attach,
-# admission, queries, state, privileges. main.c is the event loop.
-SERVICE_SRC := $(filter-out daemon/main.c $(DECODE_SRC) $(HELPER_SRC),$(wildcard daemon/*.c))
+ENGINE_SRC := $(filter-out daemon/native/native_helper%,$(wildcard daemon/native/native_unwind*.c)) daemon/native/perf_map.c
+HELPER_SRC := daemon/native/native_helper.c daemon/native/native_helper_main.c $(ENGINE_SRC) $(COMMON_SRC)
+# The service around it (libjsdaemon.a): BPF (daemon/ingest), discovery,
+# attach and agent links (daemon/jvm), the helper's client (daemon/native),
+# sockets, queries, state, privileges (daemon/service). main.c is the
+# event loop.
+SERVICE_SRC := $(filter-out daemon/service/main.c $(HELPER_SRC),$(wildcard daemon/ingest/*.c daemon/jvm/*.c \
+	daemon/native/*.c daemon/service/*.c))
 AGENT_SRC := $(wildcard userspace/agent/*.c) $(COMMON_SRC)
 # The agent's JVM-free parts, unit tested on their own.
 AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c userspace/agent/bytecode_calls.c \
 	userspace/agent/constant_pool.c
-CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/flamegraph_page.c $(B)/gen/index_page.c \
-	$(B)/gen/profile.pb-c.c
+CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/index_page.c
 # jsreplay: its own files, the option table (for its defaults) and the native
 # unwinder (recordings with native frames are unwound in jsreplay itself).
-REPLAY_SRC := $(wildcard daemon/tools/*.c) daemon/options.c $(ENGINE_SRC)
+REPLAY_SRC := $(wildcard daemon/replay/*.c) daemon/service/options.c $(ENGINE_SRC)
 JAVA_SRC := $(wildcard tests/java/*.java)
 
-# Unit tests, by what they link: the decoding core, core and service, the agent.
-UNIT_CORE := test_cct test_common test_decoder test_kernel_symbols test_model test_process test_profiles test_recording
+# Unit tests, by what they link: core and service, the agent.
 UNIT_SERVICE := test_links test_sampler_events test_service
 # The native unwinder and the helper's request path.
 UNIT_ENGINE := test_native_unwind
 UNIT_AGENT := test_agent
 # The exporter's parts that need neither network nor daemon.
 UNIT_CTL := test_export
+# Every other tests/unit/test_x.c links the decoding core and the profile
+# library: a new one is built and run without being listed.
+UNIT_CORE := $(filter-out $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL),\
+	$(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c)))
 EXPORT_TESTABLE := userspace/jsamplectl/export_queue.c userspace/jsamplectl/export_config.c \
 	userspace/jsamplectl/process_identity.c userspace/jsamplectl/clickhouse_rows.c userspace/jsamplectl/url_safety.c \
 	userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c userspace/jsamplectl/profiles_answer.c \
-	daemon/json.c \
+	userspace/profile/json.c \
 	$(COMMON_SRC) $(B)/gen/profile.pb-c.c
 UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
 UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
@@ -141,7 +148,7 @@ $(B)/gen/index_page.c: userspace/jsamplectl/web/index.html userspace/common/web/
 	@mkdir -p $(B)/gen
 	python3 userspace/common/web/embed.py jsamplectl_index_page $< $@
 # Everything that includes the generated header waits for it.
-$(call obj,daemon/cct_pprof.c) $(call asan_obj,daemon/cct_pprof.c) $(call fuzz_obj,daemon/cct_pprof.c): $(B)/gen/profile.pb-c.h
+$(call obj,userspace/profile/cct_pprof.c) $(call asan_obj,userspace/profile/cct_pprof.c) $(call fuzz_obj,userspace/profile/cct_pprof.c): $(B)/gen/profile.pb-c.h
 
 # --- C objects: plain, sanitized, position independent (agent) ---
 $(B)/obj/%.o: %.c
@@ -157,22 +164,24 @@ $(B)/pic/%.o: %.c
 	$(CC) $(BASE_CFLAGS) $(OPT) -fPIC -fvisibility=hidden $(JNI_INC) $(CFLAGS) -c $< -o $@
 
 # The BPF loader includes the generated skeleton.
-$(call obj,daemon/sampler_bpf.c) $(call asan_obj,daemon/sampler_bpf.c): $(B)/sampler.skel.h
+$(call obj,daemon/ingest/sampler_bpf.c) $(call asan_obj,daemon/ingest/sampler_bpf.c): $(B)/sampler.skel.h
 
 # --- The two libraries, plain and sanitized ---
 $(B)/libjsdecode.a: $(call obj,$(DECODE_SRC))
+$(B)/libjsprofile.a: $(call obj,$(PROFILE_SRC))
 $(B)/libjsdaemon.a: $(call obj,$(SERVICE_SRC))
 $(B)/asan/libjsdecode.a: $(call asan_obj,$(DECODE_SRC))
+$(B)/asan/libjsprofile.a: $(call asan_obj,$(PROFILE_SRC))
 $(B)/asan/libjsdaemon.a: $(call asan_obj,$(SERVICE_SRC))
 %.a:
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(B)/jsampled: $(call obj,daemon/main.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a
+$(B)/jsampled: $(call obj,daemon/service/main.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a $(B)/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
 
-$(B)/asan/jsampled: $(call asan_obj,daemon/main.c) $(B)/asan/libjsdaemon.a $(B)/asan/libjsdecode.a
+$(B)/asan/jsampled: $(call asan_obj,daemon/service/main.c) $(B)/asan/libjsdaemon.a $(B)/asan/libjsdecode.a $(B)/asan/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 
@@ -186,15 +195,15 @@ $(B)/asan/jsampled-unwind: $(call asan_obj,$(HELPER_SRC))
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(NATIVE_LIBS) -lseccomp
 
 # The replay tool links the core (with the option table and the native unwinder).
-$(B)/jsreplay: $(call obj,$(REPLAY_SRC)) $(B)/libjsdecode.a
+$(B)/jsreplay: $(call obj,$(REPLAY_SRC)) $(B)/libjsdecode.a $(B)/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(NATIVE_LIBS) $(DECODE_LIBS)
 
-$(B)/asan/jsreplay: $(call asan_obj,$(REPLAY_SRC)) $(B)/asan/libjsdecode.a
+$(B)/asan/jsreplay: $(call asan_obj,$(REPLAY_SRC)) $(B)/asan/libjsdecode.a $(B)/asan/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(NATIVE_LIBS) $(DECODE_LIBS)
 
-$(B)/jsamplectl: $(call obj,$(CTL_SRC)) $(B)/libjsdecode.a
+$(B)/jsamplectl: $(call obj,$(CTL_SRC)) $(B)/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ -lmicrohttpd -lcurl -ljansson $(DECODE_LIBS)
 
@@ -203,16 +212,16 @@ $(B)/libjsagent.so: $(call pic_obj,$(AGENT_SRC))
 	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined $^ -o $@ -lpthread
 
 # --- Unit tests: each tests/unit/test_x.c is one program ---
-$(addprefix $(B)/tests/,$(UNIT_CORE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdecode.a
+$(addprefix $(B)/tests/,$(UNIT_CORE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdecode.a $(B)/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DECODE_LIBS)
-$(addprefix $(B)/tests/,$(UNIT_SERVICE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a
+$(addprefix $(B)/tests/,$(UNIT_SERVICE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a $(B)/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
-$(addprefix $(B)/tests/,$(UNIT_ENGINE)): $(B)/tests/%: $(call obj,tests/unit/%.c $(ENGINE_SRC) daemon/native_helper.c) $(B)/libjsdecode.a
+$(addprefix $(B)/tests/,$(UNIT_ENGINE)): $(B)/tests/%: $(call obj,tests/unit/%.c $(ENGINE_SRC) daemon/native/native_helper.c) $(B)/libjsdecode.a $(B)/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ $(NATIVE_LIBS) $(DECODE_LIBS)
-$(addprefix $(B)/asan/tests/,$(UNIT_ENGINE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(ENGINE_SRC) daemon/native_helper.c) $(B)/asan/libjsdecode.a
+$(addprefix $(B)/asan/tests/,$(UNIT_ENGINE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(ENGINE_SRC) daemon/native/native_helper.c) $(B)/asan/libjsdecode.a $(B)/asan/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(NATIVE_LIBS) $(DECODE_LIBS)
 $(addprefix $(B)/tests/,$(UNIT_AGENT)): $(B)/tests/%: $(call obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
@@ -232,10 +241,10 @@ $(addprefix $(B)/asan/tests/,$(UNIT_CTL)): $(B)/asan/tests/%: $(call asan_obj,te
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ -lprotobuf-c -lcurl
 
-$(addprefix $(B)/asan/tests/,$(UNIT_CORE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdecode.a
+$(addprefix $(B)/asan/tests/,$(UNIT_CORE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdecode.a $(B)/asan/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DECODE_LIBS)
-$(addprefix $(B)/asan/tests/,$(UNIT_SERVICE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdaemon.a $(B)/asan/libjsdecode.a
+$(addprefix $(B)/asan/tests/,$(UNIT_SERVICE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdaemon.a $(B)/asan/libjsdecode.a $(B)/asan/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ $(DAEMON_LIBS)
 $(addprefix $(B)/asan/tests/,$(UNIT_AGENT)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(AGENT_TESTABLE) $(COMMON_SRC))
@@ -281,11 +290,12 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 $(B)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(CFLAGS) -c $< -o $@
-$(call fuzz_obj,daemon/sampler_bpf.c): $(B)/sampler.skel.h
+$(call fuzz_obj,daemon/ingest/sampler_bpf.c): $(B)/sampler.skel.h
 $(B)/fuzz/libjsdecode.a: $(call fuzz_obj,$(DECODE_SRC))
+$(B)/fuzz/libjsprofile.a: $(call fuzz_obj,$(PROFILE_SRC))
 $(B)/fuzz/libjsdaemon.a: $(call fuzz_obj,$(SERVICE_SRC))
-$(B)/fuzz/libjsengine.a: $(call fuzz_obj,$(ENGINE_SRC) daemon/native_helper.c)
-$(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(B)/fuzz/libjsdaemon.a $(B)/fuzz/libjsengine.a $(B)/fuzz/libjsdecode.a
+$(B)/fuzz/libjsengine.a: $(call fuzz_obj,$(ENGINE_SRC) daemon/native/native_helper.c)
+$(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(B)/fuzz/libjsdaemon.a $(B)/fuzz/libjsengine.a $(B)/fuzz/libjsdecode.a $(B)/fuzz/libjsprofile.a
 	$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ -o $@ $(DAEMON_LIBS) $(NATIVE_LIBS)
 # Targets in jsamplectl's code link its file(s) too.
 $(B)/fuzz/fuzz_pprof_read: $(call fuzz_obj,userspace/jsamplectl/pprof_read.c)
@@ -378,9 +388,9 @@ $(B)/bench/%.bpf.o: tests/bench/peers/%.bpf.c $(B)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(LLVM_STRIP) -g $@
-$(B)/bench/null_sampler: tests/bench/peers/null_sampler.c $(B)/bench/null_sampler.skel.h $(B)/libjsdaemon.a $(B)/libjsdecode.a
+$(B)/bench/null_sampler: tests/bench/peers/null_sampler.c $(B)/bench/null_sampler.skel.h $(B)/libjsdaemon.a $(B)/libjsdecode.a $(B)/libjsprofile.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(OPT) -I$(B)/bench $< $(B)/libjsdaemon.a $(B)/libjsdecode.a -o $@ -lbpf -lelf -lz
+	$(CC) $(BASE_CFLAGS) $(OPT) -I$(B)/bench $< $(B)/libjsdaemon.a $(B)/libjsdecode.a $(B)/libjsprofile.a -o $@ -lbpf -lelf -lz
 $(B)/bench/libspsampler.so: tests/bench/peers/safepoint_sampler.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(OPT) -fPIC -shared $(JNI_INC) $< -o $@

@@ -419,7 +419,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	__u64 want = fragment_bytes;
 	struct js_thread_info *ti = thread_info(task, tgid, tid, sp, cnt);
 	/* A thread created while its process's events were being opened may
-	 * run a second one (daemon/sampler_events.h): those have an odd
+	 * run a second one (daemon/ingest/sampler_events.h): those have an odd
 	 * period, the first events an even one. The second's ticks count
 	 * until the first's show up, so every thread is sampled once. */
 	if (ctx->sample_period & 1) {

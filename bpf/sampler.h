@@ -58,7 +58,7 @@ enum js_sample_flags {
 	/* Not a sample: a window of a deep thread's stack above the sample of
 	 * the same tick, copied just before it, when that sample's copy would
 	 * not reach the part the thread's earlier copies covered
-	 * (daemon/stack_bottoms.h). stack_addr/stack_len give the window. */
+	 * (daemon/decode/stack_bottoms.h). stack_addr/stack_len give the window. */
 	JS_SAMPLE_FILL = 1u << 10,
 	/* The first window of a tick: it reaches the top of what the decoder
 	 * reads of the stack (the thread's bottom Java frame, or the stack's
@@ -168,7 +168,7 @@ struct js_thread_info {
 	__u32 tgid;
 	/* Written by the BPF program: 1 once a tick of the thread's first
 	 * event came (an even sample period). A thread may also run a second
-	 * event (an odd period: daemon/sampler_events.h); its ticks are
+	 * event (an odd period: daemon/ingest/sampler_events.h); its ticks are
 	 * dropped once the first event's have shown up. jsampled keeps it
 	 * when it rewrites the entry. */
 	__u32 ticked;

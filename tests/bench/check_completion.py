@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Ground truth for completing deep stacks from a thread's stack image
-(daemon/stack_bottoms.c).
+(daemon/decode/stack_bottoms.c).
 
 Replays a recording twice with build/jsreplay --outcomes: once as recorded
 (whole copies: the slow way, the truth) and once with every copy cut to its

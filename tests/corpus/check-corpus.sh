@@ -51,7 +51,7 @@ for rec in "${recs[@]}"; do
 	# A process sampled since its exec had its agent within jsampled's
 	# own attach limit (jvm_startup.h): the two times are of one clock,
 	# the recording's, not the replay's start against the recording's.
-	limit_ms=$(( $(sed -n 's/^#define STARTUP_ATTACH_LIMIT_S \([0-9]*\).*/\1/p' "$ROOT/daemon/jvm_startup.h") * 1000 ))
+	limit_ms=$(( $(sed -n 's/^#define STARTUP_ATTACH_LIMIT_S \([0-9]*\).*/\1/p' "$ROOT/daemon/jvm/jvm_startup.h") * 1000 ))
 	bad_delay=$(awk -v lim="$limit_ms" '$1 == "sampled_since_exec" { early = $2 }
 		$1 == "agent_after_exec_ms" { if (early == 1 && $2 > lim) print $2 }' <<<"$stats")
 	if [ -n "$bad_delay" ]; then
@@ -75,7 +75,7 @@ for rec in "${recs[@]}"; do
 	rm -f "$all.actual"
 done
 # Coverage: each heuristic of decode_reasons.h decodes some sample.
-rules=$(sed -n '/#define DECODE_RULES(X)/,/^$/ s/.*X([A-Z_]*, "\([a-z_]*\)".*/\1/p' "$ROOT/daemon/decode_reasons.h")
+rules=$(sed -n '/#define DECODE_RULES(X)/,/^$/ s/.*X([A-Z_]*, "\([a-z_]*\)".*/\1/p' "$ROOT/daemon/decode/decode_reasons.h")
 for rule in $rules; do
 	if ! grep -q " resolved $rule \| incomplete $rule " "$all"; then
 		echo "FAIL: no recorded sample is decoded by the '$rule' heuristic"

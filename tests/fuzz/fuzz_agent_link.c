@@ -7,8 +7,8 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
-#include "../../daemon/agent_link.h"
-#include "../../daemon/process.h"
+#include "daemon/jvm/agent_link.h"
+#include "daemon/process/process.h"
 
 static struct process_table table;
 

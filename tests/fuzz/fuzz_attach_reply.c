@@ -2,7 +2,7 @@
  * process that is not a JVM, or lies, may answer anything). */
 #include <stdlib.h>
 
-#include "../../daemon/hotspot_attach.h"
+#include "daemon/jvm/hotspot_attach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

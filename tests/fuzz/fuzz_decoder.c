@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/decoder.h"
-#include "../../daemon/process.h"
-#include "../../daemon/recording.h"
-#include "../../daemon/unwind.h"
+#include "daemon/decode/decoder.h"
+#include "daemon/process/process.h"
+#include "daemon/record/recording.h"
+#include "daemon/decode/unwind.h"
 
 static struct process_table table;
 static struct trace tr;

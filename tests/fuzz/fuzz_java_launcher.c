@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../daemon/java_launcher.h"
+#include "daemon/jvm/java_launcher.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

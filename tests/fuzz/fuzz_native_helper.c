@@ -1,4 +1,4 @@
-/* libFuzzer target: the native helper's request path (daemon/native_helper.c)
+/* libFuzzer target: the native helper's request path (daemon/native/native_helper.c)
  * on a crafted library, as a profiled process would hand one over: the
  * input's first part is the file (an ELF header, sections, DWARF CFI,
  * symbol tables, compressed sections: all the crafted library controls),
@@ -11,10 +11,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../bpf/sampler.h"
-#include "../../daemon/native_helper.h"
-#include "../../daemon/native_protocol.h"
-#include "../../userspace/common/wire.h"
+#include "bpf/sampler.h"
+#include "daemon/native/native_helper.h"
+#include "daemon/native/native_protocol.h"
+#include "userspace/common/wire.h"
 
 #define LIB_LO 0x400000ull
 #define LIB_HI 0x500000ull

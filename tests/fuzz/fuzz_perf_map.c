@@ -1,11 +1,11 @@
-/* libFuzzer target: a JIT's /tmp/perf-PID.map (daemon/perf_map.c), which
+/* libFuzzer target: a JIT's /tmp/perf-PID.map (daemon/native/perf_map.c), which
  * the process it belongs to writes: arbitrary bytes as the file, then
  * lookups of the pcs it names and of pcs around them. */
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../daemon/perf_map.h"
+#include "daemon/native/perf_map.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
  * (userspace/jsamplectl/pprof_read.c): arbitrary bytes, gzipped or not. */
 #include <stdint.h>
 
-#include "../../userspace/jsamplectl/pprof_read.h"
+#include "userspace/jsamplectl/pprof_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

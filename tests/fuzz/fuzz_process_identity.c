@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../userspace/jsamplectl/process_identity.h"
+#include "userspace/jsamplectl/process_identity.h"
 
 static void check_label(const char *s)
 {

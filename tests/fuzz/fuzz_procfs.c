@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/pid_namespace.h"
-#include "../../daemon/procfs.h"
+#include "daemon/process/pid_namespace.h"
+#include "daemon/jvm/procfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/daemon.h"
-#include "../../daemon/query_server.h"
+#include "daemon/service/daemon.h"
+#include "daemon/service/query_server.h"
 
 static struct daemon d;
 

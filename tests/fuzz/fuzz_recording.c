@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "../../daemon/recording.h"
+#include "daemon/record/recording.h"
 
 static char path[64];
 

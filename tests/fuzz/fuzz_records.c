@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/jvm_model.h"
+#include "daemon/decode/jvm_model.h"
 
 static struct jvm_model model;
 static int ready;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../userspace/jsamplectl/serve_routes.h"
+#include "userspace/jsamplectl/serve_routes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../../daemon/state_file.h"
+#include "daemon/service/state_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

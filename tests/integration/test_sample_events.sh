@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Which tasks the sampling timers interrupt (daemon/sampler_events.h), each
+# Which tasks the sampling timers interrupt (daemon/ingest/sampler_events.h), each
 # mode checked against what it promises:
 #  - every thread of a profiled JVM is sampled once at the frequency, per
 #    second of its own CPU time: threads that existed before the JVM was

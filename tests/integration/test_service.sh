@@ -120,7 +120,7 @@ for _ in $(seq 1 100); do [ -S "$TMP/c.sock" ] && break; sleep 0.05; done
 [ -S "$TMP/c.sock" ] || fail "jsampled did not start with the unit's capabilities: $(tail -3 "$TMP/daemon.log")"
 sleep 0.5
 # CAP_KILL 5, CAP_SETGID 6, CAP_SETUID 7, CAP_SYS_PTRACE 19, CAP_DAC_READ_SEARCH 2, CAP_BPF 39,
-# CAP_PERFMON 38 (each new JVM's threads get perf events: daemon/sampler_events.h)
+# CAP_PERFMON 38 (each new JVM's threads get perf events: daemon/ingest/sampler_events.h)
 want=$(printf '%016x' $(( (1 << 5) | (1 << 6) | (1 << 7) | (1 << 19) | (1 << 2) | (1 << 39) | (1 << 38) )))
 for set in CapBnd CapPrm CapEff; do
 	got=$(awk -v s="$set:" '$1 == s {print $2}' "/proc/$DAEMON_PID/status")

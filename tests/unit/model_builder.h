@@ -5,9 +5,9 @@
 
 #include <stdint.h>
 
-#include "../../daemon/jvm_model.h"
-#include "../../userspace/common/agent_protocol.h"
-#include "../../userspace/common/wire.h"
+#include "daemon/decode/jvm_model.h"
+#include "userspace/common/agent_protocol.h"
+#include "userspace/common/wire.h"
 
 struct test_scope {
 	uint32_t pc_offset;

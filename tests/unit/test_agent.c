@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../userspace/agent/agent_store.h"
-#include "../../userspace/agent/bytecode_calls.h"
-#include "../../userspace/agent/constant_pool.h"
-#include "../../userspace/agent/frame_states.h"
-#include "../../userspace/common/agent_protocol.h"
+#include "userspace/agent/agent_store.h"
+#include "userspace/agent/bytecode_calls.h"
+#include "userspace/agent/constant_pool.h"
+#include "userspace/agent/frame_states.h"
+#include "userspace/common/agent_protocol.h"
 #include "check.h"
 
 static uint32_t batch(struct agent_store *s, uint64_t since, size_t max, uint64_t *upto, int *more)

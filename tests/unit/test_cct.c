@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../daemon/cct.h"
-#include "../../daemon/cct_format.h"
-#include "../../daemon/cct_view.h"
+#include "userspace/profile/cct.h"
+#include "userspace/profile/cct_format.h"
+#include "userspace/profile/cct_view.h"
 #include "check.h"
 #include "model_builder.h"
 

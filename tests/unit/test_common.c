@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/sample_queue.h"
-#include "../../daemon/string_pool.h"
-#include "../../daemon/trace.h"
-#include "../../userspace/common/big_alloc.h"
-#include "../../userspace/common/u64_map.h"
-#include "../../userspace/common/wire.h"
-#include "../../daemon/safe_text.h"
+#include "daemon/process/sample_queue.h"
+#include "userspace/profile/string_pool.h"
+#include "userspace/profile/trace.h"
+#include "userspace/common/big_alloc.h"
+#include "userspace/common/u64_map.h"
+#include "userspace/common/wire.h"
+#include "userspace/profile/safe_text.h"
 #include "check.h"
 
 static void test_wire_roundtrip(void)

@@ -4,10 +4,10 @@
  * joining the thread's previous walk. */
 #include <stdlib.h>
 
-#include "../../daemon/decoder.h"
-#include "../../daemon/stack_bottoms.h"
-#include "../../daemon/stack_fragment.h"
-#include "../../daemon/thread_roles.h"
+#include "daemon/decode/decoder.h"
+#include "daemon/decode/stack_bottoms.h"
+#include "daemon/decode/stack_fragment.h"
+#include "daemon/decode/thread_roles.h"
 #include "check.h"
 #include "model_builder.h"
 

@@ -7,13 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../userspace/jsamplectl/clickhouse_rows.h"
-#include "../../userspace/jsamplectl/export_config.h"
-#include "../../userspace/jsamplectl/export_queue.h"
-#include "../../userspace/jsamplectl/process_identity.h"
-#include "../../userspace/jsamplectl/profiles_answer.h"
-#include "../../userspace/jsamplectl/serve_routes.h"
-#include "../../userspace/jsamplectl/url_safety.h"
+#include "userspace/jsamplectl/clickhouse_rows.h"
+#include "userspace/jsamplectl/export_config.h"
+#include "userspace/jsamplectl/export_queue.h"
+#include "userspace/jsamplectl/process_identity.h"
+#include "userspace/jsamplectl/profiles_answer.h"
+#include "userspace/jsamplectl/serve_routes.h"
+#include "userspace/jsamplectl/url_safety.h"
 #include "check.h"
 
 #define CMD(s) s, sizeof(s)

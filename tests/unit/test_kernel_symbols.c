@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../daemon/kernel_symbols.h"
+#include "userspace/profile/kernel_symbols.h"
 #include "check.h"
 
 static char tmp_path[64];

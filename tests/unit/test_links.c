@@ -6,10 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../daemon/admission.h"
-#include "../../daemon/agent_link.h"
-#include "../../daemon/daemon.h"
-#include "../../daemon/query_server.h"
+#include "daemon/jvm/admission.h"
+#include "daemon/jvm/agent_link.h"
+#include "daemon/service/daemon.h"
+#include "daemon/service/query_server.h"
 #include "check.h"
 #include "model_builder.h"
 

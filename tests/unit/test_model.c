@@ -3,9 +3,9 @@
  * malformed or lying records. */
 #include <stdlib.h>
 
-#include "../../daemon/decoder.h"
-#include "../../daemon/jvm_model.h"
-#include "../../daemon/walk_reuse.h"
+#include "daemon/decode/decoder.h"
+#include "daemon/decode/jvm_model.h"
+#include "daemon/decode/walk_reuse.h"
 #include "check.h"
 #include "model_builder.h"
 

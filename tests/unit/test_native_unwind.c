@@ -1,11 +1,11 @@
-/* Native unwinding (daemon/native_unwind.c) on a real stack copy of this
+/* Native unwinding (daemon/native/native_unwind.c) on a real stack copy of this
  * very process: frame_a -> frame_b -> frame_c, where frame_c takes its
  * registers and copies its own stack into a js_sample, as the BPF sampler
  * would; then libdwfl walks that copy, with this process's maps and vDSO
  * given as jsampled gives them. Also: empty copies, garbage, the code
  * cache stop, libc's symbols, the cost per walk and per (cached)
  * symbolisation, the limits on crafted ELF files, and the native helper's
- * request path (daemon/native_helper.c) from its messages to its answer. */
+ * request path (daemon/native/native_helper.c) from its messages to its answer. */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -17,11 +17,11 @@
 #include <elf.h>
 #include <fcntl.h>
 
-#include "../../daemon/native_helper.h"
-#include "../../daemon/native_protocol.h"
-#include "../../daemon/native_unwind.h"
-#include "../../daemon/perf_map.h"
-#include "../../userspace/common/wire.h"
+#include "daemon/native/native_helper.h"
+#include "daemon/native/native_protocol.h"
+#include "daemon/native/native_unwind.h"
+#include "daemon/native/perf_map.h"
+#include "userspace/common/wire.h"
 #include "check.h"
 
 /* Real calls to real functions: not inlined, not specialised clones. */

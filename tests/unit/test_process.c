@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../daemon/cct_view.h"
-#include "../../daemon/kernel_symbols.h"
-#include "../../daemon/process.h"
+#include "userspace/profile/cct_view.h"
+#include "userspace/profile/kernel_symbols.h"
+#include "daemon/process/process.h"
 #include "check.h"
 #include "model_builder.h"
 

@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "../../daemon/recording.h"
-#include "../../daemon/recording_stacks.h"
-#include "../../userspace/common/wire.h"
+#include "daemon/record/recording.h"
+#include "daemon/record/recording_stacks.h"
+#include "userspace/common/wire.h"
 #include "check.h"
 
 #define THREADS 300 /* more than the table's slots: some threads share one */

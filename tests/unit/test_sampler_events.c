@@ -1,4 +1,4 @@
-/* The perf events that run the sampler (daemon/sampler_events.h), on this
+/* The perf events that run the sampler (daemon/ingest/sampler_events.h), on this
  * machine's kernel: a child process with threads that exist when it
  * becomes a target and a thread it starts afterwards, an empty BPF program
  * on the events, and its run count (BPF_ENABLE_STATS) as the witness of
@@ -15,7 +15,7 @@
 
 #include <bpf/bpf.h>
 
-#include "../../daemon/sampler_events.h"
+#include "daemon/ingest/sampler_events.h"
 #include "check.h"
 
 #define HZ 1000

@@ -13,16 +13,16 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../../daemon/cct.h"
-#include "../../daemon/cct_format.h"
-#include "../../daemon/hotspot_attach.h"
-#include "../../daemon/java_launcher.h"
-#include "../../daemon/options.h"
-#include "../../daemon/process_access.h"
-#include "../../daemon/process_rules.h"
-#include "../../daemon/procfs.h"
-#include "../../daemon/state_file.h"
-#include "../../userspace/common/big_alloc.h"
+#include "userspace/profile/cct.h"
+#include "userspace/profile/cct_format.h"
+#include "daemon/jvm/hotspot_attach.h"
+#include "daemon/jvm/java_launcher.h"
+#include "daemon/service/options.h"
+#include "daemon/service/process_access.h"
+#include "daemon/jvm/process_rules.h"
+#include "daemon/jvm/procfs.h"
+#include "daemon/service/state_file.h"
+#include "userspace/common/big_alloc.h"
 #include "check.h"
 #include "model_builder.h"
 

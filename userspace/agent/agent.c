@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/agent_protocol.h"
+#include "userspace/common/agent_protocol.h"
 
 struct agent g_agent = {.wake_fd = -1, .done_fd = -1};
 static atomic_int loaded;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/agent_protocol.h"
+#include "userspace/common/agent_protocol.h"
 
 int store_init(struct agent_store *s)
 {

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/u64_map.h"
-#include "../common/vec.h"
-#include "../common/wire.h"
+#include "userspace/common/u64_map.h"
+#include "userspace/common/vec.h"
+#include "userspace/common/wire.h"
 
 struct store_entry {
 	uint64_t version;

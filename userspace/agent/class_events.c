@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/agent_protocol.h"
+#include "userspace/common/agent_protocol.h"
 #include "agent.h"
 #include "bytecode_calls.h"
 #include "class_refs.h"

@@ -2,7 +2,7 @@
 
 #include <pthread.h>
 
-#include "../common/u64_map.h"
+#include "userspace/common/u64_map.h"
 
 /* class id -> jweak. ClassPrepare adds on application threads while the
  * agent thread reads and forgets: one lock, never held around a JNI call. */

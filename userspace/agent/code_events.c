@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/agent_protocol.h"
+#include "userspace/common/agent_protocol.h"
 #include "agent.h"
 #include "perf_map.h"
 #include "code_heap.h"

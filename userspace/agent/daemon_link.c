@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/agent_protocol.h"
-#include "../common/fd_io.h"
+#include "userspace/common/agent_protocol.h"
+#include "userspace/common/fd_io.h"
 #include "agent.h"
 
 #define IDLE_POLL_MS 100

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/agent_protocol.h"
+#include "userspace/common/agent_protocol.h"
 
 struct frame_state_range {
 	uint32_t start; /* offsets from the code start, [start, end) */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/agent_protocol.h"
+#include "userspace/common/agent_protocol.h"
 
 static struct vm_field first_of(const struct vmstructs *vs, const char *t1, const char *t2,
 				const char *field)

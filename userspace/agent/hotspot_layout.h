@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "vmstructs.h"
-#include "../common/wire.h"
+#include "userspace/common/wire.h"
 
 struct hs_layout {
 	int java_major;

@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../common/agent_protocol.h"
+#include "userspace/common/agent_protocol.h"
 #include "agent.h"
 #include "safe_read.h"
 

@@ -9,7 +9,7 @@
 
 #include <curl/curl.h>
 
-#include "../common/wire.h"
+#include "userspace/common/wire.h"
 
 struct clickhouse_server {
 	const char *url; /* http(s)://host:8123 */

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../daemon/json.h"
-#include "../common/fnv1a.h"
+#include "userspace/profile/json.h"
+#include "userspace/common/fnv1a.h"
 
 /* Frames deeper than this are cut (jsampled's own traces stop at 4096). */
 #define CH_MAX_FRAMES 4096

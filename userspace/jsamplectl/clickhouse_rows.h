@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/u64_map.h"
-#include "../common/vec.h"
-#include "../common/wire.h"
+#include "userspace/common/u64_map.h"
+#include "userspace/common/vec.h"
+#include "userspace/common/wire.h"
 #include "process_identity.h"
 #include "profile.pb-c.h"
 

@@ -13,10 +13,10 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "../common/vec.h"
+#include "userspace/common/vec.h"
 #include "clickhouse_http.h"
 #include "clickhouse_rows.h"
-#include "../../daemon/gzip.h"
+#include "userspace/profile/gzip.h"
 #include "export_queue.h"
 #include "url_safety.h"
 #include "pprof_read.h"

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/vec.h"
+#include "userspace/common/vec.h"
 
 struct export_item {
 	int64_t from_s, until_s; /* the interval, seconds since the epoch */

@@ -8,9 +8,9 @@
 
 #include <jansson.h>
 
-#include "../../daemon/cct_format.h"
-#include "../../daemon/kernel_symbols.h"
-#include "../common/u64_map.h"
+#include "userspace/profile/cct_format.h"
+#include "userspace/profile/kernel_symbols.h"
+#include "userspace/common/u64_map.h"
 #include "clickhouse_rows.h"
 
 #define FLEET_MAX_FRAMES 4096

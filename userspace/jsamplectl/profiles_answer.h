@@ -1,4 +1,4 @@
-/* The body of jsampled's "profiles" answer (daemon/query_server.h): per
+/* The body of jsampled's "profiles" answer (daemon/service/query_server.h): per
  * process a "<pid> <length>" line and that many bytes of pprof, then "end".
  * An answer cut short (jsampled's render died) has no "end": nothing of it
  * is trusted as complete. */

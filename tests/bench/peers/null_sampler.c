@@ -1,6 +1,6 @@
 /* Loads the empty BPF program on cpu-clock perf events at the given
  * frequency, opened by the same code as jsampled's own
- * (daemon/sampler_events.c): one per thread of process PID (as jsampled's
+ * (daemon/ingest/sampler_events.c): one per thread of process PID (as jsampled's
  * default, --sample-events threads), or one per online CPU without a PID
  * (--sample-events cpus). Waits until SIGINT/SIGTERM. SIGUSR1 enables the
  * events, SIGUSR2 disables them (as `jsamplectl sampling on|off` does for
@@ -19,7 +19,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "../../../daemon/sampler_events.h"
+#include "daemon/ingest/sampler_events.h"
 #include "null_sampler.skel.h"
 
 static volatile sig_atomic_t stop, want_on = 1;

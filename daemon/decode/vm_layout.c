@@ -1,0 +1,94 @@
+#include "vm_layout.h"
+
+#include <string.h>
+
+#include "userspace/common/agent_protocol.h"
+
+enum { F_METHOD, F_BCP, F_SENDER_SP, F_LOCALS, F_WRAPPER, F_WRAPPER_ANCHOR, F_ASP, F_AFP, F_APC,
+       F_CMSIZE, F_CALL_STUB, F_COUNT };
+
+int vm_layout_parse(struct vm_layout *l, struct rbuf *r)
+{
+	static const struct {
+		const char *name;
+		int field;
+	} names[] = {
+		{JS_LAYOUT_INTERP_METHOD_OFFSET, F_METHOD},
+		{JS_LAYOUT_INTERP_BCP_OFFSET, F_BCP},
+		{JS_LAYOUT_INTERP_SENDER_SP_OFFSET, F_SENDER_SP},
+		{JS_LAYOUT_INTERP_LOCALS_OFFSET, F_LOCALS},
+		{JS_LAYOUT_ENTRY_CALL_WRAPPER_OFFSET, F_WRAPPER},
+		{JS_LAYOUT_CALL_WRAPPER_ANCHOR, F_WRAPPER_ANCHOR},
+		{JS_LAYOUT_ANCHOR_SP, F_ASP},
+		{JS_LAYOUT_ANCHOR_FP, F_AFP},
+		{JS_LAYOUT_ANCHOR_PC, F_APC},
+		{JS_LAYOUT_CONST_METHOD_SIZE, F_CMSIZE},
+		{JS_LAYOUT_CALL_STUB_RETURN, F_CALL_STUB},
+	};
+	int64_t *slots[F_COUNT] = {
+		&l->interp_method_offset, &l->interp_bcp_offset, &l->interp_sender_sp_offset,
+		&l->interp_locals_offset, &l->entry_call_wrapper_offset, &l->wrapper_anchor,
+		&l->anchor_sp, &l->anchor_fp, &l->anchor_pc, &l->const_method_size,
+		(int64_t *)&l->call_stub_return,
+	};
+	bool seen[F_COUNT] = {0};
+	uint16_t n = rbuf_u16(r);
+
+	memset(l, 0, sizeof(*l));
+	l->thread_anchor = -1;
+	l->thread_state = -1;
+	l->state_in_java = -1;
+	l->state_in_java_trans = -1;
+	l->tls_modid = -1;
+	l->tls_thread_offset = -1;
+	for (uint16_t i = 0; i < n && !r->err; i++) {
+		size_t len;
+		const char *name = rbuf_str(r, &len);
+		int64_t v = rbuf_i64(r);
+
+		if (r->err)
+			break;
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			if (strlen(names[k].name) == len && memcmp(names[k].name, name, len) == 0) {
+				*slots[names[k].field] = v;
+				seen[names[k].field] = true;
+			}
+		}
+#define IS(s) (strlen(s) == len && memcmp(s, name, len) == 0)
+		if (IS(JS_LAYOUT_JAVA_VERSION_MAJOR))
+			l->java_major = (int)v;
+		else if (IS(JS_LAYOUT_CODE_CACHE_LOW))
+			l->code_low = (uint64_t)v;
+		else if (IS(JS_LAYOUT_CODE_CACHE_HIGH))
+			l->code_high = (uint64_t)v;
+		else if (IS(JS_LAYOUT_THREAD_ANCHOR))
+			l->thread_anchor = v;
+		else if (IS(JS_LAYOUT_THREAD_STATE))
+			l->thread_state = v;
+		else if (IS(JS_LAYOUT_STATE_IN_JAVA))
+			l->state_in_java = v;
+		else if (IS(JS_LAYOUT_STATE_IN_JAVA_TRANS))
+			l->state_in_java_trans = v;
+		else if (IS(JS_LAYOUT_TLS_MODID))
+			l->tls_modid = v;
+		else if (IS(JS_LAYOUT_TLS_THREAD_OFFSET))
+			l->tls_thread_offset = v;
+#undef IS
+	}
+	if (r->err)
+		return -1;
+	l->valid = true;
+	for (int k = 0; k < F_COUNT; k++)
+		l->valid &= seen[k];
+	/* Word offsets from fp must be small; byte offsets inside small structs. */
+	if (l->valid && (l->interp_method_offset < -32 || l->interp_method_offset > 32 ||
+			 l->interp_bcp_offset < -32 || l->interp_bcp_offset > 32 ||
+			 l->interp_sender_sp_offset < -32 || l->interp_sender_sp_offset > 32 ||
+			 l->entry_call_wrapper_offset < -64 || l->entry_call_wrapper_offset > 64 ||
+			 l->wrapper_anchor < 0 || l->wrapper_anchor > 4096 || l->anchor_sp < 0 ||
+			 l->anchor_sp > 256 || l->anchor_fp < 0 || l->anchor_fp > 256 ||
+			 l->anchor_pc < 0 || l->anchor_pc > 256 || l->const_method_size <= 0 ||
+			 l->const_method_size > 4096))
+		l->valid = false;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* Renders a profile (a CCT, or the samples of a time window of it): as an
+ * indented tree, FlameGraph's collapsed (folded) lines, JSON, pprof
+ * (cct_pprof.c), a self-contained flame-graph page or its data
+ * (cct_page.c), or an interactive SVG (cct_svg.c); and the difference of two
+ * profiles (cct_page.c). Renders run in a forked child of jsampled, so
+ * they may take their time and memory. */
+#ifndef JSAMPLED_CCT_FORMAT_H
+#define JSAMPLED_CCT_FORMAT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "userspace/common/wire.h"
+#include "cct.h"
+#include "cct_slices.h"
+#include "method_table.h"
+
+enum cct_format {
+	CCT_FORMAT_TREE,
+	CCT_FORMAT_COLLAPSED,
+	CCT_FORMAT_JSON,
+	CCT_FORMAT_PPROF, /* gzipped profile.proto */
+	CCT_FORMAT_HTML,  /* the flame-graph page */
+	CCT_FORMAT_SVG,
+	CCT_FORMAT_PAGE,  /* the page's data (JSON), for the live view */
+	CCT_FORMAT_TEXT,  /* diffs: a table of the frames whose share changed most */
+	CCT_FORMAT_COUNT
+};
+
+/* Parses a format name; -1 if none. */
+int cct_format_parse(const char *s);
+const char *cct_format_name(enum cct_format f);
+
+/* One profile to render. */
+struct profile_source {
+	const struct cct *cct;
+	const struct method_table *methods;
+	struct slice_window *window; /* NULL: every sample of the tree */
+	const char *title;           /* "pid 4242 (java)"; NULL: none */
+	uint32_t frequency_hz;       /* the sampling rate (pprof's period); 0 unknown */
+	bool mixed;                  /* kernel frames too (cct_view.h VIEW_MIXED) */
+	pid_t pid;
+};
+
+/* Appends the rendering to out, written to fd as it grows when fd >= 0
+ * (and at the end). -1 on an allocation or write error. */
+int cct_render_stream(const struct profile_source *src, enum cct_format f, struct wbuf *out, int fd);
+/* The whole tree, into out. */
+int cct_render(const struct cct *c, const struct method_table *methods, enum cct_format f, struct wbuf *out);
+/* target against base: CCT_FORMAT_HTML (a differential page),
+ * CCT_FORMAT_PAGE (its data) or CCT_FORMAT_TEXT (a table). */
+int cct_diff_stream(const struct profile_source *base, const struct profile_source *target, enum cct_format f,
+		    struct wbuf *out, int fd);
+
+/* "package.Class.method_[j]" and friends. */
+void cct_frame_name(const struct method_table *methods, uint32_t method_id, uint8_t type, char *out, size_t outlen);
+
+/* Streaming: writes out's bytes to fd once there are enough of them (all:
+ * whatever there is); -1 on a write error, which ends the render. */
+int cct_spill(struct wbuf *out, int fd, bool all);
+
+/* The renderers of the other files (on a view, cct_view.h). */
+int cct_render_pprof(const struct profile_source *src, const struct cct *view, struct wbuf *out);
+int cct_render_page(const struct profile_source *src, const struct cct *view, bool html, struct wbuf *out, int fd);
+int cct_render_svg(const struct profile_source *src, const struct cct *view, struct wbuf *out, int fd);
+
+#endif
