@@ -268,6 +268,7 @@ check-unit: $(UNIT_BINS) $(B)/jsreplay $(B)/jsampled
 	@echo "== decoder fixtures, one per rule (tests/fixtures)"; JSREPLAY=$(B)/jsreplay tests/fixtures/check-fixtures.sh
 	@echo "== decoder regression corpus (tests/corpus)"; JSREPLAY=$(B)/jsreplay tests/corpus/check-corpus.sh
 	@echo "== docs/configuration.md against jsampled --help"; JSAMPLED=$(B)/jsampled tests/unit/check-help-doc.sh
+	@echo "== source layout rules"; tests/unit/check-layout.sh
 
 .PHONY: check-unit-asan
 check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
