@@ -76,7 +76,7 @@ PROFILE_SRC := $(wildcard userspace/profile/*.c) $(COMMON_SRC) $(GEN_SRC)
 # of the decoder.
 DECODE_SRC := $(wildcard daemon/decode/*.c daemon/process/*.c daemon/record/*.c daemon/support/*.c)
 # The native unwinder (libdw) and the helper process around it.
-ENGINE_SRC := $(filter-out daemon/native/native_helper%,$(wildcard daemon/native/native_unwind*.c)) daemon/native/perf_map.c
+ENGINE_SRC := $(addprefix daemon/native/,native_unwind.c native_files.c native_symbols.c perf_map.c)
 HELPER_SRC := daemon/native/native_helper.c daemon/native/native_helper_main.c $(ENGINE_SRC) $(COMMON_SRC)
 # The service around it (libjsdaemon.a): BPF (daemon/ingest), discovery,
 # attach and agent links (daemon/jvm), the helper's client (daemon/native),
