@@ -15,6 +15,7 @@
 #include "process_rules.h"
 #include "procfs.h"
 #include "target_root.h"
+#include "userspace/common/pid_text.h"
 
 #define MS 1000000ull
 #define MAX_RUNNING 2         /* attach children at once */
@@ -195,11 +196,11 @@ static void scan_proc(struct discovery *d, uint64_t now)
 		return;
 	}
 	while ((e = readdir(dir))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 0 || pid == getpid() || find(d, (pid_t)pid))
+		pid_t pid = pid_from_text(e->d_name);
+
+		if (!pid || pid == getpid() || find(d, pid))
 			continue;
-		add(d, (pid_t)pid, false, now);
+		add(d, pid, false, now);
 	}
 	closedir(dir);
 	/* Forget processes that are gone (or whose pid was reused). */

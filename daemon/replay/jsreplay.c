@@ -58,6 +58,7 @@
 #include "native_replay.h"
 #include "replay_extract.h"
 #include "replay_outcomes.h"
+#include "userspace/common/pid_text.h"
 
 static void usage(FILE *f)
 {
@@ -422,7 +423,7 @@ static void print_cost(double total, double read, bool native)
 
 static int print_cct(struct process_table *table, const char *pid, const char *format, bool mixed)
 {
-	struct process *p = process_lookup(table, (pid_t)strtol(pid, NULL, 10));
+	struct process *p = process_lookup(table, pid_from_text(pid));
 	int fmt = cct_format_parse(format);
 	struct wbuf out;
 

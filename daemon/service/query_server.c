@@ -23,6 +23,7 @@
 #include "sock_io.h"
 #include "daemon/process/stats_format.h"
 #include "userspace/common/fd_io.h"
+#include "userspace/common/pid_text.h"
 
 struct query_conn *query_conn_new(int fd, uint64_t now_ns)
 {
@@ -111,24 +112,22 @@ static void answer_list(struct daemon *d, const struct viewer *v, struct wbuf *o
 /* Resolves "<pid>" to a visible process, or writes the error. */
 static struct process *find_process(struct daemon *d, const struct viewer *v, const char *arg, struct wbuf *out)
 {
-	char *end;
-	long pid;
+	pid_t pid;
 	struct process *p;
 
 	if (!arg) {
 		error_line(out, "missing pid");
 		return NULL;
 	}
-	pid = strtol(arg, &end, 10);
-	if (*end || pid <= 0 || pid > 0x3fffffff) {
+	if (!(pid = pid_from_text(arg))) {
 		error_line(out, "pid must be a positive integer");
 		return NULL;
 	}
-	p = process_lookup(&d->processes, (pid_t)pid);
+	p = process_lookup(&d->processes, pid);
 	/* Another user's process is reported exactly like a missing one. */
 	if (!p || !may_see(v, p)) {
 		char msg[96];
-		snprintf(msg, sizeof(msg), "no profiled process %ld", pid);
+		snprintf(msg, sizeof(msg), "no profiled process %d", (int)pid);
 		error_line(out, msg);
 		return NULL;
 	}
@@ -356,7 +355,7 @@ static int parse_side(struct daemon *d, const struct viewer *v, const char *arg,
 	pid[len] = 0;
 	if (!find_process(d, v, pid, out))
 		return -1;
-	side->pid = (pid_t)strtol(pid, NULL, 10);
+	side->pid = pid_from_text(pid);
 	if (at && parse_window(at + 1, side) != 0) {
 		error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
 		return -1;
@@ -522,7 +521,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			return QUERY_ANSWERED;
 		/* Java processes default to the Java view, others have only native frames. */
 		r.mixed = view >= 0 ? view == 1 : p->native_only;
-		r.side[0].pid = (pid_t)strtol(args[1], NULL, 10);
+		r.side[0].pid = pid_from_text(args[1]);
 		if (n > rest && parse_window(args[rest++], &r.side[0]) != 0) {
 			error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
 			return QUERY_ANSWERED;
@@ -596,18 +595,18 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		wbuf_printf(out, "OK\nsampling %s\n", on ? "on" : "off");
 	} else if (strcmp(args[0], "profile") == 0 && n == 2) {
 		/* A non-Java process, on request: root or its owner. */
-		char *end, why[160];
-		long pid = strtol(args[1], &end, 10);
+		char why[160];
+		pid_t pid = pid_from_text(args[1]);
 
-		if (*end || pid <= 0 || pid > 0x3fffffff) {
+		if (!pid) {
 			error_line(out, "pid must be a positive integer");
 			return QUERY_ANSWERED;
 		}
-		if (native_process_start(d, (pid_t)pid, v->conn_fd, why, sizeof(why)) != 0) {
+		if (native_process_start(d, pid, v->conn_fd, why, sizeof(why)) != 0) {
 			error_line(out, why);
 			return QUERY_ANSWERED;
 		}
-		wbuf_printf(out, "OK\nprofiling pid %ld (native frames)\n", pid);
+		wbuf_printf(out, "OK\nprofiling pid %d (native frames)\n", (int)pid);
 	} else {
 		error_line(out, "unknown request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] | "
 				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | profiles <from>..<until> [java|mixed] | "

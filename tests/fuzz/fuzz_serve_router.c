@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "userspace/common/pid_text.h"
 #include "userspace/jsamplectl/serve_routes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -30,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (const char *p = r.request; *p; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			abort();
-	if (r.kind == SERVE_FLAME_PAGE && !serve_valid_pid(r.pid, strlen(r.pid)))
+	if (r.kind == SERVE_FLAME_PAGE && !pid_from_text(r.pid))
 		abort();
 	free(buf);
 	return 0;

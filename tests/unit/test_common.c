@@ -11,6 +11,7 @@
 #include "userspace/common/wire.h"
 #include "userspace/profile/safe_text.h"
 #include "check.h"
+#include "userspace/common/pid_text.h"
 
 static void test_wire_roundtrip(void)
 {
@@ -454,6 +455,36 @@ static void test_string_pool(void)
 /* Text from other processes is kept escaped: no control character (C0,
  * DEL, C1 - U+009B is CSI), no bidirectional override, no invalid UTF-8
  * reaches an output; plain and non-ASCII text is kept as it is. */
+static void test_pid_text(void)
+{
+	static const struct {
+		const char *text;
+		pid_t pid;
+	} cases[] = {
+		{.text = "1", .pid = 1},
+		{.text = "4242", .pid = 4242},
+		{.text = "4194304", .pid = PID_TEXT_MAX},
+		{.text = "4194305", .pid = 0},
+		{.text = "0", .pid = 0},
+		{.text = "007", .pid = 0},
+		{.text = "", .pid = 0},
+		{.text = "-5", .pid = 0},
+		{.text = "+5", .pid = 0},
+		{.text = " 5", .pid = 0},
+		{.text = "5 ", .pid = 0},
+		{.text = "12a", .pid = 0},
+		{.text = "99999999999999999999", .pid = 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (pid_from_text(cases[i].text) != cases[i].pid)
+			printf("  pid_from_text(\"%s\") = %d\n", cases[i].text, (int)pid_from_text(cases[i].text));
+		CHECK_EQ(pid_from_text(cases[i].text), cases[i].pid);
+	}
+	CHECK_EQ(pid_from_text(NULL), 0);
+	CHECK_EQ(pid_from_text_n("12345", 3), 123); /* only the n bytes count */
+}
+
 static void test_safe_text(void)
 {
 	char out[64];
@@ -489,5 +520,6 @@ int main(void)
 	RUN(test_sample_queue_cut_shrinks_base);
 	RUN(test_string_pool);
 	RUN(test_safe_text);
+	RUN(test_pid_text);
 	return CHECK_DONE();
 }

@@ -32,6 +32,7 @@
 #include "query_client.h"
 #include "serve.h"
 #include "time_spec.h"
+#include "userspace/common/pid_text.h"
 
 static void usage(FILE *f)
 {
@@ -100,14 +101,6 @@ static int check_scopes(const char *command, const bool *seen)
 	return 0;
 }
 
-static int valid_pid(const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	return *s && !*end && v > 0 && v <= 0x3fffffff;
-}
-
 /* A diff side: "PID" or "PID@FROM..UNTIL" -> the query's form. */
 static int diff_side(const char *arg, time_t now, char *out, size_t outlen)
 {
@@ -119,7 +112,7 @@ static int diff_side(const char *arg, time_t now, char *out, size_t outlen)
 		return -1;
 	memcpy(pid, arg, len);
 	pid[len] = 0;
-	if (!valid_pid(pid))
+	if (!pid_from_text(pid))
 		return -1;
 	if (!at) {
 		snprintf(out, outlen, "%s", pid);
@@ -312,7 +305,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (argc == 1 && strcmp(argv[0], "list") == 0) {
 		snprintf(request, sizeof(request), "list%s", json ? " json" : "");
-	} else if (argc == 2 && strcmp(argv[0], "cct") == 0 && valid_pid(argv[1])) {
+	} else if (argc == 2 && strcmp(argv[0], "cct") == 0 && pid_from_text(argv[1])) {
 		char window[80] = "";
 
 		if (since && (from || until)) {
@@ -338,13 +331,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		snprintf(request, sizeof(request), "diff %s %s %s", b, t, format ? format : "html");
-	} else if (argc >= 1 && argc <= 2 && strcmp(argv[0], "stats") == 0 && (argc == 1 || valid_pid(argv[1]))) {
+	} else if (argc >= 1 && argc <= 2 && strcmp(argv[0], "stats") == 0 && (argc == 1 || pid_from_text(argv[1]))) {
 		snprintf(request, sizeof(request), "stats%s%s%s", argc == 2 ? " " : "", argc == 2 ? argv[1] : "",
 			 json ? " json" : "");
 	} else if (argc == 2 && strcmp(argv[0], "sampling") == 0 &&
 		   (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "off") == 0)) {
 		snprintf(request, sizeof(request), "sampling %s", argv[1]);
-	} else if (argc == 2 && strcmp(argv[0], "profile") == 0 && valid_pid(argv[1])) {
+	} else if (argc == 2 && strcmp(argv[0], "profile") == 0 && pid_from_text(argv[1])) {
 		snprintf(request, sizeof(request), "profile %s", argv[1]);
 	} else if (argc == 1 && strcmp(argv[0], "serve") == 0) {
 		return serve_run(socket_path, listen);

@@ -5,16 +5,7 @@
 #include <string.h>
 
 #include "time_spec.h"
-
-int serve_valid_pid(const char *s, size_t n)
-{
-	if (n == 0 || n > 10)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-	return 1;
-}
+#include "userspace/common/pid_text.h"
 
 /* The window of the query, " FROM..UNTIL" (or "" for none). 0, or -1. */
 static int window_of(const struct serve_query *q, char *out, size_t outlen)
@@ -41,7 +32,7 @@ static int diff_side(const char *v, time_t now, char *out, size_t outlen)
 		return -1;
 	at = strchr(v, '@');
 	len = at ? (size_t)(at - v) : strlen(v);
-	if (!serve_valid_pid(v, len) || len + 1 >= outlen)
+	if (!pid_from_text_n(v, len) || len + 1 >= outlen)
 		return -1;
 	snprintf(out, outlen, "%.*s", (int)len, v);
 	if (!at || !at[1])
@@ -78,11 +69,11 @@ void serve_route(const struct serve_query *q, struct serve_route *r)
 		r->kind = SERVE_PROXY;
 		snprintf(r->request, sizeof(r->request), "list json");
 		r->type = "application/json";
-	} else if (strncmp(url, "/p/", 3) == 0 && serve_valid_pid(url + 3, strlen(url + 3))) {
+	} else if (strncmp(url, "/p/", 3) == 0 && pid_from_text_n(url + 3, strlen(url + 3))) {
 		r->kind = SERVE_FLAME_PAGE;
 		snprintf(r->pid, sizeof(r->pid), "%s", url + 3);
 		snprintf(r->request, sizeof(r->request), "cct %s page%s", r->pid, r->window);
-	} else if (strncmp(url, "/api/page/", 10) == 0 && serve_valid_pid(url + 10, strlen(url + 10))) {
+	} else if (strncmp(url, "/api/page/", 10) == 0 && pid_from_text_n(url + 10, strlen(url + 10))) {
 		r->kind = SERVE_PROXY;
 		snprintf(r->request, sizeof(r->request), "cct %s page%s", url + 10, r->window);
 		r->type = "application/json";
@@ -102,7 +93,7 @@ void serve_route(const struct serve_query *q, struct serve_route *r)
 		const char *pid = url + 10, *dot = strchr(pid, '.');
 		size_t n = dot ? (size_t)(dot - pid) : 0;
 
-		for (size_t k = 0; dot && serve_valid_pid(pid, n) && k < sizeof(downloads) / sizeof(downloads[0]); k++) {
+		for (size_t k = 0; dot && pid_from_text_n(pid, n) && k < sizeof(downloads) / sizeof(downloads[0]); k++) {
 			if (strcmp(dot, downloads[k].ext) != 0)
 				continue;
 			r->kind = SERVE_PROXY;

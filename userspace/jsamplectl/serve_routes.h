@@ -38,7 +38,5 @@ struct serve_route {
 
 /* Fills r for q. */
 void serve_route(const struct serve_query *q, struct serve_route *r);
-/* Whether s[0..n) is a pid: 1 to 10 digits. */
-int serve_valid_pid(const char *s, size_t n);
 
 #endif
