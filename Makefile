@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # jsampled — top-level build.
 #
 #   make            build/jsampled, build/jsamplectl, build/libjsagent.so
@@ -438,6 +439,7 @@ install: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so
 		install -m 0600 deploy/export.conf $(DESTDIR)$(SYSCONFDIR)/jsampled/export.conf
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/README.md
 	install -D -m 0644 CHANGELOG.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/CHANGELOG.md
+	install -D -m 0644 LICENSE $(DESTDIR)$(PREFIX)/share/doc/jsampled/copyright
 	install -d $(DESTDIR)$(PREFIX)/share/doc/jsampled/docs/images
 	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/jsampled/docs/
 	install -m 0644 docs/images/* $(DESTDIR)$(PREFIX)/share/doc/jsampled/docs/images/
@@ -449,7 +451,7 @@ DEB := $(B)/jsampled_$(VERSION)_amd64.deb
 .PHONY: deb
 deb: $(DEB)
 $(DEB): $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
-		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md CHANGELOG.md $(wildcard docs/*.md docs/images/*) \
+		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md CHANGELOG.md LICENSE $(wildcard docs/*.md docs/images/*) \
 		$(wildcard deploy/clickhouse/*)
 	rm -rf $(B)/deb
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb PREFIX=/usr SYSCONFDIR=/etc UNITDIR=/lib/systemd/system

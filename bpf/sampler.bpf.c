@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * jsampled's sampler: on every cpu-clock tick of a target process, copy the
  * interrupted thread's user registers and the live part of its user stack

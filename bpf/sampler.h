@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Record layout shared by the BPF sampler (sampler.bpf.c) and jsampled.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * One JVM's generated code over time: compiled methods, the interpreter and
  * stubs, each with the interval during which it was live. A sample is

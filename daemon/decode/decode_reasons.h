@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Every outcome of decoding one sample has a name; the names are what
  * `jsamplectl stats` shows. X(enum suffix, name, description). */
 #ifndef JSAMPLED_DECODE_REASONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The walk driver: finds what kind of code each pc is in and hands the
  * frame to that kind's unwinder, until the bottom of the Java stack, the end
  * of the fragment, or a named failure. */

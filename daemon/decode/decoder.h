@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Turns one stack sample into a Java call trace, using only the sample and
  * what the process's agent reported (code map, methods, VM layout): the

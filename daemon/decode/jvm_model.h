@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jsampled's model of one JVM, built from its agent's records: the VM
  * layout, the code map over time, and the methods. Applying a BATCH is a
  * pure function of the bytes, so a lying agent can only describe its own

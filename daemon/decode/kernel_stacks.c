@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "kernel_stacks.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The kernel stacks of one process's samples, from their JS_SAMPLE_KSTACK
  * records (bpf/sampler.h) until the sample of the same tick is put in the
  * CCT - possibly much later, when a held sample is decoded. Each is kept

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Native (C/C++) frames of a sample, for the mixed view: when a thread was
  * interrupted outside the JVM's generated code - in a JNI library, libjvm,
  * libc, or a JVM-internal thread's own code - its native frames are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "stack_bottoms.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The bottoms of deep stacks. A thread's older frames do not change while
  * it runs above them, so a sample that copied only the top of a stack

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Bounds-checked reads from a sample's copy of the user stack. The copy
  * holds [stack_addr, stack_addr + stack_len) - from sp, or from just below
  * the frame anchor when the thread was outside Java code. Addresses above it

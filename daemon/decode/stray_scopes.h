@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Stray descriptors in C2's non-safepoint debug info.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* JVM-internal threads by name. Their samples are attributed to a pseudo
  * frame such as [GC] instead of counting as decoding failures. */
 #ifndef JSAMPLED_THREAD_ROLES_H

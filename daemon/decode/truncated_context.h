@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Where an incomplete trace goes in the CCT. A stack deeper than the copied
  * fragment yields only its top part; without its bottom, the trace cannot be

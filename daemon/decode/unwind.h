@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Shared state of one stack walk and the per-frame-kind unwinders. Each
  * unwinder emits the frame(s) at the current pc and moves the walk to the
  * caller, or stops the walk with a status. */

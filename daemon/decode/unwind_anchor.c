@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A thread interrupted outside Java code (in a JNI method, the VM, libc or
  * the kernel). HotSpot records the last Java frame of such a thread in
  * JavaThread::_anchor when it leaves Java code; the BPF program copies that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Compiled frames (nmethods and native wrappers), walked by frame size.
  *
  * CodeBlob::_frame_size counts words from the frame's sp up to and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Entry frames: a return address into StubRoutines::call_stub means the
  * Java frames above were called from the VM (a thread's run(), main(), a
  * JNI upcall, class loading). The call stub's frame holds the

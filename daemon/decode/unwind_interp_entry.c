@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Samples in an interpreter method entry, while the callee's frame is being
  * built (TemplateInterpreterGenerator::generate_normal_entry and the native
  * and intrinsic entries, x86-64): rbx holds the callee's Method* and r13 the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Interpreted frames. The template interpreter always keeps rbp as its frame
  * pointer; the frame holds Method* and the bytecode pointer at fixed word
  * offsets from it (frame_x86.hpp, offsets reported by the agent). Every

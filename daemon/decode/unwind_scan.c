@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The last resort at the top of the stack, when the interrupted code keeps
  * no frame the decoder understands: a stub or adapter without a known frame
  * (vtable/itable stubs, StubRoutines, i2c/c2i adapters), or a leaf call from

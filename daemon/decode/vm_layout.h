@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The facts about one JVM's frame layout that its agent reported
  * (JS_REC_VM_LAYOUT). The decoder reads frames only through these. */
 #ifndef JSAMPLED_VM_LAYOUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Walking only what changed. A thread's older frames stay put while it runs
  * above them, so most of a sample's walk repeats the walk of the thread's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Drains the BPF ring buffer into the per-process sample path. Records are
  * submitted without wake-ups (docs/hotspot.md, section 4), so the event loop
  * drains on a timer; the BPF side forces a wake-up past its watermark. */

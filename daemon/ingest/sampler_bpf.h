@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The BPF sampler's lifecycle: open the skeleton, set its knobs, load, run
  * it on cpu-clock perf events (one per thread of each target process, or
  * one per CPU: sampler_events.h), and manage the maps jsampled fills

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The perf events that run the BPF sampler: software cpu-clock timers.
  *
  * Mode threads (the default): one event per thread of each target process,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "sampler_targets.h"
 
 #include "daemon/jvm/agent_link.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What the BPF sampler is told about each profiled process and thread: the
  * VM layout translated into the targets map (how to find a thread's
  * JavaThread and frame anchor from its first sample), each Java thread's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Which agents get a process slot: the policy applied at HELLO. An agent is
  * admitted for the process on the other end of its socket only, if that
  * process maps a JVM, the rules allow it, the process is not known to have

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The agent connections of the event loop: accepting them (a user may hold
  * only so many that have not said HELLO), reading and writing them,
  * pulling code maps, and ending an agent's authority when its process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * jsampled's side of one agent connection (agent_protocol.h). The link is
  * non-blocking and driven by the event loop: it frames input, validates the

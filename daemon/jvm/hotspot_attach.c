@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "hotspot_attach.h"
 
 #include <errno.h>

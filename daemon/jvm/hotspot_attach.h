@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* HotSpot's dynamic attach protocol, spoken by us (the JDK's own client is
  * Java: sun.tools.attach.VirtualMachineImpl in jdk.attach):
  *   1. create /tmp/.attach_pid<pid> (pid as the JVM sees it, in its own pid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Whether a process's program is a Java launcher (java, javac, jshell, a
  * jpackage launcher...): an ELF executable that links libjli.so or
  * libjvm.so. Read through /proc/PID/exe, so it works for programs in

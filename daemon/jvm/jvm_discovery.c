@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "jvm_discovery.h"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Finding the JVMs on the host and loading the agent into them (zero-config
  * attach). Candidates come from exec events (the BPF sched_process_exec
  * program) and a periodic /proc scan; each is checked with backoff until it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* JVMs profiled from their first instruction. A process that execs a Java
  * launcher (java_launcher.h) is sampled at once, before any agent: the BPF
  * program copies its threads' stacks from sp (no JVM facts yet) and the

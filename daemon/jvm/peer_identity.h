@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Which process instance is on the other end of an agent connection, and
  * whether it still is the program that connected. An agent is trusted only
  * for its own process (SO_PEERCRED, never its word), and only as long as

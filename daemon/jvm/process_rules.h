@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Which processes jsampled profiles: the allow/deny rules of the config
  * (users, executables, cgroups) and a JVM's own opt-out property. Applied
  * before attaching and again when an agent says HELLO, so a JVM started

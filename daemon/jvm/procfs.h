@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Small readers of /proc/<pid>/ files, used to find JVMs, decide whether to
  * profile them, and attach to them. Every reader is bounded and returns -1
  * when the process is gone or unreadable. */

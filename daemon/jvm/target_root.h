@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Making jsampled reachable from inside a JVM's own root (a container: other
  * mount namespace): the agent library must be loadable at a path the JVM
  * sees, and the agent must find a socket to connect to. When our files are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * jsampled's side of the native helper (native_helper.h): starts it in its
  * sandbox, sends it messages (native_protocol.h) without ever blocking on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The files libdwfl reads for an unwinder (native_unwind_internal.h):
  * opened through the provider, checked against size limits before libelf
  * sees them, shared between processes that map the same file. */

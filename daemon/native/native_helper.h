@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The native helper: the one place where files that profiled processes
  * control (their libraries, debug files, perf maps) are parsed. It runs as

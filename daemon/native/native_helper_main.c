@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * jsampled-unwind: the native helper's process (native_helper.h). jsampled
  * starts it with its socket on descriptor 3, already as an unprivileged

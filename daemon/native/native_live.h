@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Native frames in the running service (--native-stacks): the process
  * table's add_native_frames hook. A sample that needs native frames

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Non-Java processes, profiled only when asked: `profile <pid>` on the
  * query socket (root, or the process's owner) samples the process like a
  * JVM but with no agent: each sample's native frames (native_frames.c,

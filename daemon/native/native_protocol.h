@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The messages between jsampled and its native helper (native_helper.h),
  * one per SOCK_SEQPACKET datagram, little endian (userspace/common/wire.h),

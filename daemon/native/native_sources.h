@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What jsampled gives the native helper of a profiled process, read and
  * opened here but never parsed: the lines of /proc/PID/maps that name a

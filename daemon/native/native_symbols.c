@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Symbolisation for an unwinder (native_unwind_internal.h): per module,
  * its function symbols sorted by address; names cleaned and demangled,
  * and cached per pc. */

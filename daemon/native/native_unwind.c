@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Native frames from a sample's stack copy with libdwfl; see native_unwind.h.
  *
  * libdwfl's unwinder wants a "process" with threads: dwfl_attach_state is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Native (C/C++) frames of a sampled thread: DWARF-CFI unwinding from the
  * sample's registers through its *copy* of the user stack, with elfutils'

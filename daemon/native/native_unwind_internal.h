@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What the parts of the native unwinder share (native_unwind.c: libdwfl
  * glue and walks; native_files.c: the files it reads; native_symbols.c:
  * symbolisation), and nothing else includes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * /tmp/perf-PID.map: the symbol file JITs write for perf (node
  * --perf-basic-prof, LuaJIT, .NET, perf-map-agent...), one "START SIZE

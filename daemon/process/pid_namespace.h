@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Thread ids across pid namespaces: an agent in a container reports tids
  * of its own namespace, the BPF program sees the host's. */
 #ifndef JSAMPLED_PID_NAMESPACE_H

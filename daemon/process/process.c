@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The process table (process.h): processes by pid, their lifetime, and
  * the agent's batches applied to their model. The per-sample path is
  * process_samples.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Per-process state: the JVM model its agent reported, the samples waiting
  * for it, the calling-context tree and the counters. A process stays

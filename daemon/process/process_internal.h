@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What process.c (the table, the agent's batches) shares with
  * process_samples.c (the per-sample path) only. */
 #ifndef JSAMPLED_PROCESS_INTERNAL_H

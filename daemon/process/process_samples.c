@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The per-sample path of the process table (process.h): a sample is
  * decoded, completed from its thread's stack image, put in context and
  * into the tree; or held until the agent's records catch up, and retried. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A bounded FIFO of samples waiting for their process's code map to catch
  * up (a compiled method's load event arrives after the code already runs,
  * and a JVM sampled since its exec waits for its agent). Full means counted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "stats.h"
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule)

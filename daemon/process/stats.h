@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Counters of what happened to samples, per process and in total. */
 #ifndef JSAMPLED_STATS_H
 #define JSAMPLED_STATS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "stats_format.h"
 
 #include "userspace/profile/json.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A process's counters as text or JSON, from one list of fields each, so the
  * two formats always carry the same numbers (the query socket's `stats`, and
  * jsreplay's). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Record and replay of jsampled's inputs. A recording is the sequence of
  * events the sample path consumed, in the order it consumed them: processes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The stacks of a recording's samples, written as what changed. A thread's
  * older frames stay put while it runs above them, so the bottom of a

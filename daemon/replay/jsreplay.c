@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * jsreplay: the offline decoder. Replays a recording made with
  * `jsampled --record FILE` through the daemon's own sample path (the

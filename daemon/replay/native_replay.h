@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jsreplay's native frames: each REC_MAPS of a recording (the mappings
  * jsampled gave its helper) makes or updates an unwinder of the process
  * in jsreplay itself, with this machine's files at the recorded paths, and

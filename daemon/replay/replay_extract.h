@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jsreplay --extract: a smaller recording that decodes its samples exactly
  * as the original did. It keeps the first N samples of each outcome (or of
  * one chosen outcome) and, of the agent's data, what they need: by default

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What jsreplay reports about each decoded sample: its outcome (the rule
  * that found its top frame, or the failure reason) and its trace, as one
  * line at decode time (--outcomes, the corpus format) or, after the whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jsampled's top-level state, shared by the event loop and the modules it
  * dispatches to (agent connections, queries, discovery). */
 #ifndef JSAMPLED_DAEMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jsampled's log goes to the journal, with priorities, when systemd
  * connected its stderr to it (JOURNAL_STREAM names stderr's device and
  * inode); otherwise it stays on stderr. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The daemon's two listening sockets and the descriptor budget for their
  * connections. */
 #ifndef JSAMPLED_LISTEN_SOCKETS_H

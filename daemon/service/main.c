@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * jsampled: always-on, safepoint-free CPU profiles of every JVM on the host.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jsampled's settings: the command line, and the config file whose
  * `key = value` lines name the same long options (the command line wins).
  * One table (options.c) holds each option's name, type, default, range,

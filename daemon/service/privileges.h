@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What jsampled holds after start: the query socket's owner and mode, and
  * the capabilities it keeps once BPF is loaded and perf events are open. */
 #ifndef JSAMPLED_PRIVILEGES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Who may read a process's profile, as the kernel decides who may read its
  * memory (ptrace's PTRACE_MODE_READ_FSCREDS): root, or a requester whose
  * filesystem uid and gid equal the target's real, effective and saved

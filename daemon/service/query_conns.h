@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The query connections of the event loop. A user other than root may
  * hold only so many open at once (a flood of idle connections from one user
  * leaves the others served). Short answers are written from the loop; a

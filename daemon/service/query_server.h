@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The query socket: one request line per connection, answered with "OK"
  * or "ERROR <reason>" on the first line and the body after it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* SIGHUP: read the settings again and apply what can change while running
  * (the option table in options.c says which); the rest is logged as
  * needing a restart. Profiles are kept. */

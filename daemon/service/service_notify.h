@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The systemd service protocol (Type=notify): READY once jsampled samples
  * and serves, STATUS with what it is doing, WATCHDOG pings from the main
  * loop (so a wedged loop gets the service restarted), STOPPING at exit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Non-blocking socket output shared by the agent links and query
  * connections. */
 #ifndef JSAMPLED_SOCK_IO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "userspace/profile/kernel_symbols.h"
 #include "state_file.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Profiles that survive a restart: every process's CCT, counters and the
  * names of the methods it mentions, saved to <state dir>/profiles.bin
  * periodically and at stop, restored at start.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Per-user counters of what a user holds in jsampled (open connections):
  * limits are per uid, so one local user's flood cannot crowd out the
  * others. */

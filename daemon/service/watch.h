@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The event loop's registrations: every descriptor jsampled waits on is a
  * watch with a kind, so the loop in main.c dispatches on the kind alone.
  * Connections (agents, their pidfds, queries) are kept on one list for the

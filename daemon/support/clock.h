@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* CLOCK_MONOTONIC in nanoseconds: the clock of bpf_ktime_get_ns() and of
  * the agent's event timestamps. */
 #ifndef JSAMPLED_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Logging: priorities as syslog's; messages go to stderr with a timestamp
  * and priority prefix unless a sink is installed (jsampled installs the
  * journal's when stderr is connected to it: journal_log.c). */

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """bench-cost: what one sample costs jsampled, live and in replay, on real
 Java applications at 10 kHz.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """bench-decode: how well jsampled decodes samples of diverse Java workloads.
 
 Runs each workload (tests/java/Workload*.java, PhasedWorkload) under jsampled

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """bench-decode-apps: how well jsampled decodes samples of real Java
 applications, as Debian packages them.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """bench-export: what the fleet exporter costs per host.
 
 Starts a two-shard ClickHouse test cluster (tests/bench/clickhouse_hold.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Ground truth for completing deep stacks from a thread's stack image
 (daemon/decode/stack_bottoms.c).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Holds a two-shard ClickHouse test cluster (tests/integration/
 # clickhouse_cluster.sh) for a program that is not bash (bench_export.py):
 #   tests/bench/clickhouse_hold.sh DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Accuracy and overhead of jsampled next to the profilers users would
 otherwise run, measured in one run on this machine.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # jsampled's memory with many JVMs: N JVMs (default 50) of T threads (default
 # 200) each, started without flags and found by zero-config attach; prints
 # jsampled's RSS and heap use while they run and after they exit.

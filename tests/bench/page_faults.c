@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What a first write to fresh anonymous memory costs here, per 4 KiB: in
  * small pages, in transparent huge pages (MADV_HUGEPAGE, as big_alloc.c
  * asks), and prefaulted with MADV_POPULATE_WRITE. jsampled's growing

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Pipeline figures: profiles PhasedWorkload on as many busy threads as CPUs
 # for RUN_S seconds at each frequency given (default 1000 10000) and prints,
 # per frequency: samples/s expected (the JVM's CPU time x frequency) and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """bench-soak: jsampled over a long run with many JVMs and constant churn.
 
 Starts jsampled (the built binary, zero-config attach on, the shipped

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Decoder regression tests on recorded samples (no root, no JVM needed):
 # every recording in tests/corpus/ is replayed through the current decoder
 # and each sample's outcome - rule and the whole trace - must equal the

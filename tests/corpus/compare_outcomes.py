@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Compares a replay's outcomes (jsreplay --outcomes) with the expected ones,
 sample by sample ("tid time" identifies a sample). A sample expected to
 decode must decode to the same trace by the same rule. A sample expected to

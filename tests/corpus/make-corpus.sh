@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Records the decoder regression corpus from real JVM runs (root; after
 # `make`): each workload listed below runs under jsampled at 10 kHz on JDK 17
 # and 25 (tests/bench/bench_decode.py --keep), and jsreplay --extract keeps up

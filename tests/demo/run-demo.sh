@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The demo: jsampled profiles a bundled Java workload (tests/java/
 # PhasedWorkload.java, four phases of known CPU shares) at 999 Hz without any
 # special JVM flag but our agent, then prints the process's calling-context

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: bytes an agent sends on its socket, through the link's
  * framing (HELLO, BATCH, ERROR, BYE, anything else) into the process's
  * model - every record parser behind it. Nothing may crash, leak or read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: what a JVM's attach listener answers to "load" (a
  * process that is not a JVM, or lies, may answer anything). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: the stack-fragment decoder, on samples the fuzzer makes
  * (a struct js_sample and its stack bytes) against the real JVM models of
  * a recorded run (tests/corpus/<JSAMPLED_FUZZ_RECORDING>, default

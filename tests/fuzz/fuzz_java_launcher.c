@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: the Java-launcher check reads the ELF file of every
  * program any user execs (as root), so arbitrary bytes as that file; an
  * input starting with 'S' is a sparse file instead: (u32 offset, u8

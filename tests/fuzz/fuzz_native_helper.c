@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: the native helper's request path (daemon/native/native_helper.c)
  * on a crafted library, as a profiled process would hand one over: the
  * input's first part is the file (an ELF header, sections, DWARF CFI,

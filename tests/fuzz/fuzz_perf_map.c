@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: a JIT's /tmp/perf-PID.map (daemon/native/perf_map.c), which
  * the process it belongs to writes: arbitrary bytes as the file, then
  * lookups of the pcs it names and of pcs around them. */

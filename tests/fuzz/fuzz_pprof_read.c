@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: the exporter's reader of the profiles it pushes
  * (userspace/jsamplectl/pprof_read.c): arbitrary bytes, gzipped or not. */
 #include <stdint.h>

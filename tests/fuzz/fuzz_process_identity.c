@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: who a profiled JVM is for the fleet stores
  * (userspace/jsamplectl/process_identity.c), from what its process
  * controls: its command line (NUL-separated) and its cgroup path (whoever

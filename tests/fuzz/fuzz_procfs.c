@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: the readers of /proc files other processes shape
  * (status, stat with its free-form comm, maps lines, cgroup, cmdline and
  * environ, NSpid lines), on arbitrary text. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: a request line on the query socket, answered as root
  * and as another user, against a daemon with one process and a small tree.
  * Every answer starts with OK or ERROR. */

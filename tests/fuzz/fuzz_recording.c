@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: a recording's entries (what follows its magic, as
  * decompressed), compressed with zstd as jsampled writes them and read back
  * to the end: entry headers, samples written whole and as what changed

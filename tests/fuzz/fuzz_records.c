@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: one agent record of any kind (the first byte picks the
  * kind), then the same bytes as a whole BATCH payload, into one JVM model
  * that lives across inputs (as a connection's does), under a size limit. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: `jsamplectl serve`'s router (serve_routes.c) on any
  * URL and query arguments a browser, or a page open in it, can send: the
  * input is url, since, from, until, base, target, separated by NUL bytes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libFuzzer target: the saved-profiles decoder. Inputs whose first byte is
  * odd get a correct CRC appended, so the fuzzer gets past the checksum to
  * the parser; the others test the checksum itself. Decoding is all or

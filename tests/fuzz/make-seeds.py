@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/):
 well-formed inputs of each kind, so the fuzzers start from inputs that get
 deep. Run from the repository root; the seeds are committed."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Runs every libFuzzer target of tests/fuzz/ for SECONDS each (coverage-
 # guided, from the committed seed corpora; new inputs go to a scratch corpus
 # so the repository's seeds stay as they are) and prints, per target, the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Writes a saved-profiles file (state file format version 1, as older
 jsampleds wrote and this one still reads) holding one exited process with a
 CCT of N nodes: a profile far larger than a test can sample in its time.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Compares a CCT (collapsed format) with the CPU time a workload measured
 for its own phases, and the samples delivered with the samples expected.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks what `jsamplectl export` pushed to pyroscope_receiver.py
 (test_export.sh): every request met the contract, names and labels,
 intervals contiguous and never repeated (also across the restart), the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks the flame-graph page (userspace/common/web/flamegraph.html) in
 headless Chromium through WebDriver (webdriver.py next to this file).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks of test_fleet_clickhouse.sh: what `jsamplectl fleet` reads back
 from ClickHouse against what each host's own jsampled reports for the same
 window. No figure is hard-coded: every expectation comes from the hosts."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks the collapsed CCTs of WorkloadSyscalls for kernel frames.
 
   check_kernel_stacks.py on  MIXED JAVA JAVA_EXPLICIT

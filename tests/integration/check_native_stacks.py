@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks of test_native_stacks.sh on collapsed profiles (leaf last).
 Frame kinds by suffix: _[j] _[i] _[0] _[n] Java, _[k] kernel, [..] pseudo,
 anything else a native (C/C++) function. Prints its figures; no count is

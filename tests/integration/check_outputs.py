@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The outputs of a live jsampled, read back with real tools (run by
 test_outputs.sh, which starts jsampled and the JVMs):
 

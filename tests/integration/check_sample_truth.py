@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Each sample against the truth: which phase PhasedWorkload's thread was
 in at the sample's time (its -Dphased.timeline file: "tl TID NS PHASE",
 PHASE -1 when a call ended; nanoTime and the samples' time_ns are both

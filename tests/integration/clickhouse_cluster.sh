@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=bash
 # A two-shard ClickHouse cluster on 127.0.0.1 for integration tests; source
 # it (safe under set -euo pipefail). Uses Debian's clickhouse-server and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The library test_hostile.sh crafts hostile copies of (hostile_elf.py):
  * one function that keeps the CPU busy, under a long name whose bytes the
  * crafted copies overwrite in the symbol table. */

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Hostile local programs for tests/integration/test_hostile.sh: fake agents
 that lie to jsampled, fake JVMs that answer the attach protocol with lies,
 connection floods. Each mode prints what it did; the shell test checks what

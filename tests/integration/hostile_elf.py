@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Crafted ELF files for tests/integration/test_hostile.sh: working programs
 and libraries whose headers aim at whoever parses them.
 

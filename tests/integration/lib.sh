@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers of the integration tests: the real BPF path, a real JVM,
 # the real agent, daemon and client. Every precondition that is missing is
 # a failure with its reason, never a skip.

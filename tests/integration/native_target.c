@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A native program for test_hostile.sh: loads a (crafted) library, calls
  * FUNCTION in it over and over for SECONDS, so that samples of it land in
  * that library and jsampled's helper must read it. With "flap" it also

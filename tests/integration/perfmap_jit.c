@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A tiny JIT for test_native_process.sh: copies a spin loop into anonymous
  * executable memory (so no ELF file names it), writes /tmp/perf-PID.map the
  * way JITs do for perf, and calls the code from run_jit until SECONDS have

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A local stand-in for a Pyroscope server (none is packaged for Debian):
 it checks every request against the documented ingest API
 (https://grafana.com/docs/pyroscope/latest/configure-server/about-server-api/)

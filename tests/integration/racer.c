@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A hostile container's root: the moment a name appears in a directory (it
  * watches with inotify), swaps it for a symbolic link to target (a link made
  * in advance, renamed over the name: atomic). Run at a real-time priority on

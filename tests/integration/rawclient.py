@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Talks raw bytes to jsampled's sockets, for tests of bad input.
 
   rawclient.py query SOCKET REQUEST

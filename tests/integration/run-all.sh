@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Runs every integration test; fails if any fails. Each test prints its own
 # figures and, on failure, why.
 set -u

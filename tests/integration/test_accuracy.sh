@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The pipeline's accuracy: a Java program that measures its own phases'
 # thread CPU time is profiled at 1 kHz for 12 s (default JVM flags: no
 # PreserveFramePointer, no DebugNonSafepoints). Every phase's share in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Zero-config attach: jsampled finds JVMs started without any flag and loads
 # its agent through HotSpot's attach mechanism: as root, as another user,
 # and in a container-like sandbox (own mount and pid namespaces, own /tmp,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Bad input gets a clear error and loses nothing, and nothing crashes the
 # daemon (run here as its ASan/UBSan build): an unknown pid, malformed
 # requests, agents that send garbage or lie, and a JVM killed mid-stream

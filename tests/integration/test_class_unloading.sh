@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A JVM that defines hidden classes without end (as scripting engines and
 # proxy generators do) stays profiled to its end: its agent reports the
 # classes the JVM unloads, jsampled drops them (keeping the names its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The ClickHouse side of the fleet export (deploy/clickhouse): schema.sql on a
 # real two-shard cluster of Debian's clickhouse-server (18.16.1 on bookworm),
 # and fleet_queries.sql through the Distributed tables. The test makes its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # jsampled drains its ring in big batches (a burst of work after a sleep
 # runs slowly at first, so fewer, longer bursts cost less per sample), yet
 # answers stay current: a query drains the ring before it is answered.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fleet export to Pyroscope: `jsamplectl export` pushes each process's
 # profile interval by interval to a local receiver that checks every request
 # against Pyroscope's documented ingest API and decodes the profile with

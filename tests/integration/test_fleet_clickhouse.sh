@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fleet profiles in ClickHouse: two hosts (two jsampled daemons, each with
 # its own JVMs and its own `jsamplectl export`) write to a real two-shard
 # ClickHouse cluster from Debian (tests/integration/clickhouse_cluster.sh)

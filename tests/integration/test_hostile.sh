@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # jsampled against hostile local programs (tests/integration/hostile.py,
 # racer.c, hostile_elf.py, native_target.c): containers racing symbolic
 # links against the attach, fake JVMs that lie in the attach protocol,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Kernel stacks: a JVM that spends most of its CPU in syscalls
 # (WorkloadSyscalls: pwrite64 in writeLoop, stat in statLoop) profiled with
 # jsampled's default --kernel-stacks on. `jsamplectl cct --view mixed` shows

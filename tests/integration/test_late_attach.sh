@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The agent loaded into a running JVM with `jcmd <pid> JVMTI.agent_load`
 # (no flag at JVM start): existing code is replayed with GenerateEvents and
 # the process is profiled like one started with -agentpath.

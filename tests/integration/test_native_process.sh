@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A non-Java process, profiled only on request: `jsamplectl profile PID`
 # (root or the process's owner; another user is told there is no such
 # process). perfmap_jit runs code from anonymous memory that only its

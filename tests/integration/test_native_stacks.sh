@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Native frames (--native-stacks on): a JNI-heavy JVM (WorkloadJni: zlib
 # through java.util.zip) and an allocation-heavy one with a small heap (its
 # GC threads busy), and one whose Java code is called from native code

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Profiles people look at, read back with real tools: pprof by go tool pprof
 # and protoc, the flame-graph page and SVG in headless Chromium with no
 # network, time windows and a diff of a workload whose hot method changes,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Who may see what: the query socket is root:jsampled 0660; a client in the
 # group sees only processes of its own uid (SO_PEERCRED), another user's CCT
 # is reported exactly like a missing process; a user outside the group cannot

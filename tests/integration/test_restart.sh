@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Profiles survive a restart of jsampled: saved to the state directory at
 # stop (and periodically), restored at start, and a JVM still running goes
 # on in the same tree once its agent reconnects. A damaged state file is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A full ring buffer costs counted drops, never a stall: with a 1 MiB ring,
 # no early wake-up and a 500 ms drain period, a busy JVM sampled at 10 kHz
 # overflows the ring between drains. Records must be dropped and counted

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Which tasks the sampling timers interrupt (daemon/ingest/sampler_events.h), each
 # mode checked against what it promises:
 #  - every thread of a profiled JVM is sampled once at the frequency, per

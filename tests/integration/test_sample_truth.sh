@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Every sample against the truth. PhasedWorkload (two threads, 6 s, no
 # profiler flag: attached zero-config from its exec) logs when each phase
 # call began and ended on each of its threads; jsampled samples it at

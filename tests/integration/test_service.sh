@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The systemd service contract, without touching this machine's systemd:
 # systemd-analyze verify accepts the unit, and jsampled speaks the notify
 # protocol to a NOTIFY_SOCKET of ours: READY=1 once it samples and serves,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Zero-config from the first millisecond: JVMs started without any flag
 # while jsampled runs are sampled from their exec (their samples held until
 # the agent attaches, at the moment the JVM installs its SIGQUIT handler)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The agent resolves a new method's names, lines and call targets on its own
 # thread, often after the method's class became garbage: hidden classes of
 # scripting engines and proxies live for a moment. Here they are defined and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A minimal W3C WebDriver client for headless Chromium, standard library only.
 
     with WebDriver() as wd:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A JVM with many threads, for jsampled's memory bound: each thread wakes
 // up, does a little work through a few call paths of its own, and sleeps.
 //   java ManyThreads <threads> <seconds>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /**
  * Loaded again and again by WorkloadClassLoading through fresh class
  * loaders: every load is a new class (loading, linking, interpreting, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /**
  * A workload whose hot method changes over time, for time-window and diff
  * tests: one thread runs phaseAlpha for SECONDS, then phaseBeta for SECONDS,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /**
  * Exceptions: thrown from 20 frames deep with their stack traces filled in
  * (Throwable.fillInStackTrace walks the stack in the VM), thrown cheaply

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import java.security.MessageDigest;
 import java.util.zip.Adler32;
 import java.util.zip.CRC32;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /**
  * Numeric kernels in the spirit of SciMark 2.0 (written from scratch): FFT,
  * successive over-relaxation, Monte Carlo, sparse matrix-vector product and

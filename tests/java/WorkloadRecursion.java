@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /**
  * Deep stacks: a recursion 3000 frames deep (far beyond a 16 KiB stack
  * fragment: every sample of it is incomplete unless the copy grows), one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /**
  * More threads than cores (16 by default on a 2-core machine) with
  * different loads: thread i runs the light, medium or heavy phase by i % 3

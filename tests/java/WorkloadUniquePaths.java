@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /**
  * A correctness oracle for the decoder: a call tree in which every method
  * has exactly one caller, so any profiled stack can be checked for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /**
  * Java code called from native code: Class.forName on a class loader whose
  * loadClass computes for a while and then gives up. forName0 is a native

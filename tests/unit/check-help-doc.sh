@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # docs/configuration.md shows `jsampled --help` as it is: the lines between
 # its two markers (inside the code fence) are the binary's usage text.
 #   JSAMPLED=build/jsampled tests/unit/check-help-doc.sh

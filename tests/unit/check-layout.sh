@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The layout's rules (docs/internals.md, Source layout): includes are
 # written from the repository root, never with "../"; the agent, jsamplectl
 # and the profile library include nothing of daemon/.
@@ -24,5 +25,17 @@ done)
 if [ -n "$missing" ]; then
 	echo "FAIL: includes of no file:"; echo "$missing"; fail=1
 fi
-[ $fail = 0 ] && echo "layout: no ../ includes, userspace/ includes nothing of daemon/, every include resolves"
+# Every source file carries the project's license identifier, and the BPF
+# program tells the kernel the same license.
+unmarked=$(git ls-files 'bpf/*' 'daemon/*' 'userspace/*' 'tests/*.c' 'tests/*.h' 'tests/*.sh' 'tests/*.py' 'tests/*.java' \
+	Makefile .ci/run 2>/dev/null | grep -E '\.(c|h|sh|py|java)$|^Makefile$|^\.ci/run$' | while IFS= read -r f; do
+	head -3 "$f" | grep -q 'SPDX-License-Identifier: GPL-2.0-only' || echo "$f"
+done)
+if [ -n "$unmarked" ]; then
+	echo "FAIL: no SPDX-License-Identifier: GPL-2.0-only in:"; echo "$unmarked"; fail=1
+fi
+grep -q '^char LICENSE\[\] SEC("license") = "GPL";' bpf/sampler.bpf.c || {
+	echo 'FAIL: bpf/sampler.bpf.c does not declare the license "GPL" (GPL-2.0-only)'; fail=1
+}
+[ $fail = 0 ] && echo "layout: no ../ includes, userspace/ includes nothing of daemon/, every include resolves, every file under GPL-2.0-only"
 exit $fail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Minimal unit-test harness: CHECK records a failure and goes on; main
  * returns non-zero if anything failed. */
 #ifndef JSAMPLED_TEST_CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Builds agent records (agent_protocol.h) the way the agent serializes
  * them, to feed jsampled's parsers and decoder with synthetic JVMs. */
 #ifndef JSAMPLED_TEST_MODEL_BUILDER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The agent's JVM-free parts: the versioned record store (fetch since N,
  * batching, compaction), the prologue/epilogue recogniser on real
  * HotSpot instruction sequences (captured from JDK 17 and 25 on x86-64),

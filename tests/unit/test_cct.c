@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The calling-context tree and its three renderings. */
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Shared building blocks: the bounded wire reader/writer, the u64 map
  * (against a reference model), the held-sample queue and the string pool. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The decoder on synthetic JVMs and hand-built stack fragments: every frame
  * kind, partial frames, entry frames with and without older Java frames,
  * deoptimized frames, time-versioned code, the failure reasons, and walks

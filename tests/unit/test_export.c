@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The exporter's parts that need no network or daemon: service names and
  * labels from a process's cmdline and cgroup, the bounded send queue and
  * its back-off, the config file's handling of secrets, a profile's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel symbols: a generated kallsyms file (types, modules, compiler
  * suffixes, shared addresses, malformed lines, kptr_restrict's zeros), the
  * intern table, lookup boundaries, and the running kernel's /proc/kallsyms. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The two sockets' protocol handling without the event loop: query
  * requests (good, malformed, someone else's process) and agent connections
  * over a socketpair (a valid HELLO, then lies and garbage). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jsampled's model of a JVM from agent records: code map lookups over time
  * and nesting, scope lookups, frame states, methods, and refusal of
  * malformed or lying records. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Native unwinding (daemon/native/native_unwind.c) on a real stack copy of this
  * very process: frame_a -> frame_b -> frame_c, where frame_c takes its
  * registers and copies its own stack into a js_sample, as the BPF sampler

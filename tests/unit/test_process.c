@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The per-process sample path: decode at once when the model covers a
  * sample, hold it while the model lags, release it when a batch arrives,
  * give up after the hold time or when the agent is gone, and keep an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Profiles out of a CCT: frames told apart by bci and merged again for
  * display, time slices and windows, and the pprof, page, SVG and diff
  * renderings (pprof read back with protobuf-c). */

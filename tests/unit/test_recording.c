@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Recordings: what is written is read back byte for byte, with samples
  * whose stack bottoms repeat their thread's previous sample written as
  * what changed (recording_stacks.h), and a file that names a stack it

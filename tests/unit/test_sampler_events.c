@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The perf events that run the sampler (daemon/ingest/sampler_events.h), on this
  * machine's kernel: a child process with threads that exist when it
  * becomes a target and a thread it starts afterwards, an empty BPF program

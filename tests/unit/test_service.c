@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The service side of jsampled: settings from a config file and the
  * command line, saved profiles (round trip, damage, limits), process rules,
  * /proc readers and the CCT's memory cap. */

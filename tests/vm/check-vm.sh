@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The real-systemd test: boots Debian 12 with systemd as PID 1 in a
 # virtual machine of our own (qemu; this machine's PID 1 and cgroups are
 # never touched), installs the jsampled package there, starts the service

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Runs inside the VM (systemd is PID 1): what a user does on a new host.
 # Every line for the host starts with VMTEST.
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * libjsagent.so: the JVMTI agent jsampled relies on to decode stack samples.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Global state of the in-JVM agent (libjsagent.so). One instance per JVM:
  * loading the agent twice (-agentpath plus a later jcmd attach) reuses it. */
 #ifndef JSAGENT_AGENT_H

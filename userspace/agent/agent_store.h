@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The agent's versioned record log: everything jsampled needs to decode
  * samples of this JVM, serialized once when the event happens, each record

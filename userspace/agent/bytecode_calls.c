@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "bytecode_calls.h"
 
 /* Lengths of the standard JVM instructions (JVMS 6.5), 0 for the variable

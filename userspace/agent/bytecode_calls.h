@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The invoke instructions of a method's bytecode: their bcis, opcodes and
  * constant-pool indexes (as JVMTI's GetBytecodes gives them: the class
  * file's, consistent with GetConstantPool). jsampled uses them to check

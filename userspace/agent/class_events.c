@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Classes and methods -> CLASS / METHOD records.
  *
  * ClassPrepare runs on application threads, so it only does what must happen

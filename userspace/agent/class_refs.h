@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Weak references to the classes the agent registered, by class id, so the
  * agent thread can hold a class while it asks JVMTI about it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* JVMTI code events -> CODE_LOAD / CODE_UNLOAD records. Callbacks run on the
  * JVM's service and compiler threads; they copy what JVMTI hands them, read
  * the blob facts JVMTI does not give (frame size, entry points) through the

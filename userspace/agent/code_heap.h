@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Finding the CodeBlob that holds a code address, the way HotSpot's own
  * CodeHeap::find_blob_start does: through the code heap's segment map. JVMTI
  * reports code ranges but not the blob facts the decoder needs (frame size,

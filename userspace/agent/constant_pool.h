@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A class's constant pool, as JVMTI's GetConstantPool gives it (the
  * constant_pool item of the class file format, JVMS 4.4): which method an
  * invoke instruction names, as a hash of its name and descriptor, so

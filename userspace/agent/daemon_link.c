@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The agent's own thread: connects to jsampled's agent socket (retrying while
  * jsampled is not running), answers FETCH requests with BATCHes from the
  * store, resolves newly seen methods in the background, and compacts the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Where in a compiled method the frame is not (yet, or any more) in place.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The HotSpot data layout the agent and the decoder rely on, resolved by
  * name from vmStructs once per JVM. JDK versions differ in field names and
  * widths (JDK 17's CodeBlob::_code_begin pointer became an _code_offset by

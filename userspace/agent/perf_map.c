@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Optional /tmp/perf-<pid>.map for Linux perf (agent option `perfmap`): one
  * "<start hex> <size hex> <name>" line per JIT-compiled method and generated
  * stub, the format perf reads to symbolize JIT code ("Java in Flames",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* /tmp/perf-<pid>.map for Linux perf (agent option `perfmap`). */
 #ifndef JSAMPLED_AGENT_PERF_MAP_H
 #define JSAMPLED_AGENT_PERF_MAP_H

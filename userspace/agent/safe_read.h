@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Reads of JVM-internal memory that fail instead of crashing the JVM.
  * Pointers found through vmStructs can dangle (a class unloaded, a thread
  * exited); process_vm_readv on our own pid returns EFAULT for them where a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Java threads -> THREAD records: each thread's JavaThread*, its stack
  * bounds and name, so jsampled can have the BPF program read the thread's
  * frame anchor at sample time (the last Java frame of a thread in native or

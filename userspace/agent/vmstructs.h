@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Reader of HotSpot's exported serviceability tables (gHotSpotVMStructs,
  * gHotSpotVMTypes, gHotSpotVMIntConstants, gHotSpotVMLongConstants): the same
  * tables the Serviceability Agent uses. Everything the agent knows about

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The protocol between the in-JVM agent (libjsagent.so) and jsampled.
  *

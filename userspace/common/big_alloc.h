@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Memory for large arrays that grow (a big CCT's nodes, a big hash map's
  * slots): from 2 MiB up, mapped apart and advised onto transparent huge
  * pages.

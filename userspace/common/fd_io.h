@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Blocking whole-buffer I/O on file descriptors, retried across EINTR and
  * short transfers: shared by the daemon (/proc, the state file, HotSpot's
  * attach socket) and the agent (its link to the daemon). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* FNV-1a, 64 bits: the one string hash of jsampled and jsamplectl (hash
  * tables of names, and the stack ids of the ClickHouse rows, which must
  * stay the same from one release to the next). */

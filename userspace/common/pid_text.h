@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A process id as text, read the same way by jsampled, jsamplectl and
  * jsreplay: decimal digits only (no sign, space or leading zero), a value
  * of 1 up to the kernel's PID_MAX_LIMIT. */

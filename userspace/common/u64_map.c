@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "u64_map.h"
 
 #include "big_alloc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A small open-addressing hash map from nonzero u64 keys to u64 values
  * (linear probing, backward-shift deletion: no tombstones). Used on hot
  * paths in jsampled (CCT children, Method* lookups) and in the agent. */

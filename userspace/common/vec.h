@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Typed growable arrays: VEC(T) declares {T *v; size_t n, cap;}. */
 #ifndef JSAMPLED_VEC_H
 #define JSAMPLED_VEC_H

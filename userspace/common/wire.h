@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Bounded binary encoding shared by the agent and jsampled: a growable
  * writer and a reader that never reads past its buffer. Integers are little
  * endian; strings carry a u16 length. A reader error is sticky, so a parser

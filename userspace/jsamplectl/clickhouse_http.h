@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* ClickHouse's HTTP interface (port 8123): the SQL goes in the `query` URL
  * parameter, an INSERT's rows in the POST body; basic auth when a user is
  * configured. https://clickhouse.com/docs/en/interfaces/http */

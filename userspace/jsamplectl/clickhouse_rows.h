@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* One interval of one host as ClickHouse rows (deploy/clickhouse/schema.sql):
  * each process's profile becomes `samples` rows, one per distinct stack
  * (time, host, service, pid, labels, stack hash, count), and each stack not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* `jsamplectl export`: a long-lived client of jsampled's query socket that
  * pushes every process's profile, interval by interval, to fleet stores.
  * It is not part of the privileged daemon: the daemon stays off the

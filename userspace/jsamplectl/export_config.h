@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The exporter's settings: /etc/jsampled/export.conf (or --config FILE),
  * then the command line. Secrets (passwords, tokens) are read only from the
  * file, which must not be readable by others: a command line is visible to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A destination's send queue: the intervals' profiles waiting to be pushed,
  * oldest first, bounded in bytes (past the bound the oldest are dropped,
  * counted), with retry and exponential back-off after a failure. One queue

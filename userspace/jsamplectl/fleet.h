@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* `jsamplectl fleet`: profiles across hosts, from the ClickHouse store the
  * exporters write (deploy/clickhouse/schema.sql). ClickHouse does the
  * merging: the query returns one row per distinct stack of the service (and

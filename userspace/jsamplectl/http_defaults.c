@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "http_defaults.h"
 
 void http_defaults(CURL *easy, unsigned timeout_s, char *error_buffer)

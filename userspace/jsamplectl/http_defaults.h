@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The libcurl settings every request of jsamplectl's shares: timeouts (a
  * destination that hangs must not hold the exporter), no signals, only
  * http(s), no redirects (credentials stay with the configured host), and an

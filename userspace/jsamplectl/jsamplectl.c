@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * jsamplectl: the command-line client of jsampled's query socket.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Reading back a profile jsampled wrote (gzipped pprof profile.proto), with
  * protobuf-c and zlib: the exporter counts what it pushes with it. */
 #ifndef JSAMPLECTL_PPROF_READ_H

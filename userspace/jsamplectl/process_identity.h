@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Who a profiled JVM is, for fleet stores: its service name and labels,
  * from what any user may read of a process (/proc/PID/cmdline and
  * /proc/PID/cgroup), so the exporter needs no privilege for it.

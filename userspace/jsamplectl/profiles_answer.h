@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The body of jsampled's "profiles" answer (daemon/service/query_server.h): per
  * process a "<pid> <length>" line and that many bytes of pprof, then "end".
  * An answer cut short (jsampled's render died) has no "end": nothing of it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* One interval's profile as a Pyroscope ingest request (the HTTP API of
  * Grafana Pyroscope, and of what speaks it: Grafana Alloy's
  * pyroscope.receive_http, qryn). Documented at

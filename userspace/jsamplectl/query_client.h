@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Talking to jsampled's query socket: one request line, an "OK" or
  * "ERROR <reason>" line, then the body. */
 #ifndef JSAMPLECTL_QUERY_CLIENT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jsamplectl serve: a local web view of jsampled's profiles (libmicrohttpd).
  * It reaches jsampled only through the query socket, so it sees what the
  * user running it may see; it listens on loopback unless told otherwise,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "serve_routes.h"
 
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What `jsamplectl serve` answers a request with, decided from its URL and
  * query arguments alone (no socket, no HTTP library: the fuzzer drives it):
  * which page, or which request line it sends jsampled for the browser.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Times on the command line: "now"; an age such as "90s", "5m", "2h",
  * "1d" (that long ago); seconds since the epoch; or a date and time
  * "2026-11-23 18:05[:30]" / "2026-11-23T18:05[:30][Z]" (local time unless

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "url_safety.h"
 
 #include <curl/curl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What the exporter says about its destinations' URLs: never the
  * credentials a URL may carry (user:password@), and a warning when
  * credentials would cross a network in clear text. */

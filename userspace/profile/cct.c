@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "cct.h"
 
 #include "userspace/common/big_alloc.h"

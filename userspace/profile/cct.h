@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A calling-context tree (Ammons, Ball & Larus, PLDI'97): one node per
  * distinct call path, with the number of samples that ended there. A path's
  * frames are told apart by method, frame kind and bci (the position in the

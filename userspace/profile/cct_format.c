@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "cct_format.h"
 #include "kernel_symbols.h"
 

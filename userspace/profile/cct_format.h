@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Renders a profile (a CCT, or the samples of a time window of it): as an
  * indented tree, FlameGraph's collapsed (folded) lines, JSON, pprof
  * (cct_pprof.c), a self-contained flame-graph page or its data

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What cct.c shares with cct_prune.c only: the tree's own lookups,
  * which a prune uses to rebuild the children map and make [other] nodes. */
 #ifndef JSAMPLED_CCT_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The flame-graph page: its data (userspace/common/web/FORMAT.md) from a
  * profile or from two (a diff), the page itself (the embedded template with
  * the data in it), and a diff's table of the frames whose share changed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* pprof: a profile as Google's profile.proto (the upstream file, from
  * Debian's golang-github-google-pprof-dev, compiled by protoc-c at build
  * time), gzipped, as `go tool pprof` and the fleet stores read it.

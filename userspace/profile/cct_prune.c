@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Pruning a full calling-context tree (cct.h, cct_enable_pruning): keep
  * the nodes with the most samples, put the others' samples where their
  * method stays visible, renumber everything that names a node. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A CCT's samples by time, in slices that coarsen with age: by default
  * 10-second slices for the last 10 minutes, then minutes for an hour, then
  * hours for a day. Each slice holds how many samples ended in which node

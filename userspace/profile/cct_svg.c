@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* An interactive SVG flame graph (root at the bottom), viewable in any
  * browser without a server: a <title> tooltip per frame, click to zoom,
  * "Search" to highlight frames by a regular expression and report their

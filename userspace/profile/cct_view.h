@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What a rendering shows of a CCT: all of it or the samples of a time
  * window, frames told apart by bci (pprof: a line per frame) or merged when
  * they differ only by bci (the tree, folded, JSON and page formats), and no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* gzip (RFC 1952) compression into a wbuf, with zlib: pprof profiles are
  * gzipped by convention, and jsamplectl's ClickHouse inserts travel
  * gzipped (Content-Encoding: gzip). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Minimal JSON output helpers for query responses. (Not json_string: that
  * is jansson's, which jsamplectl links beside these.) */
 #ifndef JSAMPLED_JSON_H

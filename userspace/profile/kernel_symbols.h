@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Kernel frames' names: /proc/kallsyms read once (text symbols only, sorted
  * by address), and an intern table that gives each distinct name a small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* One JVM's classes and methods as its agent reported them (CLASS and
  * METHOD records), indexed by the agent's ids and by Method* for
  * interpreted frames. Ids are looked up through hash maps into dense

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "named_tree.h"
 #include "kernel_symbols.h"
 #include "userspace/common/fnv1a.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A profile tree whose frames are named: what the flame-graph page, the SVG
  * and the diff render. Built from CCT views (cct_view.h); frames are keyed
  * by name and kind, not by method id, so the trees of two processes (or two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "safe_text.h"
 
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Text that other processes supply (agents' names and messages, thread
  * names from /proc) reaches the journal, terminals and JSON. It is stored
  * escaped: control bytes, DEL and bytes that are not valid UTF-8 become

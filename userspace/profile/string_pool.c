@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "string_pool.h"
 #include "userspace/common/fnv1a.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Interned, immutable strings owned by one process's tables: method names,
  * signatures and class names repeat a lot across a JVM. */
 #ifndef JSAMPLED_STRING_POOL_H

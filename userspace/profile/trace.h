@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A decoded Java call trace: what the decoder produces and the CCT
  * consumes. Frames are stored leaf first, as the walk finds them. */
 #ifndef JSAMPLED_TRACE_H

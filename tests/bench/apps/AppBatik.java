@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import java.io.ByteArrayOutputStream;
 import org.apache.batik.transcoder.TranscoderInput;
 import org.apache.batik.transcoder.TranscoderOutput;

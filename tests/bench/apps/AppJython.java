@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import java.util.Properties;
 import org.python.core.PyObject;
 import org.python.core.PySystemState;

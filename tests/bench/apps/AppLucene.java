@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import java.nio.file.Files;
 import java.util.List;
 import org.apache.lucene.analysis.Analyzer;

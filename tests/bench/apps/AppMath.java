@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import org.apache.commons.math3.complex.Complex;
 import org.apache.commons.math3.fitting.PolynomialCurveFitter;
 import org.apache.commons.math3.fitting.WeightedObservedPoints;

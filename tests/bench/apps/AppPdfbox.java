@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import java.awt.image.BufferedImage;
 import org.apache.pdfbox.pdmodel.PDDocument;
 import org.apache.pdfbox.rendering.PDFRenderer;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import org.mozilla.javascript.Context;
 import org.mozilla.javascript.Script;
 import org.mozilla.javascript.Scriptable;

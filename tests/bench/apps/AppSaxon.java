@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import java.io.StringWriter;
 import javax.xml.transform.Templates;
 import javax.xml.transform.TransformerFactory;

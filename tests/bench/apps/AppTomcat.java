@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 import javax.xml.XMLConstants;
 import javax.xml.parsers.SAXParser;
 import javax.xml.validation.Schema;

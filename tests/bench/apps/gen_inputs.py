@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Inputs for the application drivers of bench_decode_apps.py.
 
 Everything is generated from a fixed seed into one directory: a text corpus,

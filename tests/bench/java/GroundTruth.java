@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Workloads whose correct CPU profile is known because they measure it
 // themselves: each named phase is a method of this class whose thread CPU
 // time (ThreadMXBean) is added up around coarse slices of work. At the end

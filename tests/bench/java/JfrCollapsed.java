@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Prints a JFR recording's execution and native-method samples as collapsed
 // stacks ("root;...;leaf count"), identical stacks merged. Reads the file with
 // the JDK's own jdk.jfr.consumer API: `jfr print --json` of 2000-frame stacks

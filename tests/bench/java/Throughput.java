@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The overhead benchmark's workload: N threads doing a fixed unit of numeric
 // work (the five SciMark-like kernels, each on the thread's own data, so the
 // threads do not share cache lines) as fast as they can. Every 50 ms it prints

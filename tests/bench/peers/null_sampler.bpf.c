@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The null sampler: an empty program on the same cpu-clock perf events
  * jsampled uses. What it costs a JVM is the price of the timer interrupt
  * alone, the floor every sampler pays on these machines. */

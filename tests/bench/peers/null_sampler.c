@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Loads the empty BPF program on cpu-clock perf events at the given
  * frequency, opened by the same code as jsampled's own
  * (daemon/ingest/sampler_events.c): one per thread of process PID (as jsampled's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A safepoint-biased sampler, the baseline of the comparison benchmark: what
  * VisualVM-style samplers do. An agent thread calls GetAllStackTraces at a

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Embeds a file in C: embed.py SYMBOL IN OUT.c writes `const char SYMBOL[]`
 holding IN's bytes (NUL-terminated) and `const unsigned long SYMBOL_len`.
 The web page is kept as a readable .html in the repository and compiled

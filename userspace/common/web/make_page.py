@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Builds a flame-graph page from the template and a data object.
 
   make_page.py TEMPLATE DATA.json OUT.html
