@@ -97,7 +97,7 @@ REPLAY_SRC := $(wildcard daemon/replay/*.c) daemon/service/options.c $(ENGINE_SR
 JAVA_SRC := $(wildcard tests/java/*.java)
 
 # Unit tests, by what they link: core and service, the agent.
-UNIT_SERVICE := test_links test_sampler_events test_service
+UNIT_SERVICE := test_links test_service
 # The native unwinder and the helper's request path.
 UNIT_ENGINE := test_native_unwind
 UNIT_AGENT := test_agent
@@ -253,6 +253,11 @@ $(addprefix $(B)/asan/tests/,$(UNIT_AGENT)): $(B)/asan/tests/%: $(call asan_obj,
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ -lpthread
 
+# The sampler's perf events on the running kernel (root: an integration test).
+$(B)/tests/integration/sampler_events: $(call obj,tests/integration/sampler_events.c) $(B)/libjsdaemon.a $(B)/libjsdecode.a $(B)/libjsprofile.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $^ -o $@ $(DAEMON_LIBS)
+
 # --- Java programs used by the demo and the integration tests ---
 $(B)/java/.stamp: $(JAVA_SRC)
 	@mkdir -p $(B)/java
@@ -282,7 +287,7 @@ check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 JSREPLAY=$(B)/asan/jsreplay tests/corpus/check-corpus.sh
 
 .PHONY: check-integration
-check-integration: all $(B)/asan/jsampled $(B)/asan/jsampled-unwind java
+check-integration: all $(B)/asan/jsampled $(B)/asan/jsampled-unwind java $(B)/tests/integration/sampler_events
 	JSAMPLED_BUILD=$(abspath $(B)) tests/integration/run-all.sh
 
 # --- Fuzzing: libFuzzer targets (tests/fuzz/fuzz_*.c) built by clang with

@@ -17,12 +17,15 @@
 #include <bpf/bpf.h>
 
 #include "daemon/ingest/sampler_events.h"
-#include "check.h"
+#include "tests/unit/check.h"
 
 #define HZ 1000
 
 /* The child: two idle threads, then, per byte read from the pipe, a thread
- * that spins for 300 ms (a thread created after the events were opened). */
+ * that spins until it has had 300 ms of CPU (a thread created after the
+ * events were opened), and the CPU time it got. On a busy machine that
+ * takes longer, and the ticks it should get are counted from its CPU time,
+ * not the wall clock; past 10 s it stops with what it has. */
 static void *idle_thread(void *arg)
 {
 	(void)arg;
@@ -31,18 +34,24 @@ static void *idle_thread(void *arg)
 	return NULL;
 }
 
+static int64_t ns_of(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static void *spin_thread(void *arg)
 {
-	struct timespec t0, t;
+	int64_t *cpu_ns = arg, wall0 = ns_of(CLOCK_MONOTONIC);
 	volatile unsigned long x = 0;
 
-	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		for (int i = 0; i < 100000; i++)
 			x++;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 300000000L);
+		*cpu_ns = ns_of(CLOCK_THREAD_CPUTIME_ID);
+	} while (*cpu_ns < 300000000 && ns_of(CLOCK_MONOTONIC) - wall0 < 10000000000);
 	return NULL;
 }
 
@@ -56,9 +65,11 @@ static void child_main(int cmd, int done)
 	if (write(done, "r", 1) != 1)
 		_exit(1);
 	while (read(cmd, &c, 1) == 1) {
-		pthread_create(&t, NULL, spin_thread, NULL);
+		int64_t cpu_ns = 0;
+
+		pthread_create(&t, NULL, spin_thread, &cpu_ns);
 		pthread_join(t, NULL);
-		if (write(done, "d", 1) != 1)
+		if (write(done, &cpu_ns, sizeof(cpu_ns)) != sizeof(cpu_ns))
 			_exit(1);
 	}
 	_exit(0);
@@ -82,15 +93,26 @@ static uint64_t runs(int prog)
 	return bpf_obj_get_info_by_fd(prog, &info, &len) == 0 ? info.run_cnt : 0;
 }
 
-/* Ticks that reached the program while the child's new thread spun 300 ms. */
-static uint64_t spin_ticks(int cmd, int done, int prog)
+/* Ticks that reached the program while the child's new thread spun, and
+ * (in *expect, if given) how many its CPU time makes at hz. */
+static uint64_t spin_ticks(int cmd, int done, int prog, int hz, double *expect)
 {
 	uint64_t before = runs(prog);
-	char c;
+	int64_t cpu_ns;
 
-	if (write(cmd, "s", 1) != 1 || read(done, &c, 1) != 1)
+	if (write(cmd, "s", 1) != 1 || read(done, &cpu_ns, sizeof(cpu_ns)) != sizeof(cpu_ns))
 		return UINT64_MAX;
+	if (expect)
+		*expect = (double)cpu_ns * hz / 1e9;
 	return runs(prog) - before;
+}
+
+/* Within 40 % of what the thread's CPU time makes (the timer's first
+ * tick, the thread's start and end, and the kernel's tick jitter). */
+static bool near(uint64_t ticks, double expect)
+{
+	fprintf(stderr, "  %" PRIu64 " ticks for %.0f expected from the thread's CPU time\n", ticks, expect);
+	return expect >= 50 && ticks >= 0.6 * expect && ticks <= 1.4 * expect;
 }
 
 int main(void)
@@ -101,15 +123,16 @@ int main(void)
 	char err[256] = "", ready;
 	pid_t child;
 	uint64_t ticks;
+	double expect = 0;
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "test_sampler_events: needs root (perf events on another process, a BPF program)\n");
+		fprintf(stderr, "sampler_events: needs root (perf events on another process, a BPF program)\n");
 		return 1;
 	}
 	prog = null_program();
 	stats = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (prog < 0 || stats < 0) {
-		fprintf(stderr, "test_sampler_events: cannot load a BPF program or count its runs: %s\n",
+		fprintf(stderr, "sampler_events: cannot load a BPF program or count its runs: %s\n",
 			strerror(errno));
 		return 1;
 	}
@@ -133,28 +156,29 @@ int main(void)
 	sampler_events_read(e, &c);
 	CHECK_EQ(c.processes, 1);
 	CHECK_EQ(c.events, 3);
-	ticks = spin_ticks(to_child[1], from_child[0], prog);
-	CHECK(ticks >= 150 && ticks <= 450); /* 300 ms at 1 kHz, on a shared machine */
-	fprintf(stderr, "a thread started after its process's events opened: %" PRIu64 " ticks in 300 ms\n", ticks);
+	fprintf(stderr, "a thread started after its process's events opened:\n");
+	ticks = spin_ticks(to_child[1], from_child[0], prog, HZ, &expect);
+	CHECK(near(ticks, expect));
 
 	/* Off: its copies too. */
 	CHECK_EQ(sampler_events_enable(e, false), 0);
-	CHECK(spin_ticks(to_child[1], from_child[0], prog) <= 5);
+	CHECK(spin_ticks(to_child[1], from_child[0], prog, HZ, NULL) <= 5);
 	CHECK_EQ(sampler_events_enable(e, true), 0);
-	CHECK(spin_ticks(to_child[1], from_child[0], prog) >= 150);
+	ticks = spin_ticks(to_child[1], from_child[0], prog, HZ, &expect);
+	CHECK(near(ticks, expect));
 
 	/* A new frequency opens the events anew, at it. */
 	CHECK_EQ(sampler_events_set_frequency(e, HZ / 4), 0);
 	sampler_events_read(e, &c);
 	CHECK_EQ(c.events, 3);
-	ticks = spin_ticks(to_child[1], from_child[0], prog);
-	CHECK(ticks >= 35 && ticks <= 110);
+	ticks = spin_ticks(to_child[1], from_child[0], prog, HZ / 4, &expect);
+	CHECK(near(ticks, expect));
 
 	/* Removed: none. */
 	sampler_events_remove(e, child);
 	sampler_events_read(e, &c);
 	CHECK_EQ(c.events, 0);
-	CHECK(spin_ticks(to_child[1], from_child[0], prog) <= 5);
+	CHECK(spin_ticks(to_child[1], from_child[0], prog, HZ, NULL) <= 5);
 
 	/* The sweep closes what an exited process left. */
 	CHECK_EQ(sampler_events_add(e, child), 3);
