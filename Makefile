@@ -62,7 +62,7 @@ DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf
 PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
 COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/common/big_alloc.c userspace/common/fd_io.c \
-	userspace/common/pid_text.c
+	userspace/common/pid_text.c userspace/common/kv_file.c
 # Generated: pprof's protobuf-c code, and the flame-graph page as a C string.
 GEN_SRC := $(B)/gen/profile.pb-c.c $(B)/gen/flamegraph_page.c
 WEB_PAGE := userspace/common/web/flamegraph.html
@@ -86,7 +86,8 @@ HELPER_SRC := daemon/native/native_helper.c daemon/native/native_helper_main.c $
 # event loop.
 SERVICE_SRC := $(filter-out daemon/service/main.c $(HELPER_SRC),$(wildcard daemon/ingest/*.c daemon/jvm/*.c \
 	daemon/native/*.c daemon/service/*.c))
-AGENT_SRC := $(wildcard userspace/agent/*.c) $(COMMON_SRC)
+# (The agent reads no config file and no pid from text.)
+AGENT_SRC := $(wildcard userspace/agent/*.c) $(filter-out %/kv_file.c %/pid_text.c,$(COMMON_SRC))
 # The agent's JVM-free parts, unit tested on their own.
 AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c userspace/agent/bytecode_calls.c \
 	userspace/agent/constant_pool.c

@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "bpf/sampler.h"
+#include "userspace/common/kv_file.h"
 #include "userspace/profile/cct_slices.h"
 #include "daemon/ingest/sampler_bpf.h"
 
-#define CONFIG_LINE 1024
 #define MIB 20 /* shift */
 #define KIB 10
 
@@ -330,81 +330,48 @@ static const struct opt_spec *spec_named(const char *name)
 	return NULL;
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = 0;
-	return s;
-}
-
 static bool truthy(const char *v)
 {
 	return !strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1") || !strcmp(v, "on");
 }
 
-/* Reads `key = value` lines (# comments, blank lines) and applies each. */
+/* One setting of the config file (userspace/common/kv_file.h): its
+ * message goes to the reader, which names the file and line. */
+static int apply_setting(void *ctx, const char *key, const char *val, char *err, size_t errlen)
+{
+	const struct opt_spec *spec = spec_named(key);
+	char *saved_buf = err_buf;
+	size_t saved_len = err_len;
+	int r;
+
+	if (!spec || spec->type == T_CONFIG || spec->type == T_HELP) {
+		snprintf(err, errlen, "unknown key '%s'", key);
+		return -1;
+	}
+	err_buf = err;
+	err_len = errlen;
+	if (spec->type == T_FLAG)
+		r = truthy(val) ? apply(ctx, spec, "") : 0;
+	else
+		r = apply(ctx, spec, val);
+	err_buf = saved_buf;
+	err_len = saved_len;
+	return r;
+}
+
+/* Reads the config file's settings and applies each. */
 static int read_config(struct options *o, const char *path)
 {
-	char line[CONFIG_LINE];
+	const struct kv_reader reader = {.apply = apply_setting, .ctx = o};
+	char err[768];
 	FILE *f = fopen(path, "re");
-	unsigned lineno = 0;
-	int r = 0;
+	int r;
 
 	if (!f)
 		return fail("cannot read config %s: %s", path, strerror(errno));
-	while (r == 0 && fgets(line, sizeof(line), f)) {
-		char *s, *eq, *key, *val;
-		const struct opt_spec *spec;
-
-		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			r = fail("%s:%u: line too long", path, lineno);
-			break;
-		}
-		s = trim(line);
-		if (!*s || *s == '#')
-			continue;
-		eq = strchr(s, '=');
-		if (!eq) {
-			r = fail("%s:%u: expected key = value", path, lineno);
-			break;
-		}
-		*eq = 0;
-		key = trim(s);
-		val = trim(eq + 1);
-		if (strlen(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[strlen(val) - 1] == val[0]) {
-			val[strlen(val) - 1] = 0;
-			val++;
-		}
-		spec = spec_named(key);
-		if (!spec || spec->type == T_CONFIG || spec->type == T_HELP) {
-			r = fail("%s:%u: unknown key '%s'", path, lineno, key);
-			break;
-		}
-		if (spec->type == T_FLAG) {
-			if (truthy(val))
-				r = apply(o, spec, "");
-			continue;
-		}
-		if (apply(o, spec, val) != 0) {
-			/* Point at the line: the message names only the key. */
-			if (err_buf) {
-				char tmp[256];
-				snprintf(tmp, sizeof(tmp), "%s", err_buf);
-				snprintf(err_buf, err_len, "%s:%u: %s", path, lineno, tmp);
-			} else {
-				fprintf(stderr, "jsampled: (in %s, line %u)\n", path, lineno);
-			}
-			r = -1;
-		}
-	}
+	r = kv_file_read(f, path, &reader, err, sizeof(err));
 	fclose(f);
-	return r;
+	return r == 0 ? 0 : fail("%s", err);
 }
 
 static void default_agent_path(struct options *o)

@@ -36,6 +36,38 @@ require_environment() {
 	[ -x "$DAEMON" ] || fail "$DAEMON not built (run 'make')"
 	[ -f "$AGENT" ] || fail "$AGENT not built (run 'make')"
 	[ -f "$B/java/.stamp" ] || fail "Java test programs not built (run 'make java')"
+	[ -n "$TEST_CGROUP" ] || join_test_cgroup
+}
+
+# The test's own cgroup: the test's shell joins it, so everything it starts
+# (JVMs, daemons, sandboxes) is in it, and every test daemon profiles only
+# it (--include-cgroup, in start_daemon): JVMs that other people run on the
+# machine are left alone, also by zero-config attach. TEST_CGROUP is the
+# path /proc/PID/cgroup shows; TEST_CGROUP_DIR the directory.
+TEST_CGROUP=
+TEST_CGROUP_DIR=
+join_test_cgroup() {
+	local mnt self
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || fail "no cgroup2 hierarchy mounted: a test's processes need a cgroup of their own"
+	self=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	TEST_CGROUP="${self%/}/jsampled-test-$TEST_NAME-$$"
+	TEST_CGROUP_DIR="$mnt$TEST_CGROUP"
+	mkdir "$TEST_CGROUP_DIR" || fail "cannot create the test's cgroup $TEST_CGROUP_DIR"
+	echo $$ >"$TEST_CGROUP_DIR/cgroup.procs" || fail "cannot move the test into its cgroup $TEST_CGROUP_DIR"
+}
+
+# Leaves the test's cgroup and removes it, with whatever of the test's is
+# still in it (a JVM the test lost track of).
+leave_test_cgroup() {
+	[ -n "$TEST_CGROUP_DIR" ] && [ -d "$TEST_CGROUP_DIR" ] || return 0
+	echo $$ >"$(dirname "$TEST_CGROUP_DIR")/cgroup.procs" 2>/dev/null || true
+	for _ in $(seq 1 50); do
+		rmdir "$TEST_CGROUP_DIR" 2>/dev/null && return 0
+		while read -r p; do kill -9 "$p" 2>/dev/null || true; done <"$TEST_CGROUP_DIR/cgroup.procs"
+		sleep 0.1
+	done
+	echo "[$TEST_NAME] could not remove $TEST_CGROUP_DIR" >&2
 }
 
 # A test that fails keeps its temporary directory; KEEP_TMP=1 keeps a
@@ -52,6 +84,7 @@ cleanup() {
 		kill -INT "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
 	fi
+	leave_test_cgroup
 	if [ $rc -eq 0 ] && [ -z "${KEEP_TMP:-}" ]; then
 		rm -rf "$TMP"
 	else
@@ -60,19 +93,21 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_daemon [jsampled options...]: tests that do not test attaching
-# keep jsampled away from other JVMs on the machine (ATTACH=auto to allow,
-# ATTACH=default to pass no --attach and run with jsampled's default);
+# start_daemon [jsampled options...]: jsampled profiles only the test's
+# cgroup; tests that do not test attaching keep it from attaching at all
+# (ATTACH=auto to allow, ATTACH=default to pass no --attach and run with
+# jsampled's default);
 # DAEMON_PREFIX: a command to run it under (taskset, ...).
 DAEMON_PREFIX=()
 # JSAMPLED_TEST_DAEMON_ARGS: more options for every test's jsampled, e.g.
 # "--exclude-cgroup /bench-*" to leave a benchmark's JVMs alone on a shared
 # machine (zero-config tests attach every JVM they may).
 start_daemon() {
+	[ -n "$TEST_CGROUP" ] || join_test_cgroup
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=23} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=24} \
 		"${DAEMON_PREFIX[@]}" "$DAEMON" --socket "$TMP/q.sock" --agent-socket "$TMP/agent.sock" \
-		$([ "${ATTACH:-off}" = default ] || echo --attach "${ATTACH:-off}") "$@" \
+		$([ "${ATTACH:-off}" = default ] || echo --attach "${ATTACH:-off}") --include-cgroup "$TEST_CGROUP" "$@" \
 		${JSAMPLED_TEST_DAEMON_ARGS:-} >>"$TMP/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	for _ in $(seq 1 200); do

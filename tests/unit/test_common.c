@@ -12,6 +12,7 @@
 #include "userspace/common/wire.h"
 #include "userspace/profile/safe_text.h"
 #include "check.h"
+#include "userspace/common/kv_file.h"
 #include "userspace/common/pid_text.h"
 
 static void test_wire_roundtrip(void)
@@ -486,6 +487,67 @@ static void test_pid_text(void)
 	CHECK_EQ(pid_from_text_n("12345", 3), 123); /* only the n bytes count */
 }
 
+struct kv_seen {
+	char text[512];
+};
+
+static int kv_collect(void *ctx, const char *key, const char *value, char *err, size_t errlen)
+{
+	struct kv_seen *seen = ctx;
+	size_t n = strlen(seen->text);
+
+	if (strcmp(key, "bad") == 0) {
+		snprintf(err, errlen, "bad: %s is wrong", value);
+		return -1;
+	}
+	snprintf(seen->text + n, sizeof(seen->text) - n, "[%s=%s]", key, value);
+	return 0;
+}
+
+static bool kv_secret(const char *key)
+{
+	return strcmp(key, "password") == 0;
+}
+
+/* The one reader of jsampled.conf and export.conf: comments, space,
+ * quotes, values that are whole lines, and where an error is. */
+static void test_kv_file(void)
+{
+	static const char text[] = "# a comment\n\n  key = value  \nglob = /usr/*/java   # trailing comment\n"
+				   "hash = a#b\nquoted = \" spaced \"\npassword = p #not a comment\nempty =\n";
+	struct kv_seen seen = {""};
+	const struct kv_reader r = {.apply = kv_collect, .whole_line = kv_secret, .ctx = &seen};
+	char err[256] = "", big[KV_LINE_MAX + 10];
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_EQ(kv_file_read(f, "t.conf", &r, err, sizeof(err)), 0);
+	fclose(f);
+	CHECK_STR(seen.text, "[key=value][glob=/usr/*/java][hash=a#b][quoted= spaced ][password=p #not a comment][empty=]");
+
+	f = fmemopen((void *)"ok = 1\nbad = x\nnever = 2\n", 25, "r");
+	seen.text[0] = 0;
+	CHECK_EQ(kv_file_read(f, "t.conf", &r, err, sizeof(err)), -1);
+	fclose(f);
+	CHECK_STR(err, "t.conf:2: bad: x is wrong");
+	CHECK_STR(seen.text, "[ok=1]"); /* stops at the first error */
+
+	f = fmemopen((void *)"ok = 1\nno equals sign\n", 23, "r");
+	CHECK_EQ(kv_file_read(f, "t.conf", &r, err, sizeof(err)), -1);
+	fclose(f);
+	CHECK_STR(err, "t.conf:2: expected key = value");
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[0] = 'k', big[1] = '=';
+	big[sizeof(big) - 1] = 0;
+	f = fmemopen(big, sizeof(big) - 1, "r");
+	CHECK_EQ(kv_file_read(f, "t.conf", &r, err, sizeof(err)), -1);
+	fclose(f);
+	CHECK(strstr(err, "t.conf:1: line too long") == err);
+}
+
 static void test_safe_text(void)
 {
 	char out[64];
@@ -522,5 +584,6 @@ int main(void)
 	RUN(test_string_pool);
 	RUN(test_safe_text);
 	RUN(test_pid_text);
+	RUN(test_kv_file);
 	return CHECK_DONE();
 }

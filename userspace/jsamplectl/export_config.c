@@ -2,6 +2,7 @@
 #include "export_config.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "query_client.h"
+#include "userspace/common/kv_file.h"
 
 void export_config_defaults(struct export_config *c)
 {
@@ -155,24 +157,36 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 	return -1;
 }
 
-static char *trim(char *s)
+static bool secret_key(const char *key)
 {
-	char *e;
+	return export_config_is_secret(key);
+}
 
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = 0;
-	return s;
+/* A file's setting: a secret only if no one else may read the file. */
+struct load_ctx {
+	struct export_config *c;
+	mode_t mode;
+};
+
+static int apply_setting(void *ctx, const char *key, const char *value, char *err, size_t errlen)
+{
+	const struct load_ctx *l = ctx;
+
+	if (export_config_is_secret(key) && (l->mode & 077)) {
+		snprintf(err, errlen, "%s in a file others may read (mode %03o; chmod 0600)", key,
+			 (unsigned)(l->mode & 0777));
+		return -1;
+	}
+	return export_config_set(l->c, key, value, 0, err, errlen);
 }
 
 int export_config_load(struct export_config *c, const char *path, int required, char *err, size_t errlen)
 {
-	char line[2048], sub[256];
 	struct stat st;
-	int lineno = 0, rc = 0;
+	struct load_ctx l = {.c = c};
+	const struct kv_reader reader = {.apply = apply_setting, .whole_line = secret_key, .ctx = &l};
 	FILE *f = fopen(path, "re");
+	int rc;
 
 	if (!f) {
 		if (!required && errno == ENOENT)
@@ -185,49 +199,8 @@ int export_config_load(struct export_config *c, const char *path, int required, 
 		fclose(f);
 		return -1;
 	}
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		char *eq, *key, *value;
-
-		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, errlen, "%s:%d: line too long", path, lineno);
-			rc = -1;
-			break;
-		}
-		/* A comment line; a '#' in a value is its own unless it
-		 * follows a space (below). */
-		key = trim(line);
-		if (!*key || *key == '#')
-			continue;
-		eq = strchr(key, '=');
-		if (!eq) {
-			snprintf(err, errlen, "%s:%d: expected key = value", path, lineno);
-			rc = -1;
-			break;
-		}
-		*eq = 0;
-		value = eq + 1;
-		key = trim(key);
-		/* After a value, " # ..." is a comment; a secret is the whole
-		 * rest of its line (a password may hold " #"). */
-		if (!export_config_is_secret(key))
-			for (char *h = strchr(value, '#'); h; h = strchr(h + 1, '#'))
-				if (h > value && isspace((unsigned char)h[-1])) {
-					*h = 0;
-					break;
-				}
-		value = trim(value);
-		if (export_config_is_secret(key) && (st.st_mode & 077)) {
-			snprintf(err, errlen, "%s:%d: %s in a file others may read (mode %03o; chmod 0600)", path,
-				 lineno, key, (unsigned)(st.st_mode & 0777));
-			rc = -1;
-			break;
-		}
-		if (export_config_set(c, key, value, 0, sub, sizeof(sub)) != 0) {
-			snprintf(err, errlen, "%s:%d: %s", path, lineno, sub);
-			rc = -1;
-		}
-	}
+	l.mode = st.st_mode;
+	rc = kv_file_read(f, path, &reader, err, errlen);
 	fclose(f);
 	return rc;
 }
