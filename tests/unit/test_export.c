@@ -117,6 +117,58 @@ static void test_queue(void)
 	export_queue_free(&q);
 }
 
+/* The shipped deploy/export.conf names only settings that exist, with
+ * values they take, and the defaults it shows are the exporter's. Its
+ * commented settings are uncommented ("..." placeholders become "x") and
+ * read as a file. */
+static void test_shipped_export_config(void)
+{
+	struct export_config c, d;
+	char path[] = "/tmp/jsampled-export-shipped.XXXXXX", err[256], line[512];
+	FILE *in = fopen("deploy/export.conf", "r");
+	int fd = mkstemp(path);
+	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	unsigned settings = 0;
+
+	CHECK(in != NULL && out != NULL);
+	if (!in || !out)
+		goto cleanup;
+	while (fgets(line, sizeof(line), in)) {
+		char key[64], *eq = strchr(line, '='), *dots;
+
+		if (strncmp(line, "# ", 2) != 0 || !eq || sscanf(line + 2, "%63[a-z_] =", key) != 1 ||
+		    strspn(line + 2, "abcdefghijklmnopqrstuvwxyz_") != strlen(key))
+			continue; /* prose */
+		if ((dots = strstr(eq, "...")))
+			memcpy(dots, "x  ", 3);
+		fputs(line + 2, out);
+		settings++;
+	}
+	fclose(out);
+	out = NULL;
+	printf("  deploy/export.conf shows %u settings\n", settings);
+	CHECK(settings >= 15);
+	export_config_defaults(&c);
+	export_config_defaults(&d);
+	CHECK_EQ(export_config_load(&c, path, 1, err, sizeof(err)), 0);
+	if (err[0])
+		printf("  %s\n", err);
+	CHECK_EQ(c.interval_s, d.interval_s);
+	CHECK_EQ(c.lag_s, d.lag_s);
+	CHECK_EQ(c.queue_bytes, d.queue_bytes);
+	CHECK_EQ(c.timeout_s, d.timeout_s);
+	CHECK_EQ(c.mixed_view, d.mixed_view);
+	CHECK_STR(c.clickhouse_database, d.clickhouse_database);
+	CHECK(c.n_rules >= 1);
+cleanup:
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	if (fd >= 0)
+		unlink(path);
+}
+
 static void test_config(void)
 {
 	struct export_config c;
@@ -336,6 +388,7 @@ int main(void)
 	RUN(test_queue);
 	RUN(test_clickhouse_rows);
 	RUN(test_config);
+	RUN(test_shipped_export_config);
 	RUN(test_url_safety);
 	RUN(test_serve_routes);
 	return CHECK_DONE();
