@@ -2,6 +2,10 @@
 --
 -- Load it on EVERY server of the cluster (it is idempotent):
 --     clickhouse-client --multiquery < schema.sql
+-- or run `jsamplectl fleet init --clickhouse-url URL --cluster jsampled`
+-- against each; for a single server, `jsamplectl fleet init --clickhouse-url
+-- URL` makes stacks and samples plain tables. (A unit test holds this file
+-- to what fleet init creates: `jsamplectl fleet schema --cluster jsampled`.)
 -- Each table is a *_local MergeTree-family table holding that server's share
 -- of the rows, plus a Distributed table of the same columns over the cluster
 -- `jsampled` (defined in the servers' <remote_servers>), which the exporter

@@ -28,6 +28,9 @@
 #                          by literals (18.16 has no query parameters).
 #   ch_cluster_stop        stops both servers; safe in a trap, safe twice.
 #
+# CH_SINGLE=1: server 1 alone, with no <remote_servers> and no schema
+# loaded: a server as a user installs it (`jsamplectl fleet init` makes the
+# schema).
 # Settings from the environment: CH_TIMEZONE (the servers' time zone, UTC
 # by default), CH_START_TIMEOUT (30 s), CH_STOP_TIMEOUT (20 s), CH_SCHEMA,
 # CH_SERVER_BIN, CH_CLIENT_BIN.
@@ -104,6 +107,23 @@ ch__check_n() {
 	ch__die "server number must be 1 or 2, not '${1:-}'"
 }
 
+# The cluster `jsampled` of both servers (none with CH_SINGLE=1).
+ch__remote_servers() {
+	[ "${CH_SINGLE:-}" = 1 ] && return 0
+	cat <<EOF
+    <remote_servers>
+        <jsampled>
+            <shard>
+                <replica><host>127.0.0.1</host><port>$CH1_TCP</port></replica>
+            </shard>
+            <shard>
+                <replica><host>127.0.0.1</host><port>$CH2_TCP</port></replica>
+            </shard>
+        </jsampled>
+    </remote_servers>
+EOF
+}
+
 # ch__write_config N: DIR/chN/config.xml and users.xml.
 ch__write_config() {
 	local n=$1 d="$CH_CLUSTER_DIR/ch$1"
@@ -134,16 +154,7 @@ ch__write_config() {
     <users_config>$d/users.xml</users_config>
     <default_profile>default</default_profile>
     <default_database>default</default_database>
-    <remote_servers>
-        <jsampled>
-            <shard>
-                <replica><host>127.0.0.1</host><port>$CH1_TCP</port></replica>
-            </shard>
-            <shard>
-                <replica><host>127.0.0.1</host><port>$CH2_TCP</port></replica>
-            </shard>
-        </jsampled>
-    </remote_servers>
+$(ch__remote_servers)
 </yandex>
 EOF
 	cat >"$d/users.xml" <<'EOF'
@@ -222,7 +233,8 @@ ch__wait_up() {
 }
 
 ch_cluster_start() {
-	local dir=${1:-} attempt rc n
+	local dir=${1:-} attempt rc n servers="1 2"
+	[ "${CH_SINGLE:-}" = 1 ] && servers=1
 	[ -n "$dir" ] || ch__die "usage: ch_cluster_start DIR" || return 1
 	[ -x "$CH_SERVER_BIN" ] || ch__die "no $CH_SERVER_BIN (apt-get install clickhouse-server, or make deps)" || return 1
 	[ -x "$CH_CLIENT_BIN" ] || ch__die "no $CH_CLIENT_BIN (apt-get install clickhouse-client, or make deps)" || return 1
@@ -234,12 +246,12 @@ ch_cluster_start() {
 	for attempt in 1 2 3; do
 		rm -rf "$CH_CLUSTER_DIR/ch1" "$CH_CLUSTER_DIR/ch2"
 		ch__pick_ports || return 1
-		ch__write_config 1
-		ch__write_config 2
-		ch__launch 1
-		ch__launch 2
+		for n in $servers; do
+			ch__write_config "$n"
+			ch__launch "$n"
+		done
 		rc=0
-		for n in 1 2; do
+		for n in $servers; do
 			ch__wait_up "$n" || { rc=$?; break; }
 		done
 		[ $rc -eq 0 ] && break
@@ -251,6 +263,7 @@ ch_cluster_start() {
 		[ $rc -eq 2 ] && ch__log_tail "$n"
 		ch__die "the cluster did not start (server $n)" || return 1
 	done
+	[ "${CH_SINGLE:-}" = 1 ] && return 0
 	for n in 1 2; do
 		"$CH_CLIENT_BIN" --host 127.0.0.1 --port "$(ch__var "$n" TCP)" --multiquery <"$CH_SCHEMA" ||
 			ch__die "loading $CH_SCHEMA on server $n failed" || return 1

@@ -10,6 +10,7 @@
 
 #include "userspace/jsamplectl/clickhouse_rows.h"
 #include "userspace/jsamplectl/export_config.h"
+#include "userspace/jsamplectl/fleet_schema.h"
 #include "userspace/jsamplectl/export_queue.h"
 #include "userspace/jsamplectl/process_identity.h"
 #include "userspace/jsamplectl/profiles_answer.h"
@@ -167,6 +168,72 @@ cleanup:
 		fclose(out);
 	if (fd >= 0)
 		unlink(path);
+}
+
+/* SQL with comments and layout taken out: "--" to the end of a line
+ * dropped, each run of space one space, none inside parentheses. */
+static void normalize_sql(const char *in, size_t len, struct wbuf *out)
+{
+	int space = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = in[i];
+
+		if (c == '-' && i + 1 < len && in[i + 1] == '-') {
+			while (i < len && in[i] != '\n')
+				i++;
+			c = ' ';
+		}
+		if (c == ' ' || c == '\n' || c == '\t') {
+			space = 1;
+			continue;
+		}
+		if (space && out->len && c != ')' && c != ';' && c != ',' && ((char *)out->data)[out->len - 1] != '(' &&
+		    ((char *)out->data)[out->len - 1] != ';')
+			wbuf_put(out, " ", 1);
+		space = 0;
+		wbuf_put(out, &c, 1);
+	}
+}
+
+/* The shipped cluster schema (deploy/clickhouse/schema.sql, with its
+ * comments) is, statement for statement, what `fleet init --cluster
+ * jsampled` creates; and a server's table list says what is missing. */
+static void test_fleet_schema(void)
+{
+	struct wbuf gen, shipped, a, b;
+	char buf[1 << 16], missing[128];
+	FILE *f = fopen("deploy/clickhouse/schema.sql", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+
+	CHECK(f != NULL && n > 0 && n < sizeof(buf));
+	if (f)
+		fclose(f);
+	wbuf_init(&gen);
+	wbuf_init(&shipped);
+	wbuf_init(&a);
+	wbuf_init(&b);
+	CHECK_EQ(fleet_schema_sql("jsampled", "jsampled", &gen), 0);
+	normalize_sql((const char *)gen.data, gen.len, &a);
+	normalize_sql(buf, n, &b);
+	wbuf_put(&a, "", 1);
+	wbuf_put(&b, "", 1);
+	if (strcmp((char *)a.data, (char *)b.data) != 0)
+		printf("  generated: %s\n  shipped:   %s\n", (char *)a.data, (char *)b.data);
+	CHECK_STR((char *)a.data, (char *)b.data);
+	/* names go into SQL text: identifiers only */
+	CHECK_EQ(fleet_schema_sql("jsampled; DROP", NULL, &gen), -1);
+	CHECK_EQ(fleet_schema_sql("jsampled", "c'x", &gen), -1);
+	CHECK_EQ(fleet_schema_sql("1db", NULL, &gen), -1);
+	CHECK_EQ(fleet_schema_missing("samples\nstacks\n", 15, missing, sizeof(missing)), 0);
+	CHECK_EQ(fleet_schema_missing("samples_local\nstacks\n", 21, missing, sizeof(missing)), 1);
+	CHECK_STR(missing, "samples");
+	CHECK_EQ(fleet_schema_missing("", 0, missing, sizeof(missing)), 2);
+	CHECK_STR(missing, "stacks, samples");
+	wbuf_free(&gen);
+	wbuf_free(&shipped);
+	wbuf_free(&a);
+	wbuf_free(&b);
 }
 
 static void test_config(void)
@@ -388,6 +455,7 @@ int main(void)
 	RUN(test_queue);
 	RUN(test_clickhouse_rows);
 	RUN(test_config);
+	RUN(test_fleet_schema);
 	RUN(test_shipped_export_config);
 	RUN(test_url_safety);
 	RUN(test_serve_routes);

@@ -17,6 +17,7 @@
 #include "userspace/common/vec.h"
 #include "clickhouse_http.h"
 #include "clickhouse_rows.h"
+#include "fleet_init.h"
 #include "userspace/profile/gzip.h"
 #include "export_queue.h"
 #include "url_safety.h"
@@ -47,7 +48,7 @@ struct destination {
 	struct clickhouse_request creq;
 	int busy;
 	int continuing; /* ClickHouse: the next request is the second of an item */
-	char last_error[320];
+	char last_error[600];
 };
 
 struct exporter {
@@ -553,8 +554,22 @@ static void item_pushed(struct exporter *e, struct destination *d, struct export
 	export_queue_done(&d->q);
 }
 
+/* Whether ClickHouse's error says the schema is missing: UNKNOWN_TABLE
+ * (60) or UNKNOWN_DATABASE (81), "Code: 60, e.displayText() = ..." on
+ * 18.16, "Code: 60. DB::Exception: ..." on current releases. */
+static int schema_missing_error(const char *body, size_t len)
+{
+	for (size_t i = 0; i + 9 <= len; i++)
+		if (memcmp(body + i, "Code: ", 6) == 0 && (!memcmp(body + i + 6, "60", 2) || !memcmp(body + i + 6, "81", 2)) &&
+		    (body[i + 8] == ',' || body[i + 8] == '.'))
+			return 1;
+	return 0;
+}
+
 /* 2xx: pushed. A 4xx other than 408/429 will fail again: dropped,
- * counted. Anything else (no connection, 5xx, timeout): retried. */
+ * counted. Anything else (no connection, 5xx, timeout): retried. A
+ * missing schema is retried too (nothing is lost until the queue is full),
+ * with what to do in the status. */
 static void finish_push(struct exporter *e, CURLMsg *msg)
 {
 	struct destination *d = NULL;
@@ -581,7 +596,17 @@ static void finish_push(struct exporter *e, CURLMsg *msg)
 		if (msg->data.result != CURLE_OK)
 			snprintf(d->last_error, sizeof(d->last_error), "%s",
 				 why[0] ? why : curl_easy_strerror(msg->data.result));
-		else if (d->kind == DEST_CLICKHOUSE && d->creq.response.len)
+		else if (d->kind == DEST_CLICKHOUSE &&
+			 schema_missing_error((const char *)d->creq.response.data, d->creq.response.len)) {
+			char why[600];
+
+			if (fleet_schema_check(&e->ch_server, e->c->clickhouse_database, why, sizeof(why)) == 1)
+				snprintf(why, sizeof(why), "HTTP %ld: %.*s", code,
+					 (int)(d->creq.response.len > 250 ? 250 : d->creq.response.len),
+					 (const char *)d->creq.response.data);
+			snprintf(d->last_error, sizeof(d->last_error), "%s", why);
+			permanent = 0;
+		} else if (d->kind == DEST_CLICKHOUSE && d->creq.response.len)
 			/* ClickHouse says why in the body ("Code: 60. DB::Exception: ..."). */
 			snprintf(d->last_error, sizeof(d->last_error), "HTTP %ld: %.*s", code,
 				 (int)(d->creq.response.len > 250 ? 250 : d->creq.response.len),
@@ -716,6 +741,17 @@ int export_run(const struct export_config *c)
 	    url_credentials_in_clear(c->clickhouse_url, c->clickhouse_user[0] || c->clickhouse_password[0]))
 		fprintf(stderr, "jsamplectl export: warning: ClickHouse credentials go in clear text over http:// "
 				"to %s (use https://)\n", e.clickhouse->shown_url);
+	if (e.clickhouse) {
+		char why[600];
+		int ok = fleet_schema_check(&e.ch_server, c->clickhouse_database, why, sizeof(why));
+
+		if (ok == 0) {
+			fprintf(stderr, "jsamplectl export: %s; until then the intervals wait in the queue\n", why);
+			snprintf(e.clickhouse->last_error, sizeof(e.clickhouse->last_error), "%s", why);
+		} else if (ok < 0) {
+			fprintf(stderr, "jsamplectl export: cannot check ClickHouse's schema yet: %s\n", why);
+		}
+	}
 
 	while (!stopping) {
 		int64_t now = (int64_t)time(NULL);

@@ -30,6 +30,8 @@
 #include "export.h"
 #include "export_config.h"
 #include "fleet.h"
+#include "fleet_init.h"
+#include "fleet_schema.h"
 #include "query_client.h"
 #include "serve.h"
 #include "time_spec.h"
@@ -56,6 +58,8 @@ static void usage(FILE *f)
 		"       jsamplectl fleet ... diff --service S [--host H] --base FROM..UNTIL --target FROM..UNTIL\n"
 		"                  [--format html|text] [-o FILE]\n"
 		"       jsamplectl fleet ... hosts --service S [--host H] [window]   (each host's samples)\n"
+		"       jsamplectl fleet ... init [--cluster NAME]   (create the ClickHouse schema; NAME: on each server)\n"
+		"       jsamplectl fleet schema [--cluster NAME]     (print it)\n"
 		"TIME: now, an age (90s, 5m, 2h, 1d), seconds since the epoch, or 2026-11-23T18:05[:30][Z]\n");
 }
 
@@ -84,6 +88,7 @@ static const struct option_scope {
 	{.opt = 'T', .name = "status", .commands = " export "},
 	{.opt = 'K', .name = "clickhouse-url", .commands = " export fleet "},
 	{.opt = 'V', .name = "service", .commands = " fleet "},
+	{.opt = 'Q', .name = "cluster", .commands = " fleet "},
 	{.opt = 'W', .name = "view", .commands = " cct "},
 };
 
@@ -123,6 +128,32 @@ static int diff_side(const char *arg, time_t now, char *out, size_t outlen)
 		return -1;
 	snprintf(out, outlen, "%s@%s", pid, window);
 	return 0;
+}
+
+/* `fleet schema` and `fleet init`: the store's schema, printed or made. */
+static int fleet_schema_main(const struct export_config *ec, const char *command, const char *cluster)
+{
+	struct clickhouse_server server = {.url = ec->clickhouse_url, .user = ec->clickhouse_user,
+					   .password = ec->clickhouse_password, .timeout_s = 60};
+	struct wbuf sql;
+	int rc = 0;
+
+	if (strcmp(command, "init") == 0) {
+		if (!ec->clickhouse_url[0]) {
+			fprintf(stderr, "jsamplectl fleet init: needs --clickhouse-url (or clickhouse_url in --config)\n");
+			return 2;
+		}
+		return fleet_init(&server, ec->clickhouse_database, cluster, stdout);
+	}
+	wbuf_init(&sql);
+	if (fleet_schema_sql(ec->clickhouse_database, cluster, &sql) != 0 || sql.oom) {
+		fprintf(stderr, "jsamplectl fleet schema: database and cluster names are letters, digits and _\n");
+		rc = 2;
+	} else {
+		fwrite(sql.data, 1, sql.len, stdout);
+	}
+	wbuf_free(&sql);
+	return rc;
 }
 
 /* `fleet cct|diff|hosts`: the query from the options. */
@@ -207,7 +238,7 @@ int main(int argc, char **argv)
 		{"state-dir", required_argument, 0, 'D'}, {"lag-s", required_argument, 0, 'L'},
 		{"max-intervals", required_argument, 0, 'M'}, {"status", no_argument, 0, 'T'},
 		{"clickhouse-url", required_argument, 0, 'K'}, {"service", required_argument, 0, 'V'},
-		{"view", required_argument, 0, 'W'},
+		{"view", required_argument, 0, 'W'},   {"cluster", required_argument, 0, 'Q'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
 	};
 	/* export: command-line settings, applied over the config file's */
@@ -218,7 +249,7 @@ int main(int argc, char **argv)
 			   {'D', "state_dir"},  {'L', "lag_s"},         {'M', "max_intervals"},
 			   {'K', "clickhouse_url"}};
 	const char *export_args[8] = {0};
-	const char *config_path = NULL, *service = NULL, *view = NULL;
+	const char *config_path = NULL, *service = NULL, *view = NULL, *cluster = NULL;
 	int export_status = 0;
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
 	const char *format = NULL, *since = NULL, *from = NULL, *until = NULL, *base = NULL, *target = NULL;
@@ -273,6 +304,9 @@ int main(int argc, char **argv)
 			break;
 		case 'V':
 			service = optarg;
+			break;
+		case 'Q':
+			cluster = optarg;
 			break;
 		case 'W':
 			if (strcmp(optarg, "java") != 0 && strcmp(optarg, "mixed") != 0) {
@@ -374,6 +408,18 @@ int main(int argc, char **argv)
 				snprintf(ec.clickhouse_url, sizeof(ec.clickhouse_url), "%s", export_args[i]);
 			else if (export_keys[i].opt == 'H')
 				host = export_args[i];
+		if (strcmp(argv[1], "init") == 0 || strcmp(argv[1], "schema") == 0) {
+			if (service || host || since || from || until || base || target || format || output) {
+				fprintf(stderr, "jsamplectl fleet %s: takes --clickhouse-url, --config and --cluster only\n",
+					argv[1]);
+				return 2;
+			}
+			return fleet_schema_main(&ec, argv[1], cluster);
+		}
+		if (cluster) {
+			fprintf(stderr, "jsamplectl fleet %s takes no --cluster\n", argv[1]);
+			return 2;
+		}
 		return fleet_main(&ec, argv[1], service, host, since, from, until, base, target, format, output, now);
 	} else {
 		usage(stderr);

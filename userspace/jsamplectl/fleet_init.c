@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "fleet_init.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet_schema.h"
+
+void fleet_init_advice(const char *shown_url, char *out, size_t len)
+{
+	snprintf(out, len, "create it with `jsamplectl fleet init --clickhouse-url %s` (add --cluster NAME on "
+			   "each server of a cluster)", shown_url);
+}
+
+int fleet_schema_check(const struct clickhouse_server *server, const char *database, char *why, size_t len)
+{
+	/* A query alone: no body to be gzipped (an empty one is no gzip stream). */
+	struct clickhouse_server plain = *server;
+	const struct clickhouse_server *s = &plain;
+	struct wbuf sql, answer;
+	char err[512], missing[128], advice[600];
+	int n;
+
+	plain.gzip_body = 0;
+
+	if (!fleet_schema_identifier(database)) {
+		snprintf(why, len, "database name '%s' is not a plain identifier", database);
+		return -1;
+	}
+	wbuf_init(&sql);
+	wbuf_init(&answer);
+	wbuf_printf(&sql, "SELECT name FROM system.tables WHERE database = '%s' FORMAT TabSeparated", database);
+	if (sql.oom || clickhouse_run(s, (const char *)sql.data, &answer, err, sizeof(err)) != 0) {
+		snprintf(why, len, "cannot list the tables: %s", sql.oom ? "out of memory" : err);
+		wbuf_free(&sql);
+		wbuf_free(&answer);
+		return -1;
+	}
+	n = fleet_schema_missing(answer.data ? (const char *)answer.data : "", answer.len, missing, sizeof(missing));
+	wbuf_free(&sql);
+	wbuf_free(&answer);
+	if (n == 0)
+		return 1;
+	fleet_init_advice(s->url, advice, sizeof(advice));
+	snprintf(why, len, "ClickHouse has no table%s %s in database %s: %s", n > 1 ? "s" : "", missing, database,
+		 advice);
+	return 0;
+}
+
+/* The cluster's servers as ClickHouse knows them, or -1 (err) if it has
+ * no such cluster. */
+static int cluster_hosts(const struct clickhouse_server *s, const char *cluster, struct wbuf *hosts, char *err,
+			 size_t errlen)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT concat(host_name, ':', toString(port)) FROM system.clusters WHERE cluster = '%s' FORMAT "
+		 "TabSeparated",
+		 cluster);
+	if (clickhouse_run(s, sql, hosts, err, errlen) != 0)
+		return -1;
+	if (hosts->len == 0) {
+		snprintf(err, errlen,
+			 "%s has no cluster '%s' in its <remote_servers>: define it on every server (see "
+			 "deploy/clickhouse/README.md), or leave out --cluster for a single server",
+			 s->url, cluster);
+		return -1;
+	}
+	return 0;
+}
+
+int fleet_init(const struct clickhouse_server *server, const char *database, const char *cluster, FILE *out)
+{
+	struct clickhouse_server plain = *server;
+	const struct clickhouse_server *s = &plain;
+	struct wbuf sql, hosts, ignored;
+	char err[768];
+	int rc = 1, ok;
+
+	plain.gzip_body = 0;
+
+	wbuf_init(&sql);
+	wbuf_init(&hosts);
+	wbuf_init(&ignored);
+	if (fleet_schema_sql(database, cluster, &sql) != 0 || sql.oom) {
+		fprintf(stderr, "jsamplectl fleet init: database and cluster names are letters, digits and _\n");
+		rc = 2;
+		goto cleanup;
+	}
+	if (cluster && cluster_hosts(s, cluster, &hosts, err, sizeof(err)) != 0) {
+		fprintf(stderr, "jsamplectl fleet init: %s\n", err);
+		goto cleanup;
+	}
+	wbuf_put(&sql, "", 1); /* NUL: the statements are cut in place */
+	for (char *stmt = (char *)sql.data, *nl; stmt && *stmt; stmt = nl ? nl + 1 : NULL) {
+		if ((nl = strchr(stmt, '\n')))
+			*nl = 0;
+		if (stmt[0] && stmt[strlen(stmt) - 1] == ';')
+			stmt[strlen(stmt) - 1] = 0; /* the HTTP interface takes one statement, without it */
+		ignored.len = 0;
+		if (clickhouse_run(s, stmt, &ignored, err, sizeof(err)) != 0) {
+			fprintf(stderr, "jsamplectl fleet init: %s\n  (statement: %.200s)\n", err, stmt);
+			goto cleanup;
+		}
+	}
+	ok = fleet_schema_check(s, database, err, sizeof(err));
+	if (ok != 1) {
+		fprintf(stderr, "jsamplectl fleet init: the tables are not there after creating them: %s\n", err);
+		goto cleanup;
+	}
+	if (cluster) {
+		fprintf(out, "jsamplectl fleet init: %s holds %s.stacks and %s.samples over cluster %s (its local "
+			     "part: stacks_local, samples_local)\n", s->url, database, database, cluster);
+		fprintf(out, "every server of %s needs its part: run this against each of them:\n", cluster);
+		fwrite(hosts.data, 1, hosts.len, out);
+	} else {
+		fprintf(out, "jsamplectl fleet init: %s holds %s.stacks and %s.samples (a single server)\n", s->url,
+			database, database);
+	}
+	rc = 0;
+cleanup:
+	wbuf_free(&sql);
+	wbuf_free(&hosts);
+	wbuf_free(&ignored);
+	return rc;
+}
