@@ -9,7 +9,9 @@
 #     at least 99% of the samples taken of it, stand for at least 90% of
 #     the CPU time the kernel counted for it (the rest: sampling noise, and
 #     the launcher's exit after the agent's goodbye), and its agent must
-#     have come within a second of the exec.
+#     have come within 1 s + 4 x the time the VM took from its start to
+#     main (the VM measures it; ~0.1 s idle, more on a busy machine, which
+#     delays the attach alike).
 #  2. A 10 s phased program (two threads, work from its first instruction,
 #     on JDK 17 and, zero-config only, on the machine image's JDK 25,
 #     sampled at 5 kHz so that sampling noise stays well below the bound):
@@ -42,19 +44,26 @@ wait_exited_profile() {
 short_jvm() {
 	local name=$1 java=$2 pid
 	[ -x "$java" ] || fail "no $java (the machine image's JDK: see ../shared/platform.md)"
-	JAVA=$java start_plain_jvm "$name" PhasedWorkload 1 - 2
+	JAVA=$java start_plain_jvm "$name" -Dphased.startup=true PhasedWorkload 1 - 2
 	pid=$JVM_PID
 	wait "$pid" || fail "the $name JVM failed: $(cat "$TMP/$name.err")"
 	wait_exited_profile "$pid"
 	ctl stats "$pid" --json >"$TMP/$name.json" || fail "no stats for the $name JVM"
 	ctl cct "$pid" --format collapsed >"$TMP/$name.collapsed" || fail "no profile for the $name JVM"
-	"$PY" - "$TMP/$name.json" "$TMP/$name.collapsed" <<'PYEOF' || fail "the $name JVM's profile does not cover its life"
+	"$PY" - "$TMP/$name.json" "$TMP/$name.collapsed" "$TMP/$name.out" <<'PYEOF' || fail "the $name JVM's profile does not cover its life"
 import json, sys
 s = json.load(open(sys.argv[1]))
+# The agent comes within a second of the exec on an idle machine, where
+# the VM reaches main in about 0.1 s; a busy machine stretches the VM's
+# start and the attach alike, so the bound grows with what this run's VM
+# took to reach main (its own clock).
+main_ms = max(0, next((int(l.split()[1]) for l in open(sys.argv[3]) if l.startswith("main_after_exec_ms ")), 0))
+limit_ms = 1000 + 4 * main_ms
 in_tree = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if l.strip())
 java = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if "PhasedWorkload" in l)
 share = in_tree / max(1, s["samples"])
-print(f"sampled since exec: {s['sampled_since_exec']}, agent {s['agent_after_exec_ms']} ms after the exec; "
+print(f"sampled since exec: {s['sampled_since_exec']}, main {main_ms} ms and agent {s['agent_after_exec_ms']} ms "
+      f"after the exec (at most {limit_ms}); "
       f"{s['samples']} samples taken, {in_tree} in the profile ({100 * share:.2f}%), {java} under PhasedWorkload; "
       f"CPU {s['cpu_ms']} ms counted by the kernel, {s['profiled_cpu_ms']} ms profiled "
       f"({s['cpu_covered_pct']:.1f}%); failed {s['failed']}, before_agent {s['reasons'].get('before_agent', 0)}, "
@@ -62,7 +71,7 @@ print(f"sampled since exec: {s['sampled_since_exec']}, agent {s['agent_after_exe
       + ", ".join(f"{k} {v}" for v, k in sorted(((v, k) for k, v in s["reasons"].items() if v), reverse=True)[:5]))
 # The agent's goodbye: its last code news reached jsampled before the JVM
 # exited (without it, samples held for code compiled last fail).
-ok = (s["sampled_since_exec"] == 1 and 0 < s["agent_after_exec_ms"] < 1000 and share >= 0.99
+ok = (s["sampled_since_exec"] == 1 and 0 < s["agent_after_exec_ms"] < limit_ms and share >= 0.99
       and s["cpu_covered_pct"] >= 90.0 and java > 0 and s["agent_said_bye"] == 1)
 sys.exit(0 if ok else 1)
 PYEOF

@@ -137,6 +137,12 @@ public class PhasedWorkload {
     }
 
     public static void main(String[] args) throws Exception {
+        if (Boolean.getBoolean("phased.startup")) {
+            // How long the JVM took from its start (the VM's own clock, a
+            // few ms after the exec) to main: what a busy machine stretches.
+            long start = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+            System.out.println("main_after_exec_ms " + (System.currentTimeMillis() - start));
+        }
         double seconds = Double.parseDouble(args[0]);
         String goFile = args.length > 1 && !args[1].equals("-") ? args[1] : null;
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : 1;
