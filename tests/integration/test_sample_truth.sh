@@ -7,12 +7,12 @@
 # timeline by thread and time (check_sample_truth.py). At most 0.2 % of the
 # samples taken inside a phase call may name another phase: the shares
 # TVD checks can hide misattribution that cancels out, this cannot. Run on
-# JDK 17 and on the machine image's JDK 25. (JDK 25's C2 put shared nodes'
-# descriptors in runs in phaseMatrix's loop: 0.9 % of the samples went to
-# phaseHash and phaseRecurse until stray_scopes.c saw through such runs;
-# on JDK 17, 2.4 % of phaseSort's went to phaseHash before stray_scopes.c,
-# and 10 samples a run to phaseRecurse@20 until a shared node's descriptor
-# beside another's could stand alone.)
+# JDK 17 and on the machine image's JDK 25. (What it guards: JDK 25's C2
+# puts shared nodes' descriptors in runs in phaseMatrix's loop, which sends
+# 0.9 % of the samples to phaseHash and phaseRecurse unless stray_scopes.c
+# sees through such runs; on JDK 17, 2.4 % of phaseSort's go to phaseHash
+# without stray_scopes.c, and 10 samples a run to phaseRecurse@20 unless a
+# shared node's descriptor beside another's may stand alone.)
 . "$(dirname "$0")/lib.sh"
 require_environment
 public_files
