@@ -111,8 +111,8 @@ static void close_agent(struct daemon *d, struct watch *w)
 	uncount_pending(d, l);
 	if (w->peer)
 		watch_del(&d->loop, w->peer);
+	watch_del(&d->loop, w); /* before its fd closes (watch.h) */
 	agent_link_free(l);
-	watch_del(&d->loop, w);
 }
 
 void agents_accept(struct daemon *d, int lfd)
@@ -339,8 +339,8 @@ void agents_close_all(struct daemon *d)
 		uncount_pending(d, l);
 		if (w->peer)
 			watch_del(&d->loop, w->peer);
+		watch_del(&d->loop, w); /* before its fd closes (watch.h) */
 		agent_link_free(l);
-		watch_del(&d->loop, w);
 	}
 }
 

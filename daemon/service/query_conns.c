@@ -73,8 +73,8 @@ static void close_query(struct daemon *d, struct watch *w)
 	struct query_conn *q = w->obj;
 
 	uid_count_add(&d->query_conns, q->uid, -1);
+	watch_del(&d->loop, w); /* before its fd closes (watch.h) */
 	query_conn_free(q);
-	watch_del(&d->loop, w);
 }
 
 void queries_accept(struct daemon *d, int lfd)

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "watch.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+
+#include "daemon/support/log.h"
 
 int loop_init(struct event_loop *l)
 {
@@ -88,7 +92,8 @@ void watch_del(struct event_loop *l, struct watch *w)
 {
 	struct watch **pp;
 
-	epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	if (epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL) != 0)
+		log_err("watch of fd %d (kind %d) not removed: %s", w->fd, (int)w->kind, strerror(errno));
 	for (pp = is_connection(w->kind) ? &l->connections : &l->fixed; *pp; pp = &(*pp)->next)
 		if (*pp == w) {
 			*pp = w->next;

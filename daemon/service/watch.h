@@ -52,7 +52,11 @@ int timer_fd_at(int fd, uint64_t due_ns);
 struct watch *watch_add(struct event_loop *l, enum watch_kind kind, int fd, void *obj, uint32_t events);
 void watch_mod(struct event_loop *l, struct watch *w, uint32_t events);
 /* Stops watching w (the fd stays open). w stays readable, marked dead,
- * until loop_collect: events already returned by epoll_wait may name it. */
+ * until loop_collect: events already returned by epoll_wait may name it.
+ * Call it before closing w's fd: epoll forgets a registration only when
+ * every descriptor of the open file is closed, and a forked child (a
+ * query's render) holds copies; a DEL on a closed fd number fails, and
+ * the registration would go on naming a freed watch. */
 void watch_del(struct event_loop *l, struct watch *w);
 /* Frees the watches deleted since the last call (after each batch of
  * events). */

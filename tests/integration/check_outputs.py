@@ -16,9 +16,11 @@ test_outputs.sh, which starts jsampled and the JVMs):
   the flame graph's numbers grow between refreshes; screenshots.
 Exit 1 on a failed check, with what was measured."""
 import argparse
+import contextlib
 import gzip
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -101,17 +103,34 @@ def stable_collapsed(ctl, pid, *window):
     return prev
 
 
+@contextlib.contextmanager
+def stopped(pid):
+    """The process stopped (SIGSTOP: no thread runs, none is sampled)."""
+    def signal_it(sig):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass  # exited: nothing more comes
+    signal_it(signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        signal_it(signal.SIGCONT)
+
+
 def check_pprof(ctl, pid, tmp):
     path = os.path.join(tmp, "phased.pb.gz")
-    # The workload is done, but the JVM's own threads may still take a
-    # sample now and then: read until the tree did not change meanwhile.
-    for attempt in range(10):
-        stacks = stable_collapsed(ctl, pid)
-        total = sum(stacks.values())
-        ctl.run("cct", str(pid), "--format", "pprof", "-o", path)
-        again = sum(parse_collapsed(ctl.run("cct", str(pid), "--format", "collapsed")).values())
-        if again == total:
-            break
+    # The workload is done, but the JVM's own threads (GC, JIT) may still
+    # take a sample now and then, longer on a busy machine: the JVM is
+    # stopped while its profile is read in two formats.
+    with stopped(pid):
+        for attempt in range(10):
+            stacks = stable_collapsed(ctl, pid)
+            total = sum(stacks.values())
+            ctl.run("cct", str(pid), "--format", "pprof", "-o", path)
+            again = sum(parse_collapsed(ctl.run("cct", str(pid), "--format", "collapsed")).values())
+            if again == total:
+                break
     check(again == total, "the profile is stable while it is read", "%d then %d samples (%d attempts)" %
           (total, again, attempt + 1))
     with open(path, "rb") as f:
@@ -156,15 +175,16 @@ def check_pprof(ctl, pid, tmp):
 
 def check_page(ctl, pid, stacks, tmp, shots):
     path = os.path.join(tmp, "phased.html")
-    # The JVM's own threads may still take a sample now and then (a CI run
-    # once saw 4 more in the page than in the tree read before it): the
-    # page is compared with a tree that did not change while it was written.
-    for _ in range(10):
-        ctl.run("cct", str(pid), "--format", "html", "-o", path)
-        after = parse_collapsed(ctl.run("cct", str(pid), "--format", "collapsed"))
-        if after == stacks:
-            break
-        stacks = stable_collapsed(ctl, pid)
+    # The JVM's own threads may still take a sample now and then: the page
+    # is written while the JVM is stopped, and compared with a tree that
+    # did not change meanwhile.
+    with stopped(pid):
+        for _ in range(10):
+            ctl.run("cct", str(pid), "--format", "html", "-o", path)
+            after = parse_collapsed(ctl.run("cct", str(pid), "--format", "collapsed"))
+            if after == stacks:
+                break
+            stacks = stable_collapsed(ctl, pid)
     check(after == stacks, "the profile is stable while the page is written",
           "%d then %d samples" % (sum(stacks.values()), sum(after.values())))
     leaves = leaf_counts(stacks)

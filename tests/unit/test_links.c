@@ -4,10 +4,16 @@
  * over a socketpair (a valid HELLO, then lies and garbage). */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/jvm/admission.h"
+#include "daemon/jvm/agent_conns.h"
 #include "daemon/jvm/agent_link.h"
 #include "daemon/service/daemon.h"
 #include "daemon/service/query_server.h"
@@ -271,6 +277,65 @@ static void hello_payload(struct wbuf *w, uint32_t magic, uint32_t version)
 	wbuf_str(w, "1");
 }
 
+/* An agent's connection closed while a forked child (a query's render)
+ * holds copies of jsampled's descriptors: its watch must leave epoll
+ * before its fd closes, or the registration, kept alive by the child's
+ * copy, goes on naming the freed watch (a use-after-free that test_hostile
+ * met on a busy machine). */
+static void test_agent_closed_while_forked(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct epoll_event evs[8];
+	struct watch *w = NULL;
+	struct daemon saved = D;
+	int lfd, cfd, n;
+	pid_t child;
+
+	memset(&D, 0, sizeof(D));
+	uid_counts_init(&D.agent_conns);
+	D.opt.max_agent_conns_per_user = 16;
+	CHECK_EQ(loop_init(&D.loop), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/jsampled-test-links-%d.sock", (int)getpid());
+	unlink(sa.sun_path);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 4) == 0);
+	cfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(cfd >= 0 && connect(cfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	agents_accept(&D, lfd);
+	for (struct watch *x = D.loop.connections; x; x = x->next)
+		if (x->kind == W_AGENT)
+			w = x;
+	CHECK(w != NULL);
+	if (!w)
+		goto cleanup;
+	child = fork();
+	if (child == 0) {
+		close(cfd); /* the agent's end is the agent's */
+		sleep(5);   /* and holds a copy of every descriptor of jsampled's */
+		_exit(0);
+	}
+	close(cfd); /* the agent hangs up */
+	n = epoll_wait(D.loop.epfd, evs, 8, 2000);
+	CHECK(n >= 1);
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.ptr == w)
+			agents_on_event(&D, w, evs[i].events);
+	CHECK(D.loop.connections == NULL); /* closed, with its pidfd's watch */
+	loop_collect(&D.loop);
+	n = epoll_wait(D.loop.epfd, evs, 8, 200);
+	CHECK_EQ(n, 0); /* nothing names the freed watches */
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+cleanup:
+	close(lfd);
+	unlink(sa.sun_path);
+	loop_free(&D.loop);
+	uid_counts_free(&D.agent_conns);
+	D = saved;
+}
+
 static void test_agent_link_good(void)
 {
 	int peer;
@@ -425,6 +490,7 @@ int main(void)
 	RUN(test_queries);
 	RUN(test_profiles_query);
 	RUN(test_stats_text_and_json_agree);
+	RUN(test_agent_closed_while_forked);
 	RUN(test_agent_link_good);
 	RUN(test_agent_link_garbage);
 	answer(0, "list");
