@@ -5,10 +5,18 @@
  * collections-jdk17): every agent batch of the recording is applied once,
  * then each input is decoded as its process's sample would be, and then
  * taken by the process as a sample (stack images, waiting traces,
- * gap-filling windows, the CCT). Seeds are the recording's own samples. */
+ * gap-filling windows, the CCT). Seeds are the recording's own samples.
+ *
+ * The process keeps its state from one input to the next, so a crash may
+ * need every input before it: with JSAMPLED_FUZZ_HISTORY=FILE the target
+ * writes each input to FILE as it comes (a u32 length and its bytes); JSAMPLED_FUZZ_REPLAY=FILE runs such
+ * a file's inputs in order and exits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "daemon/decode/decoder.h"
 #include "daemon/process/process.h"
@@ -18,6 +26,47 @@
 static struct process_table table;
 static struct trace tr;
 static struct decode_scratch scratch;
+
+static int history_fd = -1;
+
+/* One write per input, so that the file holds every input up to a crash. */
+static void keep_input(const uint8_t *data, size_t size)
+{
+	uint32_t len = (uint32_t)size;
+	struct iovec v[2] = {{.iov_base = &len, .iov_len = sizeof(len)}, {.iov_base = (void *)data, .iov_len = size}};
+
+	if (writev(history_fd, v, 2) != (ssize_t)(sizeof(len) + size)) {
+		fprintf(stderr, "fuzz_decoder: cannot keep the input history\n");
+		exit(1);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void replay(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	uint32_t len;
+	size_t n = 0;
+
+	if (!f) {
+		fprintf(stderr, "fuzz_decoder: cannot read %s\n", path);
+		exit(1);
+	}
+	while (fread(&len, sizeof(len), 1, f) == 1) {
+		uint8_t *buf = malloc(len ? len : 1);
+		if (!buf || fread(buf, 1, len, f) != len) {
+			fprintf(stderr, "fuzz_decoder: %s is cut short\n", path);
+			exit(1);
+		}
+		LLVMFuzzerTestOneInput(buf, len);
+		free(buf);
+		n++;
+	}
+	fclose(f);
+	fprintf(stderr, "fuzz_decoder: replayed %zu inputs\n", n);
+	exit(0);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -53,6 +102,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_decoder: no process in %s\n", path);
 		exit(1);
 	}
+	if (getenv("JSAMPLED_FUZZ_HISTORY") &&
+	    (history_fd = open(getenv("JSAMPLED_FUZZ_HISTORY"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+		fprintf(stderr, "fuzz_decoder: cannot write %s\n", getenv("JSAMPLED_FUZZ_HISTORY"));
+		exit(1);
+	}
+	if (getenv("JSAMPLED_FUZZ_REPLAY"))
+		replay(getenv("JSAMPLED_FUZZ_REPLAY"));
 	return 0;
 }
 
@@ -63,6 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int reason;
 	enum decode_status st;
 
+	if (history_fd >= 0)
+		keep_input(data, size);
 	if (size < sizeof(*s) || size > sizeof(*s) + JS_MAX_FRAGMENT_BYTES)
 		return 0;
 	s = malloc(size);

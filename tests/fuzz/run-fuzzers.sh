@@ -81,5 +81,14 @@ for t in "${targets[@]}"; do
 		fail=1
 	fi
 done
+# A failing target's report, from its first error line on, so that a CI log
+# that keeps only the output still says what broke and where.
+for t in "${targets[@]}"; do
+	log=build/fuzz/logs/$t.log
+	if ! grep -q ' 0 crashes$' build/fuzz/logs/"$t".row 2>/dev/null && [ -s "$log" ]; then
+		echo "--- $t: $log from its first report line"
+		awk '/ERROR: |runtime error:|==[0-9]+==|^Test unit written|^Base64:/ { on = 1 } on' "$log" | head -n 80
+	fi
+done
 [ $fail = 0 ] && echo "fuzzing: no crash in any target" || echo "fuzzing: FAILED"
 exit $fail
