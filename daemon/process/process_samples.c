@@ -447,6 +447,13 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 
 	if (t->recording)
 		recording_write_at(t->recording, REC_SAMPLE, p->pid, now, s, sample_bytes(s));
+	/* A copy running past the top of the address space is no thread's
+	 * stack, and every range check below relies on addr + len not
+	 * wrapping: counted, not taken. */
+	if (s->stack_addr + s->stack_len < s->stack_addr) {
+		t->malformed_samples++;
+		return;
+	}
 	p->stats.stack_bytes += s->stack_len;
 	if (s->flags & JS_SAMPLE_FILL) {
 		take_fill(t, p, s);

@@ -240,6 +240,38 @@ static void test_held_queue_overflow_is_counted(void)
 	process_table_free(&t);
 }
 
+/* A held copy of a thread that has a base, but whose range wraps past the
+ * top of the address space (a crafted or corrupt record): counted as
+ * malformed, never compared chunk by chunk. */
+static void test_wrapping_copy_is_malformed(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct process_table t;
+	struct process *p;
+	struct js_sample *s = calloc(1, sizeof(*s) + 4096), *w;
+
+	process_table_init(&t, &lim);
+	p = process_create(&t, 79, 0, "");
+	s->pid = 79;
+	s->tid = 5;
+	s->time_ns = 100;
+	s->regs[JS_REG_IP] = CODE + 0x10; /* no code yet: held, the thread's base */
+	s->regs[JS_REG_SP] = s->stack_addr = SP;
+	s->stack_len = 4096;
+	process_take_sample(&t, p, s, s->time_ns);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	w = calloc(1, sizeof(*w) + 4096);
+	memcpy(w, s, sizeof(*w) + 4096);
+	w->time_ns = 101;
+	w->stack_addr = UINT64_MAX - 100;
+	process_take_sample(&t, p, w, w->time_ns);
+	CHECK_EQ(t.malformed_samples, 1);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	free(w);
+	free(s);
+	process_table_free(&t);
+}
+
 /* A kernel stack record before its sample: the frames go above the Java
  * frame once the sample is decoded, even after it was held; the java view
  * hides them, with the samples. */
@@ -479,6 +511,7 @@ int main(void)
 	RUN(test_early_samples_wait_for_the_agent);
 	RUN(test_forget_one);
 	RUN(test_held_queue_overflow_is_counted);
+	RUN(test_wrapping_copy_is_malformed);
 	RUN(test_kernel_stack_follows_a_held_sample);
 	RUN(test_unloaded_classes_are_dropped);
 	RUN(test_unloaded_classes_wait_for_the_drain);
