@@ -62,7 +62,7 @@ DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf
 PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
 COMMON_SRC := userspace/common/wire.c userspace/common/u64_map.c userspace/common/big_alloc.c userspace/common/fd_io.c \
-	userspace/common/pid_text.c userspace/common/kv_file.c
+	userspace/common/pid_text.c userspace/common/kv_file.c userspace/common/maps_line.c
 # Generated: pprof's protobuf-c code, and the flame-graph page as a C string.
 GEN_SRC := $(B)/gen/profile.pb-c.c $(B)/gen/flamegraph_page.c
 WEB_PAGE := userspace/common/web/flamegraph.html

@@ -15,32 +15,7 @@
 #include "native_protocol.h"
 #include "native_unwind.h" /* NATIVE_*_MAX: the limits the helper holds to */
 #include "perf_map.h"
-
-/* One line of a maps text: its fields, and where its path starts (NULL:
- * none). */
-struct maps_line {
-	unsigned long long lo, hi, offset, ino;
-	unsigned major, minor;
-	char perms[5];
-	const char *path;
-	size_t path_len;
-};
-
-static bool parse_line(const char *line, size_t len, struct maps_line *m)
-{
-	char buf[256];
-	int at = 0;
-	size_t head = len < sizeof(buf) - 1 ? len : sizeof(buf) - 1;
-
-	memcpy(buf, line, head);
-	buf[head] = 0;
-	if (sscanf(buf, "%llx-%llx %4s %llx %x:%x %llu %n", &m->lo, &m->hi, m->perms, &m->offset, &m->major, &m->minor,
-		   &m->ino, &at) < 7 || at <= 0)
-		return false;
-	m->path = (size_t)at < len ? line + at : NULL;
-	m->path_len = m->path ? len - (size_t)at : 0;
-	return true;
-}
+#include "userspace/common/maps_line.h"
 
 static bool keeps(const struct maps_line *m)
 {
@@ -87,7 +62,7 @@ int native_sources_maps(pid_t pid, char **text, size_t *lenp)
 		size_t ll = nl ? (size_t)(nl - (in + at)) : n - at;
 		struct maps_line m;
 
-		if (parse_line(in + at, ll, &m) && keeps(&m)) {
+		if (maps_line_parse(in + at, ll, &m) && keeps(&m)) {
 			memcpy(out + o, in + at, ll);
 			o += ll;
 			out[o++] = '\n';
@@ -118,7 +93,7 @@ bool native_sources_next_exec(const char *text, size_t len, size_t *pos, struct 
 		struct maps_line m;
 
 		*pos += ll + 1;
-		if (!parse_line(line, ll, &m) || m.perms[2] != 'x' || !m.path || m.path[0] != '/' ||
+		if (!maps_line_parse(line, ll, &m) || m.perms[2] != 'x' || !m.path || m.path[0] != '/' ||
 		    m.path_len >= sizeof(f->name) || memchr(m.path, 0, m.path_len))
 			continue;
 		if (m.path_len > 10 && memcmp(m.path + m.path_len - 10, " (deleted)", 10) == 0)
@@ -143,7 +118,7 @@ bool native_sources_vdso_range(const char *text, size_t len, uint64_t *lo, uint6
 		struct maps_line m;
 
 		at += ll + 1;
-		if (parse_line(line, ll, &m) && m.path && m.path_len == 6 && memcmp(m.path, "[vdso]", 6) == 0 &&
+		if (maps_line_parse(line, ll, &m) && m.path && m.path_len == 6 && memcmp(m.path, "[vdso]", 6) == 0 &&
 		    m.lo < m.hi) {
 			*lo = m.lo;
 			*hi = m.hi;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "native_unwind_internal.h"
+#include "userspace/common/maps_line.h"
 
 
 
@@ -65,12 +66,12 @@ static int report_modules(struct native_unwinder *u)
 		size_t ll = nl ? (size_t)(nl - line) : (size_t)(end - line);
 
 		if (ll > 7 && memcmp(line + ll - 7, " [vdso]", 7) == 0) {
-			unsigned long long lo, hi;
+			struct maps_line m;
 			char name[32];
 
-			if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo < hi) {
+			if (maps_line_parse(line, ll, &m) && m.lo < m.hi) {
 				snprintf(name, sizeof(name), "[vdso: %d]", (int)u->pid);
-				(void)dwfl_report_module(u->dwfl, name, lo, hi);
+				(void)dwfl_report_module(u->dwfl, name, m.lo, m.hi);
 			}
 			break;
 		}
@@ -195,21 +196,6 @@ static char *copy_of(const void *p, size_t len)
 
 /* One line of /proc/PID/maps: its file's offset, device and inode (all
  * 0 for an anonymous mapping). false if the line does not parse. */
-static bool maps_line_file(const char *line, size_t ll, uint64_t *off, uint64_t *dev, uint64_t *ino)
-{
-	char buf[160];
-	unsigned long long o, i;
-	unsigned maj, min;
-
-	snprintf(buf, sizeof(buf), "%.*s", (int)(ll < sizeof(buf) - 1 ? ll : sizeof(buf) - 1), line);
-	if (sscanf(buf, "%*x-%*x %*s %llx %x:%x %llu", &o, &maj, &min, &i) != 4)
-		return false;
-	*off = o;
-	*dev = (uint64_t)maj << 32 | min;
-	*ino = i;
-	return true;
-}
-
 /* The maps as libdwfl should see them. dwfl_linux_proc_maps_report makes
  * one module of consecutive mappings of one file, its start the first's;
  * a process that maps a library's file itself (libelf's read of libc in
@@ -228,19 +214,20 @@ static char *loadable_maps(const char *maps, size_t len, size_t *out_len)
 	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t ll = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
-		uint64_t off, dev, ino, off2, dev2, ino2;
+		struct maps_line m, m2;
 		bool keep = true;
 
-		if (maps_line_file(line, ll, &off, &dev, &ino) && ino != 0 && off == 0) {
+		if (maps_line_parse(line, nl ? ll - 1 : ll, &m) && m.ino != 0 && m.offset == 0) {
 			/* the next file-backed line */
 			for (const char *next = line + ll; next < end;) {
 				const char *nl2 = memchr(next, '\n', (size_t)(end - next));
 				size_t l2 = nl2 ? (size_t)(nl2 - next) + 1 : (size_t)(end - next);
 
-				if (!maps_line_file(next, l2, &off2, &dev2, &ino2))
+				if (!maps_line_parse(next, nl2 ? l2 - 1 : l2, &m2))
 					break;
-				if (ino2 != 0) {
-					keep = !(ino2 == ino && dev2 == dev && off2 == 0);
+				if (m2.ino != 0) {
+					keep = !(m2.ino == m.ino && m2.major == m.major && m2.minor == m.minor &&
+						 m2.offset == 0);
 					break;
 				}
 				next += l2;

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "userspace/common/kv_file.h"
 #include "userspace/common/pid_text.h"
+#include "userspace/common/maps_line.h"
 
 static void test_wire_roundtrip(void)
 {
@@ -548,6 +549,37 @@ static void test_kv_file(void)
 	CHECK(strstr(err, "t.conf:1: line too long") == err);
 }
 
+static void test_maps_line(void)
+{
+	const char *lib = "7f10a000-7f10b000 r-xp 00002000 fd:01 131 /usr/lib/libc.so.6";
+	const char *anon = "7ffd1000-7ffd2000 rw-p 00000000 00:00 0";
+	const char *vdso = "7ffd3000-7ffd5000 r-xp 00000000 00:00 0                          [vdso]";
+	char longpath[600];
+	struct maps_line m;
+
+	CHECK(maps_line_parse(lib, strlen(lib), &m));
+	CHECK_EQ(m.lo, 0x7f10a000);
+	CHECK_EQ(m.hi, 0x7f10b000);
+	CHECK(strcmp(m.perms, "r-xp") == 0);
+	CHECK_EQ(m.offset, 0x2000);
+	CHECK_EQ(m.major, 0xfd);
+	CHECK_EQ(m.minor, 1);
+	CHECK_EQ(m.ino, 131);
+	CHECK(m.path && m.path_len == 18 && memcmp(m.path, "/usr/lib/libc.so.6", 18) == 0);
+	CHECK(maps_line_parse(anon, strlen(anon), &m));
+	CHECK(m.path == NULL && m.path_len == 0);
+	CHECK(maps_line_parse(vdso, strlen(vdso), &m));
+	CHECK(m.path && m.path_len == 6 && memcmp(m.path, "[vdso]", 6) == 0);
+	/* The path may be longer than the head the fields are read from. */
+	snprintf(longpath, sizeof(longpath), "1000-2000 r--p 00000000 08:02 7 /%0540d", 0);
+	CHECK(maps_line_parse(longpath, strlen(longpath), &m));
+	CHECK_EQ(m.path_len, 541);
+	/* Only the line's own bytes are read (no NUL after them). */
+	CHECK(maps_line_parse(lib, 20, &m) == false);
+	CHECK(maps_line_parse("garbage", 7, &m) == false);
+	CHECK(maps_line_parse("", 0, &m) == false);
+}
+
 static void test_safe_text(void)
 {
 	char out[64];
@@ -585,5 +617,6 @@ int main(void)
 	RUN(test_safe_text);
 	RUN(test_pid_text);
 	RUN(test_kv_file);
+	RUN(test_maps_line);
 	return CHECK_DONE();
 }
