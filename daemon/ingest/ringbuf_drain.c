@@ -49,8 +49,12 @@ static int on_record(void *ctx, void *data, size_t size)
 
 #define MAX_BPF_MAPPINGS 64
 
-/* The start addresses of this process's BPF map mappings (at most max). */
-static size_t bpf_mappings(uintptr_t *starts, size_t max)
+struct mapping {
+	uintptr_t start, end;
+};
+
+/* This process's BPF map mappings (at most max). */
+static size_t bpf_mappings(struct mapping *out, size_t max)
 {
 	char line[512];
 	size_t n = 0;
@@ -59,9 +63,9 @@ static size_t bpf_mappings(uintptr_t *starts, size_t max)
 	if (!f)
 		return 0;
 	while (n < max && fgets(line, sizeof(line), f)) {
-		unsigned long start;
-		if (strstr(line, "anon_inode:bpf-map") && sscanf(line, "%lx-", &start) == 1)
-			starts[n++] = start;
+		unsigned long start, end;
+		if (strstr(line, "anon_inode:bpf-map") && sscanf(line, "%lx-%lx", &start, &end) == 2 && start < end)
+			out[n++] = (struct mapping){.start = start, .end = end};
 	}
 	fclose(f);
 	return n;
@@ -71,31 +75,26 @@ static size_t bpf_mappings(uintptr_t *starts, size_t max)
  * wrap are contiguous): 2 x --ringbuf-mb of page table entries. Render
  * children are forks of jsampled and never read the ring, and on a VM each
  * entry a fork copies costs about a microsecond: at 64 MiB, the ring is
- * about half of what a fork costs (docs/performance.md). */
-static void ring_not_inherited(const uintptr_t *before, size_t n_before)
+ * about half of what a fork costs (docs/performance.md). The ring's are
+ * the BPF mappings that were not there before it. */
+static void ring_not_inherited(const struct mapping *before, size_t n_before)
 {
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
+	struct mapping now[MAX_BPF_MAPPINGS];
+	size_t n = bpf_mappings(now, MAX_BPF_MAPPINGS);
 
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
+	for (size_t j = 0; j < n; j++) {
 		bool old = false;
 
-		if (!strstr(line, "anon_inode:bpf-map") || sscanf(line, "%lx-%lx", &start, &end) != 2)
-			continue;
 		for (size_t i = 0; i < n_before && !old; i++)
-			old = before[i] == start;
+			old = before[i].start == now[j].start;
 		if (!old)
-			madvise((void *)start, end - start, MADV_DONTFORK);
+			madvise((void *)now[j].start, now[j].end - now[j].start, MADV_DONTFORK);
 	}
-	fclose(f);
 }
 
 int ringbuf_drain_open(struct ringbuf_drain *d, int map_fd, struct process_table *processes)
 {
-	uintptr_t before[MAX_BPF_MAPPINGS];
+	struct mapping before[MAX_BPF_MAPPINGS];
 	size_t n_before = bpf_mappings(before, MAX_BPF_MAPPINGS);
 
 	d->processes = processes;
