@@ -57,7 +57,7 @@ DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf
 	libsystemd-dev libcap-dev libseccomp-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
 	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev \
-	clickhouse-server clickhouse-client libdw-dev
+	clickhouse-server clickhouse-client libdw-dev musl-tools
 # pprof's profile.proto, as Debian ships it with Google's pprof sources.
 PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
@@ -120,11 +120,12 @@ UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UN
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 asan_obj = $(patsubst %.c,$(B)/asan/obj/%.o,$(1))
 pic_obj = $(patsubst %.c,$(B)/pic/%.o,$(1))
+MUSL_CC ?= musl-gcc
 fuzz_obj = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(1))
 
 .SECONDARY:
 .PHONY: all
-all: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so $(B)/jsreplay
+all: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so $(B)/libjsagent-musl.so $(B)/jsreplay
 
 # --- BPF: vmlinux.h from the running kernel's BTF, CO-RE objects, skeletons.
 # bpf/x.bpf.c (+ its record header bpf/x.h) -> build/x.bpf.o -> build/x.skel.h
@@ -163,9 +164,18 @@ $(B)/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(CFLAGS) -c $< -o $@
 
+# The agent: no link-time optimisation, which would move its references to
+# dlopen and friends away from the .symver that binds them to glibc's oldest
+# versions (userspace/agent/libc_baseline.h).
+AGENT_OPT := $(filter-out -flto%,$(OPT))
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(OPT) -fPIC -fvisibility=hidden $(JNI_INC) $(CFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(AGENT_OPT) -fPIC -fvisibility=hidden $(JNI_INC) $(CFLAGS) -c $< -o $@
+
+# The same agent for musl-based JVMs (Alpine images), by Debian's musl-gcc.
+$(B)/musl/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(BASE_CFLAGS) $(AGENT_OPT) -fPIC -fvisibility=hidden $(JNI_INC) -c $< -o $@
 
 # The BPF loader includes the generated skeleton.
 $(call obj,daemon/ingest/sampler_bpf.c) $(call asan_obj,daemon/ingest/sampler_bpf.c): $(B)/sampler.skel.h
@@ -211,9 +221,15 @@ $(B)/jsamplectl: $(call obj,$(CTL_SRC)) $(B)/libjsprofile.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $^ -o $@ -lmicrohttpd -lcurl -ljansson $(DECODE_LIBS)
 
+# libdl and libpthread by soname (Debian ships no libdl.so link since glibc 2.34):
+# where glibc before 2.34 keeps dlopen and threads.
 $(B)/libjsagent.so: $(call pic_obj,$(AGENT_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined $^ -o $@ -lpthread
+	$(CC) -shared -Wl,-z,defs -Wl,--no-undefined -Wl,--no-as-needed $^ -o $@ -l:libdl.so.2 -l:libpthread.so.0
+
+$(B)/libjsagent-musl.so: $(patsubst %.c,$(B)/musl/%.o,$(AGENT_SRC))
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -shared -Wl,-z,defs -Wl,--no-undefined $^ -o $@
 
 # --- Unit tests: each tests/unit/test_x.c is one program ---
 $(addprefix $(B)/tests/,$(UNIT_CORE)): $(B)/tests/%: $(call obj,tests/unit/%.c) $(B)/libjsdecode.a $(B)/libjsprofile.a
@@ -272,12 +288,13 @@ java: $(B)/java/.stamp
 asan: $(B)/asan/jsampled $(B)/asan/jsampled-unwind
 
 .PHONY: check-unit
-check-unit: $(UNIT_BINS) $(B)/jsreplay $(B)/jsampled
+check-unit: $(UNIT_BINS) $(B)/jsreplay $(B)/jsampled $(B)/libjsagent.so $(B)/libjsagent-musl.so
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@echo "== decoder fixtures, one per rule (tests/fixtures)"; JSREPLAY=$(B)/jsreplay tests/fixtures/check-fixtures.sh
 	@echo "== decoder regression corpus (tests/corpus)"; JSREPLAY=$(B)/jsreplay tests/corpus/check-corpus.sh
 	@echo "== docs/configuration.md against jsampled --help"; JSAMPLED=$(B)/jsampled tests/unit/check-help-doc.sh
 	@echo "== source layout rules"; tests/unit/check-layout.sh
+	@echo "== the agent's libc baseline (glibc 2.17, musl)"; tests/unit/check-agent-abi.sh $(B)
 
 .PHONY: check-unit-asan
 check-unit-asan: $(UNIT_ASAN_BINS) $(B)/asan/jsreplay
@@ -382,7 +399,7 @@ deps:
 clean:
 	rm -rf $(B)
 
--include $(shell find $(B)/obj $(B)/asan/obj $(B)/pic $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/asan/obj $(B)/pic $(B)/musl $(B)/fuzz/obj -name '*.d' -type f 2>/dev/null)
 
 # --- Install and package ---
 # The package under a real systemd (PID 1) in a QEMU guest; not part of `make check`
@@ -427,11 +444,12 @@ bench-soak: all java
 	tests/bench/soak.py $(BENCH_SOAK_ARGS)
 
 .PHONY: install
-install: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so
+install: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so $(B)/libjsagent-musl.so
 	install -D -m 0755 $(B)/jsampled $(DESTDIR)$(PREFIX)/sbin/jsampled
 	install -D -m 0755 $(B)/jsampled-unwind $(DESTDIR)$(PREFIX)/lib/jsampled/jsampled-unwind
 	install -D -m 0755 $(B)/jsamplectl $(DESTDIR)$(PREFIX)/bin/jsamplectl
 	install -D -m 0644 $(B)/libjsagent.so $(DESTDIR)$(PREFIX)/lib/jsampled/libjsagent.so
+	install -D -m 0644 $(B)/libjsagent-musl.so $(DESTDIR)$(PREFIX)/lib/jsampled/libjsagent-musl.so
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|/usr/sbin/jsampled|$(PREFIX)/sbin/jsampled|; s|/etc/jsampled|$(SYSCONFDIR)/jsampled|g' \
 		deploy/jsampled.service >$(DESTDIR)$(UNITDIR)/jsampled.service
@@ -457,13 +475,13 @@ install: $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so
 DEB := $(B)/jsampled_$(VERSION)_amd64.deb
 .PHONY: deb
 deb: $(DEB)
-$(DEB): $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so deploy/jsampled.service deploy/jsampled.socket \
+$(DEB): $(B)/jsampled $(B)/jsampled-unwind $(B)/jsamplectl $(B)/libjsagent.so $(B)/libjsagent-musl.so deploy/jsampled.service deploy/jsampled.socket \
 		deploy/jsampled.conf deploy/jsampled-export.service deploy/export.conf $(wildcard deploy/debian/*) README.md CHANGELOG.md LICENSE $(wildcard docs/*.md docs/images/*) \
 		$(wildcard deploy/clickhouse/*)
 	rm -rf $(B)/deb
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/deb PREFIX=/usr SYSCONFDIR=/etc UNITDIR=/lib/systemd/system
 	strip --strip-debug $(B)/deb/usr/sbin/jsampled $(B)/deb/usr/bin/jsamplectl $(B)/deb/usr/lib/jsampled/libjsagent.so \
-		$(B)/deb/usr/lib/jsampled/jsampled-unwind
+		$(B)/deb/usr/lib/jsampled/libjsagent-musl.so $(B)/deb/usr/lib/jsampled/jsampled-unwind
 	install -d $(B)/deb/DEBIAN
 	sed 's/@VERSION@/$(VERSION)/' deploy/debian/control.in >$(B)/deb/DEBIAN/control
 	printf '/etc/jsampled/jsampled.conf\n/etc/jsampled/export.conf\n' >$(B)/deb/DEBIAN/conffiles

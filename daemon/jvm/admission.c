@@ -193,6 +193,7 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 			/* Sampled since its exec: its held samples wait for this agent. */
 			snprintf(old->vm, sizeof(old->vm), "%s", vm);
 			old->link = l;
+			old->agent_problem[0] = 0;
 			process_agent_came(&d->processes, old, monotonic_ns());
 			d->counters.startup_attached++;
 			log_info("agent of pid %d is here, %.0f ms after its exec: decoding its %zu held samples",
@@ -208,6 +209,7 @@ struct process *admission_hello(struct daemon *d, struct agent_link *l, const ch
 		process_revive(&d->processes, old);
 		snprintf(old->vm, sizeof(old->vm), "%s", vm);
 		old->link = l;
+		old->agent_problem[0] = 0;
 		log_info("agent of pid %d is back: continuing its profile (%llu samples so far)", (int)id->pid,
 			 (unsigned long long)old->cct.samples);
 		return old;

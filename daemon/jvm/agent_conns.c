@@ -352,6 +352,15 @@ static bool discovery_has_agent(void *ctx, pid_t pid)
 	return p && p->link;
 }
 
+static void discovery_attach_problem(void *ctx, pid_t pid, const char *why)
+{
+	struct daemon *d = ctx;
+	struct process *p = process_lookup(&d->processes, pid);
+
+	if (p && !p->link)
+		snprintf(p->agent_problem, sizeof(p->agent_problem), "%s", why);
+}
+
 static void discovery_listener(void *ctx, int fd)
 {
 	struct daemon *d = ctx;
@@ -391,6 +400,7 @@ static void discovery_young_jvm(void *ctx, pid_t pid)
 const struct discovery_hooks agent_discovery_hooks = {
 	.has_agent = discovery_has_agent,
 	.on_young_jvm = discovery_young_jvm,
+	.on_attach_problem = discovery_attach_problem,
 	.on_listener = discovery_listener,
 	.on_listener_closed = discovery_listener_closed,
 	.ns_in_use = discovery_ns_in_use,

@@ -170,22 +170,45 @@ enum attach_result hotspot_parse_reply(const char *buf, size_t len)
 	return rc == 0 ? ATTACH_OK : ATTACH_AGENT_FAILED;
 }
 
-/* Reads the reply to EOF (at most REPLY_MAX bytes) and interprets it. */
-static enum attach_result read_reply(int fd)
+size_t hotspot_reply_text(const char *buf, size_t len, char *out, size_t outlen)
 {
-	char buf[REPLY_MAX];
-	ssize_t n = fd_read_upto(fd, buf, sizeof(buf));
-	enum attach_result r = hotspot_parse_reply(buf, n > 0 ? (size_t)n : 0);
+	const char *p = memchr(buf, '\n', len);
+	size_t k = 0;
 
-	if (r == ATTACH_LOAD_FAILED) {
-		char shown[201];
-		size_t k = n > 0 ? (size_t)n : 0;
-		if (k > 200)
-			k = 200;
-		for (size_t i = 0; i < k; i++)
-			shown[i] = buf[i] >= 0x20 && buf[i] < 0x7f ? buf[i] : '?';
-		shown[k] = 0;
+	/* After the status line; a JVM that sent only a status has no words. */
+	p = p ? p + 1 : buf + len;
+	for (; p < buf + len && k + 1 < outlen; p++) {
+		char c = *p;
+		if (c == '\n' || c == '\r') {
+			if (k > 0 && out[k - 1] != ' ' && p + 1 < buf + len && k + 3 < outlen) {
+				out[k++] = ';';
+				out[k++] = ' ';
+			}
+			continue;
+		}
+		out[k++] = c >= 0x20 && c < 0x7f ? c : '?';
+	}
+	while (k > 0 && (out[k - 1] == ' ' || out[k - 1] == ';'))
+		k--;
+	if (outlen)
+		out[k] = 0;
+	return k;
+}
+
+/* Reads the reply to EOF (at most REPLY_MAX bytes) and interprets it; a
+ * refusal's words go to report_fd (the parent shows them in list). */
+static enum attach_result read_reply(int fd, int report_fd)
+{
+	char buf[REPLY_MAX], shown[ATTACH_REPORT_MAX + 1];
+	ssize_t n = fd_read_upto(fd, buf, sizeof(buf));
+	size_t len = n > 0 ? (size_t)n : 0;
+	enum attach_result r = hotspot_parse_reply(buf, len);
+
+	if (r == ATTACH_LOAD_FAILED || r == ATTACH_AGENT_FAILED) {
+		size_t k = hotspot_reply_text(buf, len, shown, sizeof(shown));
 		fprintf(stderr, "jsampled attach: the JVM refused the load: %s\n", shown);
+		if (report_fd >= 0 && k > 0 && write(report_fd, shown, k) < 0)
+			fprintf(stderr, "jsampled attach: cannot report: %s\n", strerror(errno));
 	}
 	return r;
 }
@@ -212,7 +235,8 @@ static void clear_foreign_names(const struct attach_target *t, pid_t nspid, uid_
 	}
 }
 
-enum attach_result hotspot_attach_run(const struct attach_target *t, const char *agent_path, const char *options)
+enum attach_result hotspot_attach_run(const struct attach_target *t, const char *agent_path, const char *options,
+				      int report_fd)
 {
 	struct proc_status st;
 	char trigger[32], req[4096];
@@ -291,7 +315,7 @@ enum attach_result hotspot_attach_run(const struct attach_target *t, const char 
 		r = ATTACH_CONNECT;
 		goto cleanup;
 	}
-	r = read_reply(fd);
+	r = read_reply(fd, report_fd);
 
 cleanup:
 	if (fd >= 0)
@@ -301,22 +325,31 @@ cleanup:
 	return r;
 }
 
-/* Closes every descriptor but 0-2 and the two kept ones. */
-static void close_all_but(int a, int b)
+/* Closes every descriptor but 0-2 and the kept ones (ascending, -1 for none). */
+static void close_all_but(const int *keep, size_t n)
 {
-	int lo = a < b ? a : b, hi = a < b ? b : a;
+	unsigned from = 3;
 
-	if (lo > 3)
-		close_range(3, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-	close_range((unsigned)hi + 1, ~0u, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned)keep[i] > from)
+			close_range(from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
+	}
+	close_range(from, ~0u, 0);
 }
 
-pid_t hotspot_attach_start(const struct attach_target *t, const char *agent_path, const char *options)
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+pid_t hotspot_attach_start(const struct attach_target *t, const char *agent_path, const char *options, int report_fd)
 {
 	pid_t child = fork();
 	sigset_t none;
+	int keep[3] = {t->pidfd, t->tmpfd, report_fd};
 
 	if (child != 0)
 		return child;
@@ -325,8 +358,9 @@ pid_t hotspot_attach_start(const struct attach_target *t, const char *agent_path
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	close_all_but(t->pidfd, t->tmpfd);
-	_exit((int)hotspot_attach_run(t, agent_path, options));
+	qsort(keep, 3, sizeof(keep[0]), cmp_int);
+	close_all_but(keep, 3);
+	_exit((int)hotspot_attach_run(t, agent_path, options, report_fd));
 }
 
 enum attach_result hotspot_attach_result(int ws)

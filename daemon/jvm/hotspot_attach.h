@@ -65,14 +65,23 @@ void attach_target_close(struct attach_target *t);
 
 /* Forks a child that attaches agent_path (a path valid in the JVM's own
  * mount namespace) with options. Returns the child's pid, or -1. The
- * caller keeps t (the child has its own copies of the descriptors). */
-pid_t hotspot_attach_start(const struct attach_target *t, const char *agent_path, const char *options);
+ * caller keeps t (the child has its own copies of the descriptors). When
+ * the JVM refuses the library or the agent fails, the child writes the
+ * JVM's words (hotspot_reply_text) to report_fd (-1: nowhere). */
+pid_t hotspot_attach_start(const struct attach_target *t, const char *agent_path, const char *options, int report_fd);
 
 /* The outcome, from the child's waitpid status. */
 enum attach_result hotspot_attach_result(int wait_status);
 
 /* The attach itself, as the child runs it (exported for tests). */
-enum attach_result hotspot_attach_run(const struct attach_target *t, const char *agent_path, const char *options);
+enum attach_result hotspot_attach_run(const struct attach_target *t, const char *agent_path, const char *options,
+				      int report_fd);
+
+/* What the JVM said after a reply's status line ("libjsagent.so was not
+ * loaded.; ...: version `GLIBC_2.34' not found"), lines joined with "; ",
+ * printable ASCII only, cut to outlen - 1. Returns its length. */
+#define ATTACH_REPORT_MAX 240
+size_t hotspot_reply_text(const char *buf, size_t len, char *out, size_t outlen);
 
 /* Interprets a listener's whole reply to "load". */
 enum attach_result hotspot_parse_reply(const char *buf, size_t len);

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,22 @@ struct candidate {
 	pid_t child;
 	uint64_t child_started_ns;
 	bool child_killed; /* by us, at its deadline */
+	int report_fd;     /* the attach child's words when the JVM refused (hotspot_attach.h) */
 };
+
+static void cand_free(struct candidate *c)
+{
+	if (c->report_fd >= 0)
+		close(c->report_fd);
+	free(c);
+}
+
+/* Tells the daemon why pid has no agent (list and stats show it). */
+static void problem(struct discovery *d, const struct candidate *c, const char *why)
+{
+	if (d->hooks.on_attach_problem)
+		d->hooks.on_attach_problem(d->hooks.ctx, c->pid, why);
+}
 
 void discovery_init(struct discovery *d, const struct options *opt, const struct discovery_hooks *hooks)
 {
@@ -69,7 +85,7 @@ void discovery_free(struct discovery *d)
 			kill(d->cands.v[i]->child, SIGKILL);
 			waitpid(d->cands.v[i]->child, NULL, 0);
 		}
-		free(d->cands.v[i]);
+		cand_free(d->cands.v[i]);
 	}
 	for (size_t i = 0; i < d->ns_sockets.n; i++)
 		close(d->ns_sockets.v[i].ts.fd);
@@ -108,13 +124,14 @@ static struct candidate *add(struct discovery *d, pid_t pid, bool from_exec, uin
 	if (!c)
 		return NULL;
 	c->pid = pid;
+	c->report_fd = -1;
 	c->start_time = procfs_start_time(pid);
 	c->from_exec = from_exec;
 	c->due_ns = from_exec ? due : due + young_delay_ns(c->start_time);
 	if (vec_push(&d->cands, c) != 0 || u64_map_put(&d->by_pid, (uint64_t)pid, d->cands.n) != 0) {
 		if (d->cands.n && d->cands.v[d->cands.n - 1] == c)
 			d->cands.n--;
-		free(c);
+		cand_free(c);
 		return NULL;
 	}
 	return c;
@@ -129,7 +146,7 @@ static void drop(struct discovery *d, size_t i)
 	d->cands.n--;
 	if (i < d->cands.n)
 		u64_map_put(&d->by_pid, (uint64_t)d->cands.v[i]->pid, i + 1);
-	free(c);
+	cand_free(c);
 }
 
 void discovery_on_exec(struct discovery *d, pid_t pid, uint64_t now)
@@ -302,6 +319,24 @@ static void done(struct candidate *c)
 	c->due_ns = UINT64_MAX;
 }
 
+/* The agent built for pid's libc: libjsagent-musl.so beside agent_path
+ * for a JVM that runs on musl (Alpine images), else agent_path itself. */
+static int agent_build_for(pid_t pid, const char *agent_path, char *out, size_t outlen, char *why, size_t whylen)
+{
+	size_t n = strlen(agent_path);
+
+	if (procfs_maps_has(pid, "/ld-musl-x86_64.so.1") != 1) {
+		snprintf(out, outlen, "%s", agent_path);
+		return 0;
+	}
+	if (n < 3 || strcmp(agent_path + n - 3, ".so") != 0 ||
+	    snprintf(out, outlen, "%.*s-musl.so", (int)(n - 3), agent_path) >= (int)outlen) {
+		snprintf(why, whylen, "the JVM runs on musl, and no musl agent goes with %s", agent_path);
+		return -1;
+	}
+	return 0;
+}
+
 /* The JVM option that turns HotSpot's attach listener off. */
 #define JVM_NO_ATTACH "-XX:+DisableAttachMechanism"
 
@@ -310,9 +345,9 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 {
 	struct proc_status st;
 	struct attach_target target;
-	char why[256], agent[256], sock[128], opts[160];
+	char why[256], build[256], agent[256], sock[128], opts[160];
 	enum attach_result r;
-	int jvm;
+	int jvm, report[2];
 
 	/* jsampled's own children (the native helper maps the libjvm.so it
 	 * unwinds) are never JVMs to attach to. */
@@ -336,6 +371,7 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 			d->hooks.on_young_jvm(d->hooks.ctx, c->pid);
 	}
 	if (d->hooks.has_agent(d->hooks.ctx, c->pid) || procfs_maps_has(c->pid, "/libjsagent.so") == 1 ||
+	    procfs_maps_has(c->pid, "/libjsagent-musl.so") == 1 ||
 	    procfs_maps_has(c->pid, ".jsampled/libjsagent.so") == 1) {
 		d->counters.had_agent++;
 		log_debug("pid %d already runs the agent", (int)c->pid);
@@ -353,6 +389,7 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 	if (procfs_java_option(c->pid, JVM_NO_ATTACH)) {
 		log_warn("cannot attach to JVM pid %d: it was started with %s; start it with -agentpath:%s to profile it",
 			 (int)c->pid, JVM_NO_ATTACH, d->opt->agent_path);
+		problem(d, c, "started with " JVM_NO_ATTACH ": start it with -agentpath");
 		d->counters.attach_failed++;
 		done(c);
 		return;
@@ -362,6 +399,7 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 		if (++c->not_ready >= NOT_READY_TRIES + (c->early ? EARLY_QUICK_TRIES : 0)) {
 			log_warn("cannot attach to JVM pid %d: it does not handle SIGQUIT (-Xrs?); "
 				 "start it with -agentpath:%s to profile it", (int)c->pid, d->opt->agent_path);
+			problem(d, c, "it does not handle SIGQUIT (-Xrs?): start it with -agentpath");
 			d->counters.attach_failed++;
 			done(c);
 		} else {
@@ -379,12 +417,14 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 		/* Gone, or its pid names another process now; or no usable /tmp. */
 		if (r == ATTACH_NO_TMP) {
 			log_warn("cannot attach to JVM pid %d: %s", (int)c->pid, attach_result_name(r));
+			problem(d, c, "no usable /tmp in the JVM's root");
 			d->counters.attach_failed++;
 		}
 		done(c);
 		return;
 	}
-	if (target_agent_path(c->pid, d->opt->agent_path, agent, sizeof(agent), why, sizeof(why)) != 0 ||
+	if (agent_build_for(c->pid, d->opt->agent_path, build, sizeof(build), why, sizeof(why)) != 0 ||
+	    target_agent_path(c->pid, build, agent, sizeof(agent), why, sizeof(why)) != 0 ||
 	    agent_socket_for(d, c->pid, now, sock, sizeof(sock), why, sizeof(why)) != 0) {
 		attach_target_close(&target);
 		d->counters.attach_failed++;
@@ -396,14 +436,25 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 			return;
 		}
 		log_warn("cannot attach to JVM pid %d: %s", (int)c->pid, why);
+		problem(d, c, why);
 		done(c);
 		return;
 	}
 	snprintf(opts, sizeof(opts), "socket:%s", sock);
-	c->child = hotspot_attach_start(&target, agent, opts);
+	if (pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0)
+		report[0] = report[1] = -1;
+	c->child = hotspot_attach_start(&target, agent, opts, report[1]);
 	attach_target_close(&target);
+	if (report[1] >= 0)
+		close(report[1]);
+	if (c->report_fd >= 0)
+		close(c->report_fd);
+	c->report_fd = report[0];
 	if (c->child < 0) {
 		log_warn("cannot fork to attach to pid %d: %s", (int)c->pid, strerror(errno));
+		if (c->report_fd >= 0)
+			close(c->report_fd);
+		c->report_fd = -1;
 		c->due_ns = now + 5000 * MS;
 		return;
 	}
@@ -418,6 +469,7 @@ bool discovery_child_exited(struct discovery *d, pid_t child, int ws, uint64_t n
 {
 	struct candidate *c = NULL;
 	enum attach_result r;
+	char said[ATTACH_REPORT_MAX + 1] = "", why[ATTACH_REPORT_MAX + 64];
 
 	for (size_t i = 0; i < d->cands.n; i++)
 		if (d->cands.v[i]->state == C_ATTACHING && d->cands.v[i]->child == child)
@@ -428,6 +480,12 @@ bool discovery_child_exited(struct discovery *d, pid_t child, int ws, uint64_t n
 	c->child = 0;
 	c->state = C_WATCH;
 	r = c->child_killed ? ATTACH_TIMEOUT : hotspot_attach_result(ws);
+	if (c->report_fd >= 0) {
+		ssize_t n = read(c->report_fd, said, sizeof(said) - 1);
+		said[n > 0 ? n : 0] = 0;
+		close(c->report_fd);
+		c->report_fd = -1;
+	}
 	switch (r) {
 	case ATTACH_OK:
 		d->counters.attached++;
@@ -449,6 +507,8 @@ bool discovery_child_exited(struct discovery *d, pid_t child, int ws, uint64_t n
 		d->counters.attach_failed++;
 		if (r == ATTACH_TIMEOUT)
 			d->counters.attach_timeouts++;
+		snprintf(why, sizeof(why), "attach %s%s%s", attach_result_name(r), said[0] ? ": " : "", said);
+		problem(d, c, why);
 		if (++c->failures >= FAILED_TRIES) {
 			log_warn("cannot attach to JVM pid %d: %s (gave up after %u tries)", (int)c->pid,
 				 attach_result_name(r), c->failures);

@@ -45,6 +45,9 @@ struct discovery_hooks {
 	 * libjvm.so (a JVM embedded in a program that is no Java launcher):
 	 * it may be sampled from now on, before its agent. NULL: nothing. */
 	void (*on_young_jvm)(void *ctx, pid_t pid);
+	/* Why pid has no agent (yet): the attach failed or cannot be made;
+	 * the JVM's own words when it refused. NULL: nothing. */
+	void (*on_attach_problem)(void *ctx, pid_t pid, const char *why);
 };
 
 struct ns_socket {

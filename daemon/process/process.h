@@ -56,6 +56,10 @@ struct process {
 	enum process_state state;
 	char comm[16];     /* its name, escaped (set by admission) */
 	char vm[96];
+	/* Why it has no agent, when an attach failed or cannot be made (the
+	 * JVM's own words when it refused the library): shown by list and
+	 * stats; cleared when an agent comes. */
+	char agent_problem[256];
 	struct agent_link *link;
 	struct jvm_model jvm;
 	uint64_t agent_cut_ns; /* agent clock of the newest complete batch */

@@ -208,12 +208,16 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 		json_quote(out, p->comm);
 		wbuf_printf(out, ",\"vm\":");
 		json_quote(out, p->vm);
+		wbuf_printf(out, ",\"agent_problem\":");
+		json_quote(out, p->agent_problem);
 		wbuf_printf(out, ",");
 	} else {
 		wbuf_printf(out, "%-*s %s\n%-*s %s\n%-*s %s\n%-*s %s\n%-*s %s\n", NAME_WIDTH, "state",
 			    process_state_label(p), NAME_WIDTH, "restored", p->restored ? "true" : "false",
 			    NAME_WIDTH, "over_limit", p->over_limit ? "true" : "false", NAME_WIDTH, "comm", p->comm,
 			    NAME_WIDTH, "vm", p->vm);
+		if (p->agent_problem[0])
+			wbuf_printf(out, "%-*s %s\n", NAME_WIDTH, "agent_problem", p->agent_problem);
 	}
 	stats_format_decode(&p->stats, out, json);
 	if (json)

@@ -79,6 +79,7 @@ APPS = {
     "pdfbox": ("AppPdfbox", ["libpdfbox2-java", "libcommons-logging-java", "fonts-dejavu-core"],
                ["pdfbox2.jar", "fontbox2.jar", "commons-logging.jar"]),
     "math": ("AppMath", ["libcommons-math3-java"], ["commons-math3.jar"]),
+    "jruby": ("AppJRuby", ["jruby"], ["jruby-core.jar"]),
 }
 DEB_PACKAGES = sorted({p for _, pkgs, _ in APPS.values() for p in pkgs})
 GOAL_RESOLVED = 99.9

@@ -418,7 +418,7 @@ static void test_attach_outcomes(void)
 
 	/* Not a JVM: we do not catch SIGQUIT, so no signal is ever sent. */
 	CHECK_EQ(attach_target_open(getpid(), procfs_start_time(getpid()), &t), ATTACH_OK);
-	CHECK_EQ(hotspot_attach_run(&t, "/x.so", ""), ATTACH_NOT_READY);
+	CHECK_EQ(hotspot_attach_run(&t, "/x.so", "", -1), ATTACH_NOT_READY);
 	attach_target_close(&t);
 	/* A pid that is not running, and one whose start time says it is
 	 * another process now. */
@@ -438,6 +438,22 @@ static void test_attach_outcomes(void)
 	CHECK_EQ(hotspot_parse_reply("0\nDynamic agent loading is only permitted in the live phase\n", 60), ATTACH_NOT_LIVE);
 	CHECK_EQ(hotspot_parse_reply("0\nsomething else went wrong\n", 28), ATTACH_AGENT_FAILED);
 	CHECK_EQ(hotspot_parse_reply("", 0), ATTACH_PROTOCOL);
+	{
+		/* JDK 11's answer to a library its glibc cannot load: the words
+		 * after the status line, one line, printable. */
+		static const char refused[] =
+			"-1\n/tmp/.jsampled/libjsagent.so was not loaded.\n"
+			"/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found\x01\n";
+		char text[ATTACH_REPORT_MAX + 1];
+
+		CHECK_EQ(hotspot_parse_reply(refused, sizeof(refused) - 1), ATTACH_LOAD_FAILED);
+		CHECK_EQ(hotspot_reply_text(refused, sizeof(refused) - 1, text, sizeof(text)), strlen(text));
+		CHECK_STR(text, "/tmp/.jsampled/libjsagent.so was not loaded.; "
+				"/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found?");
+		CHECK_EQ(hotspot_reply_text("0\n", 2, text, sizeof(text)), 0);
+		CHECK_EQ(hotspot_reply_text(refused, sizeof(refused) - 1, text, 8), 7);
+		CHECK_STR(text, "/tmp/.j");
+	}
 	CHECK_EQ(hotspot_parse_reply("99999999999999999999999\n", 24), ATTACH_PROTOCOL);
 }
 

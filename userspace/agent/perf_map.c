@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "class_refs.h"
+#include "libc_baseline.h"
 
 static FILE *map;
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -33,7 +34,7 @@ int perf_map_open(void)
 	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	if (baseline_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
 	    ftruncate(fd, 0) != 0) {
 		close(fd);
 		return -1;

@@ -19,6 +19,7 @@
 
 #include "userspace/common/agent_protocol.h"
 #include "agent.h"
+#include "libc_baseline.h"
 #include "safe_read.h"
 
 static atomic_long jni_env_offset; /* JNIEnv* - JavaThread*, 0 until measured */
@@ -186,6 +187,13 @@ void register_existing_threads(void)
  * layout's fields at -1 if anything is ambiguous. */
 void measure_thread_tls(JNIEnv *jni)
 {
+#ifndef __GLIBC__
+	/* musl: no TLS module ids, and not glibc's DTV that the BPF program
+	 * follows. The fields stay -1. */
+	(void)jni;
+	agent_log(1, "this libc has no dlinfo(RTLD_DI_TLS_MODID): Thread::_thr_current not located");
+}
+#else
 	struct hs_layout *L = &g_agent.layout;
 	void *lib = dlopen("libjvm.so", RTLD_NOW | RTLD_NOLOAD);
 	size_t modid = 0;
@@ -220,3 +228,4 @@ void measure_thread_tls(JNIEnv *jni)
 	L->tls_thread_offset = found * 8;
 	agent_log(1, "Thread::_thr_current at TLS module %zu offset %d", modid, found * 8);
 }
+#endif

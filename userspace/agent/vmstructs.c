@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "safe_read.h"
+#include "libc_baseline.h"
 
 /* One exported table: its base and the entry layout HotSpot publishes
  * alongside it (gHotSpotVM*Entry*Offset symbols), so nothing about the entry
