@@ -16,6 +16,7 @@ void codemap_init(struct codemap *m)
 {
 	memset(m, 0, sizeof(*m));
 	u64_map_init(&m->by_id);
+	u64_map_init(&m->live_at);
 	m->unload_epoch = 1;
 	m->oldest_unload_ns = CODE_LIVE;
 }
@@ -44,6 +45,7 @@ void codemap_free(struct codemap *m)
 		blob_free(m->blobs.v[i]);
 	vec_free(&m->blobs);
 	u64_map_free(&m->by_id);
+	u64_map_free(&m->live_at);
 	free(m->nodes);
 	free(m->hits);
 	free(m->added);
@@ -56,9 +58,80 @@ static int cmp_scope(const void *a, const void *b)
 	return (x->pc_offset > y->pc_offset) - (x->pc_offset < y->pc_offset);
 }
 
+/* b is no blob's twin any more, nor the live blob at its start. */
+static void forget_links(struct codemap *m, struct code_blob *b)
+{
+	uint64_t *at = u64_map_get(&m->live_at, b->start);
+
+	if (at && *at == (uint64_t)(uintptr_t)b)
+		u64_map_del(&m->live_at, b->start);
+	if (b->twin) {
+		b->twin->twin = NULL;
+		b->twin = NULL;
+	}
+}
+
+static void mark_unloaded(struct codemap *m, struct code_blob *b, uint64_t when)
+{
+	b->unload_ns = when;
+	if (when < m->oldest_unload_ns)
+		m->oldest_unload_ns = when;
+	m->changes++;
+	if (++m->unload_epoch == 0)
+		m->unload_epoch = 1;
+	if (when > m->latest_event_ns)
+		m->latest_event_ns = when;
+}
+
+/* Ends b (and its twin) at when: its start may hold other code now. */
+static void end_blob(struct codemap *m, struct code_blob *b, uint64_t when)
+{
+	struct code_blob *twin = b->twin;
+
+	forget_links(m, b);
+	mark_unloaded(m, b, when);
+	if (twin && twin->unload_ns == CODE_LIVE) {
+		forget_links(m, twin);
+		mark_unloaded(m, twin, when);
+	}
+}
+
+static bool same_code(const struct code_blob *a, const struct code_blob *b)
+{
+	return a->start == b->start && a->size == b->size && a->kind == b->kind && a->method_id == b->method_id;
+}
+
+/* A new compiled method b at the start of a live one: the same code again
+ * (twins), or new code where the old one's unload has not come (yet). */
+static int place_live(struct codemap *m, struct code_blob *b)
+{
+	uint64_t *at;
+	struct code_blob *prev;
+
+	/* Compiled methods only: a stub may start where the buffer it lies
+	 * in starts, both live. */
+	if (b->kind != JS_CODE_NMETHOD && b->kind != JS_CODE_NATIVE_WRAPPER)
+		return 0;
+	at = u64_map_get(&m->live_at, b->start);
+	prev = at ? (struct code_blob *)(uintptr_t)*at : NULL;
+
+	if (prev && prev->unload_ns == CODE_LIVE) {
+		if (same_code(prev, b)) {
+			if (prev->twin)
+				return 0; /* a third report: the two cover it */
+			prev->twin = b;
+			b->twin = prev;
+		} else if (b->load_ns >= prev->load_ns) {
+			end_blob(m, prev, b->load_ns);
+		}
+	}
+	return u64_map_put(&m->live_at, b->start, (uint64_t)(uintptr_t)b);
+}
+
 /* Removing keeps the order of the others (and so the sorted prefix). */
 static void remove_blob(struct codemap *m, struct code_blob *b)
 {
+	forget_links(m, b);
 	for (size_t i = 0; i < m->blobs.n; i++) {
 		if (m->blobs.v[i] == b) {
 			memmove(&m->blobs.v[i], &m->blobs.v[i + 1], (m->blobs.n - i - 1) * sizeof(b));
@@ -173,7 +246,9 @@ int codemap_load(struct codemap *m, struct rbuf *r)
 	old = u64_map_get(&m->by_id, b->id);
 	if (old)
 		remove_blob(m, (struct code_blob *)(uintptr_t)*old);
-	if (vec_push(&m->blobs, b) != 0 || u64_map_put(&m->by_id, b->id, (uint64_t)(uintptr_t)b) != 0) {
+	if (vec_push(&m->blobs, b) != 0 || u64_map_put(&m->by_id, b->id, (uint64_t)(uintptr_t)b) != 0 ||
+	    place_live(m, b) != 0) {
+		forget_links(m, b);
 		if (m->blobs.n && m->blobs.v[m->blobs.n - 1] == b)
 			m->blobs.n--;
 		u64_map_del(&m->by_id, b->id);
@@ -192,20 +267,19 @@ int codemap_unload(struct codemap *m, struct rbuf *r)
 	uint64_t id = rbuf_u64(r);
 	uint64_t when = rbuf_u64(r);
 	uint64_t *p;
+	struct code_blob *b;
 
 	if (r->err)
 		return -1;
 	p = u64_map_get(&m->by_id, id);
 	if (!p)
 		return -1;
-	((struct code_blob *)(uintptr_t)*p)->unload_ns = when;
-	if (when < m->oldest_unload_ns)
-		m->oldest_unload_ns = when;
-	m->changes++;
-	if (++m->unload_epoch == 0)
-		m->unload_epoch = 1;
-	if (when > m->latest_event_ns)
-		m->latest_event_ns = when;
+	b = (struct code_blob *)(uintptr_t)*p;
+	/* Ended already with its twin, or new code at its start: the
+	 * earlier end stands. */
+	if (b->unload_ns != CODE_LIVE && b->unload_ns <= when)
+		return 0;
+	end_blob(m, b, when);
 	return 0;
 }
 
@@ -646,6 +720,7 @@ size_t codemap_prune(struct codemap *m, uint64_t before_ns)
 	for (size_t i = 0; i < m->blobs.n; i++) {
 		struct code_blob *b = m->blobs.v[i];
 		if (b->unload_ns < before_ns) {
+			forget_links(m, b);
 			u64_map_del(&m->by_id, b->id);
 			m->bytes -= blob_bytes(b);
 			blob_free(b);

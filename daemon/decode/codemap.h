@@ -63,6 +63,10 @@ struct code_blob {
 	struct scope_frame *frames;
 	uint32_t nstates;
 	struct frame_state_span *states; /* sorted, non-overlapping */
+	/* The same code reported twice under two ids (an attach's replay of
+	 * the code cache racing the JVM's own late load event): both end
+	 * together, whichever id the unload names. */
+	struct code_blob *twin;
 };
 
 /* Lookups by pc go through an implicit interval tree over the blobs sorted
@@ -153,6 +157,10 @@ struct codemap {
 	size_t nodes_cap;
 	bool indexed; /* blobs all sorted and max_end current */
 	struct u64_map by_id; /* code id -> struct code_blob * */
+	/* Start address -> the live compiled method loaded last there: two
+	 * live ones never share a start (HotSpot's code heap), so a load
+	 * there ends the older one, or, for the same code, twins them. */
+	struct u64_map live_at;
 	size_t bytes;
 	/* Counts every load, unload and prune; the latest load or unload
 	 * time: a walk's outcome holds while neither moves (walk_reuse.h). */

@@ -157,7 +157,7 @@ size_t jvm_model_bytes(const struct jvm_model *m)
 	return m->code.bytes + m->code.blobs.cap * sizeof(void *) +
 	       m->code.nodes_cap * sizeof(struct codemap_node) +
 	       (size_t)m->code.nhits * sizeof(*m->code.hits) +
-	       u64_map_bytes(&m->code.by_id) + method_table_bytes(&m->methods) +
+	       u64_map_bytes(&m->code.by_id) + u64_map_bytes(&m->code.live_at) + method_table_bytes(&m->methods) +
 	       m->thread_list.cap * sizeof(struct jvm_thread) + m->thread_changes.cap * sizeof(uint32_t) +
 	       u64_map_bytes(&m->threads);
 }

@@ -57,6 +57,17 @@ static void explain_versions(FILE *f, const struct codemap *m, uint64_t pc, uint
 			code_blob_scope(c, pc, true) ? "a call site" : "no call site",
 			(unsigned long long)(pc - c->start));
 	}
+	/* Its neighbours: code the map placed around pc, at any time. */
+	for (size_t i = 0; i < m->blobs.n; i++) {
+		const struct code_blob *c = m->blobs.v[i];
+
+		if (c->start + c->size + 4096 <= pc || c->start >= pc + 4096 || (pc >= c->start && pc < c->start + c->size))
+			continue;
+		fprintf(f, "    near: id %llu kind %d at %+lld size %#x method #%u: loaded %+lld us, unloaded %+lld us\n",
+			(unsigned long long)c->id, c->kind, (long long)c->start - (long long)pc, c->size, c->method_id,
+			((long long)c->load_ns - (long long)t) / 1000,
+			c->unload_ns == CODE_LIVE ? 0ll : ((long long)c->unload_ns - (long long)t) / 1000);
+	}
 }
 
 enum step emit_compiled_frames(struct walk *w, const struct code_blob *b, bool exact)

@@ -210,6 +210,70 @@ static void test_cached_hits_of_reused_code(void)
 	jvm_model_free(&m);
 }
 
+/* The same code reported under two ids (a late attach replays the code
+ * cache with GenerateEvents while the JVM's own load event for a method
+ * compiled meanwhile is still queued: either may come first), and new code
+ * loaded at the start of code whose unload has not come: two live blobs
+ * never share a start. A stale twin left live nests inside the code that
+ * later reuses its addresses and would win every lookup there (the
+ * smallest range wins), failing samples as not_a_call_site instead of
+ * holding them for the new code. */
+static void test_twin_reports_and_reused_starts(void)
+{
+	struct jvm_model m;
+	const struct code_blob *b;
+	const struct test_code live = {.id = 1, .kind = JS_CODE_NMETHOD, .start = 0x4000, .size = 0x100,
+				       .frame_size = 4, .frame_complete = 8, .method_id = 5, .load_ns = 100};
+	const struct test_code reuse = {.id = 3, .kind = JS_CODE_NMETHOD, .start = 0x3f00, .size = 0x400,
+					.frame_size = 6, .frame_complete = 8, .method_id = 9, .load_ns = 600};
+	struct test_code replayed = live, first = {.id = 20, .kind = JS_CODE_NMETHOD, .start = 0x8000, .size = 0x80,
+						   .frame_size = 4, .frame_complete = 8, .method_id = 1, .load_ns = 100};
+	struct test_code over = first;
+
+	replayed.id = 2;
+	replayed.load_ns = 0;
+	over.id = 21;
+	over.size = 0x200;
+	over.method_id = 2;
+	over.load_ns = 300;
+	for (int replay_first = 0; replay_first < 2; replay_first++) {
+		jvm_model_init(&m);
+		CHECK(tb_apply_code(&m, replay_first ? &replayed : &live) == 0);
+		CHECK(tb_apply_code(&m, replay_first ? &live : &replayed) == 0);
+		b = codemap_find(&m.code, 0x4010, 50); /* before the live event's time: the replay's */
+		CHECK(b && b->id == 2);
+		b = codemap_find(&m.code, 0x4010, 200);
+		CHECK(b && b->method_id == 5);
+		/* The agent's unload names one of the two ids: both end. */
+		CHECK(tb_apply_unload(&m, replay_first ? 1 : 2, 500) == 0);
+		CHECK(codemap_find(&m.code, 0x4010, 550) == NULL); /* unknown until new code comes */
+		CHECK(tb_apply_code(&m, &reuse) == 0);
+		b = codemap_find(&m.code, 0x4010, 700);
+		CHECK(b && b->id == 3);
+		b = codemap_find(&m.code, 0x4010, 200);
+		CHECK(b && b->method_id == 5);
+		/* A late unload of the other twin changes nothing. */
+		CHECK(tb_apply_unload(&m, replay_first ? 2 : 1, 650) == 0);
+		b = codemap_find(&m.code, 0x4010, 550);
+		CHECK(b && b->id == 3); /* installed before its event: as for reused code */
+		CHECK_EQ(codemap_prune(&m.code, 520), 2);
+		jvm_model_free(&m);
+	}
+	/* New code at a live blob's start, its unload not come: the old ends
+	 * at the new one's load. */
+	jvm_model_init(&m);
+	CHECK(tb_apply_code(&m, &first) == 0);
+	CHECK(tb_apply_code(&m, &over) == 0);
+	b = codemap_find(&m.code, 0x8010, 400);
+	CHECK(b && b->id == 21);
+	b = codemap_find(&m.code, 0x8010, 200);
+	CHECK(b && b->id == 20);
+	CHECK(tb_apply_unload(&m, 20, 350) == 0); /* its own unload, later: the earlier end stands */
+	b = codemap_find(&m.code, 0x8010, 320);
+	CHECK(b && b->id == 21);
+	jvm_model_free(&m);
+}
+
 /* Lookups stay cheap whatever the agent reports: 20,000 blobs plus one
  * huge blob over all of them (a lying agent's), blobs loaded in any order
  * and after lookups (the index is rebuilt), and a reference lookup by
@@ -1009,6 +1073,7 @@ int main(void)
 	RUN(test_cached_hits_across_indexes);
 	RUN(test_cached_hits_across_many_indexes);
 	RUN(test_cached_hits_of_reused_code);
+	RUN(test_twin_reports_and_reused_starts);
 	RUN(test_lookup_cost);
 	RUN(test_index_merges_and_removals);
 	RUN(test_scopes_and_states);

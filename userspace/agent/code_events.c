@@ -168,6 +168,22 @@ static uint64_t code_event_time(void)
 	return replaying_past ? 0 : agent_now_ns();
 }
 
+/* Ends the code live at start, if any: an UNLOAD record at when. */
+static void end_live_code_locked(uint64_t start, uint64_t when)
+{
+	uint64_t code_id = store_code_unloaded_locked(&g_agent.store, start);
+	struct wbuf w;
+
+	if (!code_id)
+		return;
+	wbuf_init(&w);
+	wbuf_u64(&w, code_id);
+	wbuf_u64(&w, when);
+	if (!w.oom)
+		store_append_locked(&g_agent.store, JS_REC_CODE_UNLOAD, code_id, 1, w.data, w.len);
+	wbuf_free(&w);
+}
+
 void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 				     const void *code_addr, jint map_length,
 				     const jvmtiAddrLocationMap *map, const void *compile_info)
@@ -208,6 +224,21 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 
 	wbuf_init(&w);
 	store_lock(&g_agent.store);
+	/* Two live compiled methods never share a start. A late attach's
+	 * GenerateEvents replays methods whose own load event is still queued
+	 * on the JVM's service thread, or already came: the replay of one
+	 * reported already is dropped, and the JVM's own event after a replay
+	 * ends the replayed copy (stamped 0) at its real time. Two ids left
+	 * live for one method would keep the older one live for ever. */
+	if (u64_map_get(&g_agent.store.live_code, start)) {
+		if (replaying_past) {
+			store_unlock(&g_agent.store);
+			wbuf_free(&w);
+			wbuf_free(&states);
+			return;
+		}
+		end_live_code_locked(start, when);
+	}
 	uint64_t code_id = store_new_code_id_locked(&g_agent.store);
 	uint32_t method_id = store_method_id_locked(&g_agent.store, (uint64_t)(uintptr_t)method, 0, NULL);
 	write_code_header(&w, code_id, kind, flags, start, (uint32_t)code_size, when,
@@ -224,23 +255,14 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 void JNICALL on_compiled_method_unload(jvmtiEnv *jvmti, jmethodID method, const void *code_addr)
 {
 	uint64_t when = agent_now_ns();
-	struct wbuf w;
 
 	(void)jvmti;
 	(void)method;
 	if (atomic_load(&g_agent.disabled))
 		return;
-	wbuf_init(&w);
 	store_lock(&g_agent.store);
-	uint64_t code_id = store_code_unloaded_locked(&g_agent.store, (uint64_t)(uintptr_t)code_addr);
-	if (code_id) {
-		wbuf_u64(&w, code_id);
-		wbuf_u64(&w, when);
-		if (!w.oom)
-			store_append_locked(&g_agent.store, JS_REC_CODE_UNLOAD, code_id, 1, w.data, w.len);
-	}
+	end_live_code_locked((uint64_t)(uintptr_t)code_addr, when);
 	store_unlock(&g_agent.store);
-	wbuf_free(&w);
 }
 
 void JNICALL on_dynamic_code_generated(jvmtiEnv *jvmti, const char *name, const void *address,
