@@ -37,7 +37,8 @@ int hs_layout_init(struct hs_layout *L, const struct vmstructs *vs, int java_maj
 	L->code_heaps = vmstructs_field(vs, "CodeCache", "_heaps");
 	L->code_low = vmstructs_field(vs, "CodeCache", "_low_bound");
 	L->code_high = vmstructs_field(vs, "CodeCache", "_high_bound");
-	L->array_len = vmstructs_field(vs, "GrowableArrayBase", "_len");
+	/* GrowableArrayBase since JDK 16, GenericGrowableArray before. */
+	L->array_len = first_of(vs, "GrowableArrayBase", "GenericGrowableArray", "_len");
 	L->array_data = vmstructs_field(vs, "GrowableArray<int>", "_data");
 	L->heap_memory = vmstructs_field(vs, "CodeHeap", "_memory");
 	L->heap_segmap = vmstructs_field(vs, "CodeHeap", "_segmap");

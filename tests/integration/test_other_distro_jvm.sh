@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# A JVM of another distribution, as an older container runs it: Debian 11's
+# JDK 11 on its glibc 2.31, in a root made by debootstrap, with its own pid
+# and mount namespaces (jsampled's files are not there; pid 1 inside). The
+# zero-config attach copies the agent in, and the agent built against this
+# machine's newer glibc loads there (userspace/agent/libc_baseline.h): the
+# hot methods are named and the share of the JVM's CPU time the profile
+# covers is high. Then an agent that glibc 2.31 cannot load (built as a
+# library is by default here): the JVM is listed with the JVM's own reason.
+source "$(dirname "$0")/lib.sh"
+require_environment
+ROOTFS=$B/roots/bullseye-jdk11
+"$ROOT/tests/integration/make_root.sh" bullseye "$ROOTFS" openjdk-11-jre-headless ||
+	fail "cannot make a Debian 11 root with JDK 11"
+JDK11=/usr/lib/jvm/java-11-openjdk-amd64
+[ -x "$ROOTFS$JDK11/bin/java" ] || fail "no JDK 11 in the Debian 11 root"
+GLIBC=$(chroot "$ROOTFS" ldd --version | sed -n '1s/.* //p')
+note "Debian 11 root: glibc $GLIBC, $(unshare --mount --pid --fork --kill-child --mount-proc="$ROOTFS/proc" \
+	chroot "$ROOTFS" $JDK11/bin/java -version 2>&1 | head -1)"
+
+# The workload, compiled for JDK 11, placed inside the root.
+rm -rf "$ROOTFS/opt/jsampled-test"
+mkdir -p "$ROOTFS/opt/jsampled-test"
+"$JAVA_HOME/bin/javac" --release 11 -d "$ROOTFS/opt/jsampled-test" "$ROOT/tests/java/PhasedWorkload.java" ||
+	fail "javac --release 11 failed"
+
+# run_in_root MARK SECONDS: the JVM in the root, own pid and mount
+# namespaces; sets JVM_PID to its host pid.
+run_in_root() {
+	local mark=$1 secs=$2
+	unshare --mount --pid --fork --kill-child --mount-proc="$ROOTFS/proc" \
+		chroot "$ROOTFS" $JDK11/bin/java -cp /opt/jsampled-test PhasedWorkload "$secs" - 1 "$mark" \
+		>"$TMP/$mark.out" 2>&1 &
+	JVM_PIDS+=("$!")
+	JVM_PID=
+	for _ in $(seq 1 100); do
+		JVM_PID=$(pgrep -f "PhasedWorkload $secs - 1 $mark" | while read -r p; do
+			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$ROOTFS$JDK11/bin/java" ] && echo "$p"; done | head -1) || true
+		[ -n "$JVM_PID" ] && break
+		sleep 0.1
+	done
+	[ -n "$JVM_PID" ] || fail "the JVM in the Debian 11 root did not start: $(cat "$TMP/$mark.out")"
+	JVM_PIDS+=("$JVM_PID")
+	grep -q "NSpid:.*[[:space:]].*[[:space:]]" "/proc/$JVM_PID/status" || fail "the JVM is not in its own pid namespace"
+}
+
+# 1. The product's agent: attached, named, covered.
+ATTACH=auto start_daemon --frequency 499 --rescan-s 1
+run_in_root "bullseye-$$" 60
+wait_profiled "$JVM_PID"
+grep -q "/tmp/.jsampled/libjsagent" "/proc/$JVM_PID/maps" || fail "the agent is not mapped from the JVM's own /tmp"
+VM=$(ctl list --json | "$PY" -c "import json,sys; print(next(p['vm'] for p in json.load(sys.stdin) if p['pid'] == $JVM_PID))")
+note "attached to JDK 11 pid $JVM_PID (glibc $GLIBC): $VM"
+case $VM in *11.0*) ;; *) fail "list does not show the JDK 11 VM for pid $JVM_PID: $VM" ;; esac
+t0=$(cpu_ticks "$JVM_PID")
+sleep 8
+ctl cct "$JVM_PID" --format collapsed >"$TMP/cct.txt" || fail "no profile for pid $JVM_PID"
+ctl stats "$JVM_PID" --json >"$TMP/stats.json"
+t1=$(cpu_ticks "$JVM_PID")
+"$PY" - "$TMP/cct.txt" "$TMP/stats.json" "$(( t1 - t0 ))" "$(getconf CLK_TCK)" <<'PY' || fail "the JDK 11 profile is not right"
+import json, sys
+cct = open(sys.argv[1]).read().splitlines()
+s = json.load(open(sys.argv[2]))
+ticks, hz = int(sys.argv[3]), int(sys.argv[4])
+total = sum(int(l.rsplit(" ", 1)[1]) for l in cct if l.strip())
+phases = {}
+for l in cct:
+    stack, n = l.rsplit(" ", 1)
+    for p in ("phaseMatrix", "phaseHash", "phaseSort", "phaseRecurse"):
+        if "PhasedWorkload." + p in stack:
+            phases[p] = phases.get(p, 0) + int(n)
+java = max(1, s["java_samples"])
+print(f"  {total} samples in the tree, phases {phases}; resolved {s['resolved_pct']:.2f}%, "
+      f"CPU covered {s['cpu_covered_pct']:.1f}% ({ticks / hz:.1f} s of CPU in the last 8 s)")
+ok = len(phases) == 4 and s["resolved_pct"] >= 99.0 and s["wrong"] == 0
+# Covered: the profile's share of the CPU time the kernel counted for the
+# JVM, whatever the machine's load gave it; HotSpot's own threads (GC,
+# compilers) are in both counts.
+ok = ok and s["cpu_covered_pct"] >= 80.0
+sys.exit(0 if ok else 1)
+PY
+stop_daemon
+kill "$JVM_PID" 2>/dev/null || true
+
+# 2. An agent glibc 2.31 refuses: the JVM is listed with its reason.
+cc -shared -fPIC -O1 -o "$TMP/libjsagent.so" "$ROOT/tests/integration/new_glibc_agent.c" || fail "cannot build the test agent"
+objdump -T "$TMP/libjsagent.so" | grep -q "GLIBC_2.3[4-9]" || fail "the test agent needs no glibc newer than 2.31"
+ATTACH=auto start_daemon --frequency 499 --rescan-s 1 --agent-path "$TMP/libjsagent.so"
+run_in_root "refused-$$" 60
+why=
+for _ in $(seq 1 150); do
+	why=$(ctl list --json 2>/dev/null | "$PY" -c "
+import json, sys
+for p in json.load(sys.stdin):
+    if p['pid'] == $JVM_PID:
+        print(p.get('agent_problem', ''))") || true
+	[ -n "$why" ] && break
+	sleep 0.1
+done
+note "list: $(ctl list | awk -v p="$JVM_PID" '$1 == p')"
+case $why in
+*GLIBC_2.3*"not found"*) note "pid $JVM_PID has no agent, and says why: $why" ;;
+*) fail "list does not give the JVM's reason for refusing the agent (got: '$why')" ;;
+esac
+ctl stats "$JVM_PID" | grep -q "^agent_problem .*GLIBC_2.3" || fail "stats does not give the reason: $(ctl stats "$JVM_PID")"
+stop_daemon
+note "ok"
