@@ -470,6 +470,11 @@ static int build_index(struct codemap *m)
  * times are when the agent heard of the code, a little after it was
  * installed); then, for ranges that nest (a stub inside a stub blob), the
  * smaller; then the latest loaded. */
+static bool is_compiled(const struct code_blob *b)
+{
+	return b->kind == JS_CODE_NMETHOD || b->kind == JS_CODE_NATIVE_WRAPPER;
+}
+
 static bool better(const struct code_blob *a, const struct code_blob *b, uint64_t t)
 {
 	bool a_live = a->unload_ns > t, b_live = b->unload_ns > t;
@@ -479,6 +484,11 @@ static bool better(const struct code_blob *a, const struct code_blob *b, uint64_
 		return a_live;
 	if (a_before != b_before)
 		return a_before;
+	/* Two compiled methods never hold the same addresses at once: of two
+	 * live ones, the later took the place of the other, whose unload has
+	 * not come (HotSpot posts unloads later, from its service thread). */
+	if (is_compiled(a) && is_compiled(b) && a_live && a_before)
+		return a->load_ns > b->load_ns;
 	if (a->size != b->size && a->start <= b->start && a->start + a->size >= b->start + b->size)
 		return false; /* a encloses b */
 	if (a->size != b->size && b->start <= a->start && b->start + b->size >= a->start + a->size)

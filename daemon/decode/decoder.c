@@ -191,12 +191,15 @@ static enum step step_frame(struct walk *w)
 		char mname[256] = "";
 		if (b && b->method_id && w->ctx->methods)
 			method_table_name(w->ctx->methods, b->method_id, mname, sizeof(mname));
-		fprintf(w->ctx->explain, "  pc %#llx sp %#llx fp %#llx: %s %s%s (kind %d%s, frame %d, +%#llx of %#x, stubs at %#x)\n",
+		fprintf(w->ctx->explain,
+			"  pc %#llx sp %#llx fp %#llx: %s %s%s (kind %d%s, frame %d, +%#llx of %#x, stubs at %#x; "
+			"id %llu level %d, loaded %+lld us)\n",
 			(unsigned long long)w->pc, (unsigned long long)w->sp, (unsigned long long)w->fp,
 			b ? "in" : "outside known code", b && b->name ? b->name : "", mname,
 			b ? b->kind : -1, b && (b->flags & JS_CODE_FLAG_OSR) ? " osr" : "", b ? b->frame_size_words : 0,
 			b ? (unsigned long long)(w->pc - b->start) : 0ull, b ? (unsigned)b->size : 0u,
-			b ? (unsigned)b->stub_offset : 0u);
+			b ? (unsigned)b->stub_offset : 0u, b ? (unsigned long long)b->id : 0ull, b ? b->comp_level : -1,
+			b ? ((long long)b->load_ns - (long long)w->s->time_ns) / 1000 : 0ll);
 	}
 	if (!w->top && w->pc == L->call_stub_return)
 		return unwind_entry(w);

@@ -5,6 +5,9 @@
 
 const char *process_state_label(const struct process *p)
 {
+	/* An attach failed or cannot be made (agent_problem says why). */
+	if (p->state == PROCESS_LIVE && !p->link && p->agent_problem[0])
+		return "no-agent";
 	/* Sampled since its exec, its agent not here yet. */
 	if (p->state == PROCESS_LIVE && p->early && !p->agent_since_ns)
 		return "starting";

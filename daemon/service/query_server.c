@@ -108,10 +108,10 @@ static void answer_list(struct daemon *d, const struct viewer *v, struct wbuf *o
 
 		if (!may_see(v, p))
 			continue;
-		wbuf_printf(out, "%-8d %-10s %10llu %8.2f%% %-16s %s%s%s\n", (int)p->pid,
+		wbuf_printf(out, "%-8d %-10s %10llu %8.2f%% %-16s %s%s%s%s\n", (int)p->pid,
 			    process_state_label(p), (unsigned long long)s->samples,
-			    stats_resolved_pct(s), p->comm, p->vm, p->agent_problem[0] ? "no agent: " : "",
-			    p->agent_problem);
+			    stats_resolved_pct(s), p->comm, p->vm, p->agent_problem[0] ? " (no agent: " : "",
+			    p->agent_problem[0] ? p->agent_problem : "", p->agent_problem[0] ? ")" : "");
 	}
 }
 

@@ -206,6 +206,25 @@ static void test_c2_prologue_and_epilogue(void)
 	CHECK(r[3].start == 31 && r[3].end == 42 && r[3].state == JS_FRAME_STATE_NO_FRAME);
 }
 
+static void test_jdk11_polling_page_epilogue(void)
+{
+	/* JDK 11 C2 (HashMap.merge, frame 16 words, bytes read from a running
+	 * JDK 11.0.24): add rsp,0x70; pop rbp; mov r10,[r15+0x108];
+	 * test eax,[r10]; ret. And the global page's poll: test eax,[rip+d32]. */
+	const uint8_t code[] = {0x90, 0x90, 0x90, 0x90, 0x48, 0x83, 0xc4, 0x70, 0x5d, 0x4d, 0x8b, 0x97,
+				0x08, 0x01, 0x00, 0x00, 0x41, 0x85, 0x02, 0xc3, 0x90, 0x90, 0x48, 0x83,
+				0xc4, 0x70, 0x5d, 0x85, 0x05, 0x00, 0x10, 0x00, 0x00, 0xc3, 0x90, 0x48,
+				0x83, 0xc4, 0x70, 0x5d, 0x4d, 0x8b, 0x97, 0x08, 0x01, 0x00, 0x00, 0x90};
+	struct frame_state_range r[32];
+	size_t n = states(code, sizeof(code), 16, 0, 4, r);
+
+	CHECK_EQ(n, 5); /* the prologue, two epilogues; the last has no test and ret */
+	CHECK(r[1].start == 8 && r[1].end == 9 && r[1].state == JS_FRAME_STATE_RBP_PUSHED);
+	CHECK(r[2].start == 9 && r[2].end == 20 && r[2].state == JS_FRAME_STATE_NO_FRAME);
+	CHECK(r[3].start == 26 && r[3].end == 27 && r[3].state == JS_FRAME_STATE_RBP_PUSHED);
+	CHECK(r[4].start == 27 && r[4].end == 34 && r[4].state == JS_FRAME_STATE_NO_FRAME);
+}
+
 static void test_c2_rethrow_tail_jump(void)
 {
 	/* C2 rethrow: the epilogue then "jmp rel32" to the rethrow stub, no
@@ -367,6 +386,7 @@ int main(void)
 	RUN(test_store_class_unload);
 	RUN(test_c1_prologue_and_epilogue);
 	RUN(test_c2_prologue_and_epilogue);
+	RUN(test_jdk11_polling_page_epilogue);
 	RUN(test_c2_rethrow_tail_jump);
 	RUN(test_fast_path_before_frame);
 	RUN(test_native_wrapper_leave);

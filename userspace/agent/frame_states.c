@@ -98,15 +98,27 @@ static size_t prologue(const struct frame_state_input *in, struct frame_state_ra
 	return add(out, n, max, 0, complete, JS_FRAME_STATE_UNKNOWN);
 }
 
-/* After the frame is gone: the return safepoint poll (JDK 17+: cmp rsp,
- * [r15+d8/d32]; ja slow path) and ret. Returns the offset just past the ret,
- * or 0 if what follows is not that. */
+/* After the frame is gone: the return safepoint poll and ret. JDK 16+
+ * compares sp with the thread's poll word (cmp rsp, [r15+d8/d32]; ja slow
+ * path); JDK 10-15 touch the thread's polling page (mov r10, [r15+d8/d32];
+ * test eax, [r10]), older ones the global page (test eax, [rip+d32]).
+ * Returns the offset just past the ret, or 0 if what follows is not that. */
 static uint32_t poll_and_ret(const struct frame_state_input *in, uint32_t pos)
 {
+	uint32_t load = 0;
+
 	if (at(in, pos, (const uint8_t[]){0x49, 0x3b, 0xa7}, 3))
 		pos += 7;
 	else if (at(in, pos, (const uint8_t[]){0x49, 0x3b, 0x67}, 3))
 		pos += 4;
+	else if (at(in, pos, (const uint8_t[]){0x4d, 0x8b, 0x97}, 3))
+		load = 7;
+	else if (at(in, pos, (const uint8_t[]){0x4d, 0x8b, 0x57}, 3))
+		load = 4;
+	else if (at(in, pos, (const uint8_t[]){0x85, 0x05}, 2))
+		return at(in, pos + 6, (const uint8_t[]){0xc3}, 1) ? pos + 7 : 0;
+	if (load)
+		return at(in, pos + load, (const uint8_t[]){0x41, 0x85, 0x02, 0xc3}, 4) ? pos + load + 4 : 0;
 	if (at(in, pos, (const uint8_t[]){0x0f, 0x87}, 2))
 		pos += 6;
 	else if (at(in, pos, (const uint8_t[]){0x77}, 1))
