@@ -58,6 +58,20 @@ const char *decode_failure_description(int reason)
 	return reason >= 0 && reason < DECODE_FAILURE_COUNT ? failure_descriptions[reason] : "";
 }
 
+/* A virtual thread's yield (JDK 21+): once Continuation.doYield has frozen
+ * the frames above enterSpecial into the heap, its frame returns straight
+ * to where Continuation.run called enterSpecial. For that moment run's
+ * call site names enterSpecial, its callee is doYield. */
+static bool yield_returning(const struct method_table *m, const struct trace_frame *caller,
+			    const struct trace_frame *callee)
+{
+	const struct method_info *c = method_table_get(m, callee->method_id);
+	const struct method_info *r = method_table_get(m, caller->method_id);
+
+	return callee->type == FRAME_NATIVE && c && c->name && r && r->name && strcmp(c->name, "doYield") == 0 &&
+	       strcmp(r->name, "run") == 0 && c->class_id == r->class_id;
+}
+
 int trace_bad_caller(const struct method_table *m, const struct trace_frame *f, uint32_t n, bool root_first)
 {
 	for (uint32_t i = 0; i + 1 < n; i++) {
@@ -75,7 +89,8 @@ int trace_bad_caller(const struct method_table *m, const struct trace_frame *f, 
 			continue;
 		/* At an invoke instruction, and one that names the callee's
 		 * method (or an override: same name and descriptor). */
-		if (method_table_bad_call(m, caller->method_id, caller->bci, callee->method_id))
+		if (method_table_bad_call(m, caller->method_id, caller->bci, callee->method_id) &&
+		    !yield_returning(m, caller, callee))
 			return (int)(caller - f);
 	}
 	return -1;
@@ -131,6 +146,15 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 		 * walk - the trace is incomplete, not failed. */
 		if (b->name && strncmp(b->name, "upcall_stub", 11) == 0)
 			return STEP_INCOMPLETE;
+		/* A virtual thread (JDK 21+) thaws its newest frames onto the
+		 * carrier lazily: the oldest thawed one returns into the
+		 * continuation's return barrier, which thaws the next ones from
+		 * the heap stack chunk. The frames above are the thread's whole;
+		 * the words below are the carrier's, not its callers. */
+		if (b->name && strncmp(b->name, "cont_returnBarrier", 18) == 0) {
+			w->out->frozen = true;
+			return STEP_INCOMPLETE;
+		}
 		return walk_fail(w, DECODE_FAIL_RETURN_INTO_STUB);
 	}
 	st = walk_pop_frame(w, w->sp + (uint64_t)b->frame_size_words * 8, true);
@@ -474,6 +498,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->n = 0;
 	out->complete = false;
 	out->from_image = false;
+	out->frozen = false;
 	out->joined = 0;
 	out->bad_call_known = false;
 	out->n_crossings = 0;
@@ -597,6 +622,7 @@ enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct
 
 	out->n = 0;
 	out->complete = false;
+	out->frozen = false;
 	out->wait = 0;
 	out->n_crossings = 0;
 	out->joined = 0;

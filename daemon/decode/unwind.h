@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "decoder.h"
 #include "stack_fragment.h"
@@ -73,6 +74,15 @@ enum step {
 
 /* The model lacks something newer agent data may bring: wait for it. */
 /* Pushes a Java frame, marking it if the walk just crossed an entry frame. */
+/* Stubs a Java frame returns into: an FFM upcall stub (JDK 22+: native code
+ * called Java), and a virtual thread's continuation return barrier (JDK
+ * 21+: its older frames are frozen in the heap). Other stubs call the VM,
+ * never Java. */
+static inline bool stub_java_returns_into(const struct code_blob *b)
+{
+	return b->name && (strncmp(b->name, "upcall_stub", 11) == 0 || strncmp(b->name, "cont_returnBarrier", 18) == 0);
+}
+
 static inline int walk_push(struct walk *w, uint32_t method_id, uint8_t type, int32_t bci)
 {
 	if (trace_push(w->out, method_id, type, bci) != 0)

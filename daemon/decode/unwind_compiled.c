@@ -156,9 +156,9 @@ static bool calls_another_method(struct walk *w, const struct code_blob *b, uint
 
 	/* Nor does a Java method return into a stub (StubRoutines' arraycopy,
 	 * a Runtime1 slow path: they call the VM, never Java): only into
-	 * callers, the interpreter, the call stub, the deopt blob, or an FFM
-	 * upcall stub. */
-	if (c && c->kind == JS_CODE_STUB && !(c->name && strncmp(c->name, "upcall_stub", 11) == 0))
+	 * callers, the interpreter, the call stub, the deopt blob, or the
+	 * stubs of stub_java_returns_into. */
+	if (c && c->kind == JS_CODE_STUB && !stub_java_returns_into(c))
 		return true;
 	/* A native method's wrapper calls its C function, which reaches Java
 	 * again only through the call stub - except Continuation.enterSpecial

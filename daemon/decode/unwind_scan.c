@@ -96,6 +96,7 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	sub.out = trial;
 	trial->n = 0;
 	trial->n_crossings = 0;
+	trial->frozen = false;
 	sub.pc = pc;
 	sub.sp = sp;
 	sub.fp = fp;
@@ -129,6 +130,7 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	if (st == STEP_INCOMPLETE) {
 		w->resume = sub.resume;
 		w->resume.n += w->out->n;
+		w->out->frozen = trial->frozen;
 	}
 	memcpy(&w->out->frames[w->out->n], trial->frames, trial->n * sizeof(trial->frames[0]));
 	adopt_crossings(w->out, w->out->n, trial);

@@ -67,7 +67,12 @@ static uint32_t contextualize(struct process *p, const struct js_sample *s, enum
 	}
 	if (st != DECODE_INCOMPLETE)
 		return 0;
-	k = context_graft(&p->contexts, s->tid, tr, prefix, CONTEXT_FRAMES);
+	/* A virtual thread's: the carrier's last context is another thread's. */
+	k = tr->frozen ? 0 : context_graft(&p->contexts, s->tid, tr, prefix, CONTEXT_FRAMES);
+	if (k == 0 && tr->frozen) {
+		prefix[0] = (struct trace_frame){.method_id = PSEUDO_VTHREAD_FROZEN, .type = FRAME_PSEUDO, .bci = -1};
+		k = 1;
+	}
 	if (k == 0) {
 		prefix[0] = (struct trace_frame){.method_id = PSEUDO_TRUNCATED, .type = FRAME_PSEUDO, .bci = -1};
 		k = 1;
@@ -302,9 +307,16 @@ static void settle_waited(void *ctx, const struct js_sample *s, enum bottom_outc
 static bool complete_from_image(struct process_table *t, struct process *p, const struct decode_ctx *ctx,
 				const struct js_sample *s, enum decode_status *st, struct trace *tr)
 {
-	enum bottom_outcome how = stack_bottoms_take(&p->bottoms, ctx, s, *st, tr, &t->scratch->bottom,
-						     BOTTOM_SINK(t, p));
-	bool now = count_completion(p, how, false);
+	enum bottom_outcome how;
+	bool now;
+
+	/* A virtual thread's frozen frames are in no image of its carrier's. */
+	if (*st == DECODE_INCOMPLETE && tr->frozen) {
+		p->stats.vthread_frozen++;
+		return true;
+	}
+	how = stack_bottoms_take(&p->bottoms, ctx, s, *st, tr, &t->scratch->bottom, BOTTOM_SINK(t, p));
+	now = count_completion(p, how, false);
 
 	if (how == BOTTOM_COMPLETED)
 		*st = DECODE_RESOLVED;

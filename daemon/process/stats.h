@@ -48,6 +48,9 @@ struct decode_stats {
 	uint64_t walks_joined;
 	uint64_t frames_joined;
 	uint64_t walk_memo_bytes; /* the memos held now (set at each sample) */
+	/* Incomplete traces of mounted virtual threads: the walk met the
+	 * continuation's return barrier (PSEUDO_VTHREAD_FROZEN). */
+	uint64_t vthread_frozen;
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

@@ -93,6 +93,7 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"completed", s->completed},
 		{"completed_later", s->completed_later},
 		{"completion_no_image", s->completion_no_image},
+		{"vthread_frozen", s->vthread_frozen},
 		{"completion_mismatch", s->completion_mismatch},
 		{"completion_walk_failed", s->completion_walk_failed},
 		{"completion_pending", s->completion_pending},
@@ -219,8 +220,7 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 			    process_state_label(p), NAME_WIDTH, "restored", p->restored ? "true" : "false",
 			    NAME_WIDTH, "over_limit", p->over_limit ? "true" : "false", NAME_WIDTH, "comm", p->comm,
 			    NAME_WIDTH, "vm", p->vm);
-		if (p->agent_problem[0])
-			wbuf_printf(out, "%-*s %s\n", NAME_WIDTH, "agent_problem", p->agent_problem);
+		wbuf_printf(out, "%-*s %s\n", NAME_WIDTH, "agent_problem", p->agent_problem);
 	}
 	stats_format_decode(&p->stats, out, json);
 	if (json)

@@ -53,8 +53,9 @@ OUT = os.path.join(BUILD, "bench-apps")
 SHARE = "/usr/share/java"
 JAVAC = os.path.join(JDKS["17"], "bin", "javac")
 
-# name -> (driver class, Debian packages, jars of /usr/share/java on its class path).
-# The packages of all applications are what `make bench-decode-apps` installs.
+# name -> (driver class, Debian packages, jars of /usr/share/java on its class path[,
+# the oldest JDK it runs on]). The packages of all applications are what
+# `make bench-decode-apps` installs.
 APPS = {
     "h2": ("AppH2", ["libh2-java"], ["h2.jar"]),
     "xalan": ("AppXalan", ["libxalan2-java"], ["xalan2.jar", "serializer.jar"]),
@@ -80,8 +81,13 @@ APPS = {
                ["pdfbox2.jar", "fontbox2.jar", "commons-logging.jar"]),
     "math": ("AppMath", ["libcommons-math3-java"], ["commons-math3.jar"]),
     "jruby": ("AppJRuby", ["jruby"], ["jruby-core.jar"]),
+    "vthreads": ("AppVirtualThreads", [], [], 21),
 }
-DEB_PACKAGES = sorted({p for _, pkgs, _ in APPS.values() for p in pkgs})
+DEB_PACKAGES = sorted({p for app in APPS.values() for p in app[1]})
+
+
+def min_jdk(name):
+    return APPS[name][3] if len(APPS[name]) > 3 else 17
 GOAL_RESOLVED = 99.9
 GOAL_INCOMPLETE = 1.0
 TOTAL_LINE = re.compile(r"^total (\d+) (.+) in (\d+) rounds$", re.M)
@@ -126,7 +132,7 @@ def make_inputs():
 
 
 def classpath(name):
-    cls, pkgs, jars = APPS[name]
+    cls, pkgs, jars = APPS[name][:3]
     missing = [p for p in pkgs if not installed(p)]
     if missing:
         raise AppError("Debian package missing: " + " ".join(missing))
@@ -137,19 +143,26 @@ def classpath(name):
     return paths
 
 
-def compile_driver(name):
-    """javac (JDK 17) of AppLoop and the app's driver into build/bench-apps/NAME."""
+def compile_driver(name, jdk_name):
+    """javac (JDK 17, or the run's JDK for a driver that needs a newer one,
+    with --release of its oldest) of AppLoop and the app's driver into
+    build/bench-apps/NAME."""
     cls = APPS[name][0]
     jars = classpath(name)
+    javac, release = JAVAC, []
+    if min_jdk(name) > 17:
+        javac = os.path.join(JDKS[jdk_name], "bin", "javac")
+        release = ["--release", str(min_jdk(name))]
     d = os.path.join(OUT, name)
     srcs = [os.path.join(APPS_SRC, "AppLoop.java"), os.path.join(APPS_SRC, cls + ".java")]
     target = os.path.join(d, cls + ".class")
     if os.path.exists(target) and all(os.path.getmtime(target) >= os.path.getmtime(s) for s in srcs):
         return [d] + jars
-    if not os.path.exists(JAVAC):
-        raise AppError(f"no javac at {JAVAC}")
+    if not os.path.exists(javac):
+        raise AppError(f"no javac at {javac}")
     os.makedirs(d, exist_ok=True)
-    r = subprocess.run([JAVAC, "-nowarn", "-d", d, "-cp", ":".join(jars), *srcs], capture_output=True, text=True)
+    r = subprocess.run([javac, "-nowarn", *release, "-d", d, "-cp", ":".join(jars), *srcs], capture_output=True,
+                       text=True)
     if r.returncode != 0:
         raise AppError("javac failed: " + (r.stdout + r.stderr)[-1500:])
     return [d] + jars
@@ -204,7 +217,7 @@ def run_app(name, jdk_name, seconds, hz, keep, inputs, cgroup):
     java = os.path.join(jdk, "bin", "java")
     if not os.path.exists(java):
         raise AppError(f"JDK {jdk_name} not found at {jdk}")
-    cp = compile_driver(name)
+    cp = compile_driver(name, jdk_name)
     cls = APPS[name][0]
 
     def argv(tmp, go):
@@ -308,6 +321,9 @@ def main():
     try:
         for j in jdks:
             for name in apps:
+                if int(j) < min_jdk(name):
+                    print(f"{name:<9} {j:<4} (not run: needs JDK {min_jdk(name)} or later)", flush=True)
+                    continue
                 try:
                     if a.replay:
                         r = replay_app(name, j, a.keep)

@@ -319,7 +319,9 @@ static void test_lookup_cost(void)
 
 /* The index merged batch by batch (blobs in any order, many at equal
  * starts: nested, the smallest wins), with blobs replaced, unloaded and
- * pruned between merges: every lookup agrees with a scan of all blobs. */
+ * pruned between merges: every lookup agrees with a scan of all blobs.
+ * Stubs, which may nest (two live compiled methods never overlap:
+ * test_twin_reports_and_reused_starts). */
 static void test_index_merges_and_removals(void)
 {
 	struct jvm_model m;
@@ -334,7 +336,7 @@ static void test_index_merges_and_removals(void)
 			/* Every fifth round replaces an id loaded before (the old
 			 * blob goes); starts fall on a coarse grid: some equal. */
 			uint32_t id = round % 5 == 4 && next_id > 10 ? 1 + x % (next_id - 1) : next_id++;
-			const struct test_code c = {.id = id, .kind = JS_CODE_NMETHOD,
+			const struct test_code c = {.id = id, .kind = JS_CODE_STUB,
 						    .start = 0x100000 + 0x100 * (uint64_t)(x >> 8 & 255),
 						    .size = 0x20 + 0x20 * (x >> 20 & 7), .frame_size = 2,
 						    .frame_complete = 0, .method_id = 1, .load_ns = (uint64_t)round};

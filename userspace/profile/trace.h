@@ -29,6 +29,10 @@ enum pseudo_frame {
 	PSEUDO_OVERFLOW,     /* [other]: the CCT reached its size limit */
 	PSEUDO_NATIVE,       /* a Java thread with no Java frames (in native code or the VM) */
 	PSEUDO_AGENT,        /* jsampled's own agent thread */
+	/* Below a mounted virtual thread's frames: its older ones are frozen
+	 * in its heap stack chunk (the walk met the continuation's return
+	 * barrier). */
+	PSEUDO_VTHREAD_FROZEN,
 	PSEUDO_COUNT
 };
 
@@ -94,6 +98,9 @@ struct trace {
 	uint32_t work; /* the walk's steps and code lookups (DECODE_WORK_BUDGET) */
 	struct walk_resume resume; /* of an incomplete trace */
 	bool from_image; /* its bottom came from the thread's stack image (stack_bottoms.h) */
+	/* Incomplete at a virtual thread's return barrier (PSEUDO_VTHREAD_FROZEN):
+	 * what lies below on the stack is the carrier's, not this thread's. */
+	bool frozen;
 	uint32_t joined; /* frames taken from the thread's previous walk (walk_reuse.h) */
 	/* trace_bad_caller of a resolved trace, made with the walk (walk_reuse.c) */
 	bool bad_call_known;
