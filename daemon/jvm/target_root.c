@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -14,9 +15,58 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "userspace/common/fd_io.h"
 
 #define AGENT_MAX_BYTES (64u << 20)
+
+/* Who the files jsampled makes in a JVM's root belong to. In the JVM's own
+ * user namespace when that is ours (uid 0, as on the host); in another one
+ * (rootless podman or docker, user-namespaced pods) our uid 0 is mapped to
+ * nothing there, and the filesystems that namespace mounted refuse to
+ * create a file of an unmapped owner (EOVERFLOW). There they are made as
+ * the JVM's own user (its effective uid and gid, as the host sees them),
+ * by switching the filesystem ids for the while (setfsuid: CAP_SETUID,
+ * which the daemon keeps for attaching). */
+struct owner {
+	uid_t uid;
+	gid_t gid;
+	bool switched;
+};
+
+static void owner_end(struct owner *o)
+{
+	int e = errno;
+
+	setfsuid(geteuid());
+	setfsgid(getegid());
+	o->switched = false;
+	errno = e;
+}
+
+static void owner_begin(pid_t pid, struct owner *o)
+{
+	struct proc_status st;
+	uint64_t theirs = procfs_ns_inode(pid, "user"), ours = procfs_ns_inode(getpid(), "user");
+
+	o->uid = geteuid();
+	o->gid = getegid();
+	o->switched = false;
+	if (!theirs || !ours || theirs == ours || procfs_status(pid, &st) != 0)
+		return;
+	o->uid = st.euid;
+	o->gid = st.egid;
+	/* setfsuid answers the previous id whatever happens: check it took. */
+	setfsgid(o->gid);
+	setfsuid(o->uid);
+	o->switched = true;
+	if ((uid_t)setfsuid((uid_t)-1) != o->uid || (gid_t)setfsgid((gid_t)-1) != o->gid) {
+		owner_end(o); /* as ourselves then: the namespace's refusal says why */
+		o->uid = geteuid();
+		o->gid = getegid();
+	}
+}
+
 
 int openat_confined(int dirfd, const char *name, int flags, bool in_root)
 {
@@ -57,8 +107,8 @@ bool target_sees_same(pid_t pid, const char *path)
 }
 
 /* <root>/tmp/.jsampled, created if needed, and only if it is a directory of
- * ours that nobody else may write. */
-static int open_our_dir(pid_t pid, char *why, size_t whylen)
+ * ours (o's) that nobody else may write. */
+static int open_our_dir(pid_t pid, const struct owner *o, char *why, size_t whylen)
 {
 	struct stat st;
 	int tmp, dir;
@@ -76,7 +126,7 @@ static int open_our_dir(pid_t pid, char *why, size_t whylen)
 	}
 	dir = openat_confined(tmp, ".jsampled", O_RDONLY | O_DIRECTORY | O_NOFOLLOW, false);
 	close(tmp);
-	if (dir < 0 || fstat(dir, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+	if (dir < 0 || fstat(dir, &st) != 0 || st.st_uid != o->uid || (st.st_mode & 022)) {
 		snprintf(why, whylen, "%s in the JVM's root is not a directory of jsampled's alone", TARGET_DIR);
 		if (dir >= 0)
 			close(dir);
@@ -100,7 +150,7 @@ static uint8_t *read_all(int fd, size_t size)
 }
 
 /* Whether dir/name is a reusable copy of the agent (see target_agent_path). */
-static bool copy_is_ours(int dir, const char *name, const uint8_t *agent, size_t size)
+static bool copy_is_ours(int dir, const struct owner *o, const char *name, const uint8_t *agent, size_t size)
 {
 	struct stat st;
 	uint8_t *there;
@@ -109,7 +159,7 @@ static bool copy_is_ours(int dir, const char *name, const uint8_t *agent, size_t
 
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != o->uid || st.st_nlink != 1 ||
 	    (st.st_mode & 022) || (size_t)st.st_size != size) {
 		close(fd);
 		return false;
@@ -158,6 +208,7 @@ int target_agent_path(pid_t pid, const char *agent_path, char *out, size_t outle
 	struct statvfs vfs;
 	uint8_t *agent = NULL;
 	int src, dir = -1, r = -1;
+	struct owner o = {0};
 
 	if (target_sees_same(pid, agent_path)) {
 		snprintf(out, outlen, "%s", agent_path);
@@ -168,7 +219,8 @@ int target_agent_path(pid_t pid, const char *agent_path, char *out, size_t outle
 		snprintf(why, whylen, "cannot read the agent %s: %s", agent_path, strerror(errno ? errno : EIO));
 		goto out;
 	}
-	dir = open_our_dir(pid, why, whylen);
+	owner_begin(pid, &o);
+	dir = open_our_dir(pid, &o, why, whylen);
 	if (dir < 0)
 		goto out;
 	if (fstatvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
@@ -179,7 +231,7 @@ int target_agent_path(pid_t pid, const char *agent_path, char *out, size_t outle
 	 * JVM that loaded the old one keeps it. */
 	snprintf(name, sizeof(name), "libjsagent-%llx-%llx.so", (unsigned long long)src_st.st_size,
 		 (unsigned long long)src_st.st_mtime);
-	if (!copy_is_ours(dir, name, agent, (size_t)src_st.st_size) &&
+	if (!copy_is_ours(dir, &o, name, agent, (size_t)src_st.st_size) &&
 	    write_copy(dir, name, agent, (size_t)src_st.st_size) != 0) {
 		snprintf(why, whylen, "cannot copy the agent into the JVM's root: %s", strerror(errno));
 		goto out;
@@ -187,6 +239,8 @@ int target_agent_path(pid_t pid, const char *agent_path, char *out, size_t outle
 	snprintf(out, outlen, "%s/%s", TARGET_DIR, name);
 	r = 0;
 out:
+	if (o.switched)
+		owner_end(&o);
 	free(agent);
 	if (src >= 0)
 		close(src);
@@ -199,12 +253,18 @@ int target_listen(pid_t pid, struct target_socket *ts, char *why, size_t whylen)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	struct stat st;
-	int dir = open_our_dir(pid, why, whylen), fd;
+	struct owner o;
+	int dir, fd;
 	mode_t old;
 
 	ts->fd = -1;
-	if (dir < 0)
+	owner_begin(pid, &o);
+	dir = open_our_dir(pid, &o, why, whylen);
+	if (dir < 0) {
+		if (o.switched)
+			owner_end(&o);
 		return -1;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	/* Through our descriptor of the checked directory: no name inside the
 	 * container is resolved again. bind makes a new file and fails if the
@@ -224,12 +284,16 @@ int target_listen(pid_t pid, struct target_socket *ts, char *why, size_t whylen)
 	ts->dev = st.st_dev;
 	ts->ino = st.st_ino;
 	close(dir);
+	if (o.switched)
+		owner_end(&o);
 	return 0;
 fail:
 	snprintf(why, whylen, "cannot listen in the JVM's root: %s", strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	close(dir);
+	if (o.switched)
+		owner_end(&o);
 	return -1;
 }
 
@@ -239,16 +303,24 @@ static bool with_our_socket(pid_t pid, const struct target_socket *ts, bool unli
 {
 	char why[128];
 	struct stat st;
+	struct owner o;
 	bool same;
-	int dir = open_our_dir(pid, why, sizeof(why));
+	int dir;
 
-	if (dir < 0)
+	owner_begin(pid, &o);
+	dir = open_our_dir(pid, &o, why, sizeof(why));
+	if (dir < 0) {
+		if (o.switched)
+			owner_end(&o);
 		return false;
+	}
 	same = fstatat(dir, TARGET_SOCKET_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
 	       st.st_dev == ts->dev && st.st_ino == ts->ino;
 	if (same && unlink_it)
 		unlinkat(dir, TARGET_SOCKET_NAME, 0);
 	close(dir);
+	if (o.switched)
+		owner_end(&o);
 	return same;
 }
 

@@ -6,8 +6,9 @@
 # zero-config attach copies the agent in, and the agent built against this
 # machine's newer glibc loads there (userspace/agent/libc_baseline.h): the
 # hot methods are named and the share of the JVM's CPU time the profile
-# covers is high. Then an agent that glibc 2.31 cannot load (built as a
-# library is by default here): the JVM is listed with the JVM's own reason.
+# covers is high. The same JVM in a user namespace of its own (a rootless
+# container). Then an agent that glibc 2.31 cannot load (built as a library
+# is by default here): the JVM is listed with the JVM's own reason.
 source "$(dirname "$0")/lib.sh"
 require_environment
 ROOTFS=$B/roots/bullseye-jdk11
@@ -83,7 +84,51 @@ PY
 stop_daemon
 kill "$JVM_PID" 2>/dev/null || true
 
-# 2. An agent glibc 2.31 refuses: the JVM is listed with its reason.
+# 2. The same JVM in a user namespace of its own, as rootless podman and
+#    docker run it: an unprivileged user's namespace where that user is
+#    root, its /tmp a tmpfs that namespace mounted. Our uid 0 is mapped to
+#    nothing there, so jsampled makes its files there as the JVM's user.
+ensure_test_user
+chmod 755 "$TMP"
+cat >"$TMP/rootless.sh" <<SH
+#!/bin/sh
+exec unshare --user --map-root-user --mount --pid --fork --kill-child sh -c '
+	mount --bind "$ROOTFS" /mnt && mount -t tmpfs tmpfs /mnt/tmp && mount -t proc proc /mnt/proc &&
+	exec chroot /mnt $JDK11/bin/java -cp /opt/jsampled-test PhasedWorkload 60 - 1 rootless-\$1' sh "\$1"
+SH
+chmod 755 "$TMP/rootless.sh"
+ATTACH=auto start_daemon --frequency 499 --rescan-s 1
+setpriv --reuid="$TEST_USER" --regid="$(id -g "$TEST_USER")" --clear-groups "$TMP/rootless.sh" "$$" \
+	>"$TMP/rootless.out" 2>&1 &
+JVM_PIDS+=("$!")
+JVM_PID=
+for _ in $(seq 1 100); do
+	JVM_PID=$(for p in $(pgrep -f "PhasedWorkload 60 - 1 rootless-$$"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = java ] && echo "$p"; done | head -1) || true
+	[ -n "$JVM_PID" ] && break
+	sleep 0.1
+done
+[ -n "$JVM_PID" ] || fail "the user-namespaced JVM did not start: $(cat "$TMP/rootless.out")"
+JVM_PIDS+=("$JVM_PID")
+[ "$(readlink "/proc/$JVM_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ] || fail "the JVM is not in a user namespace of its own"
+owner=$(stat -c %u "/proc/$JVM_PID/root/tmp")
+[ "$owner" = "$(id -u "$TEST_USER")" ] || fail "the JVM's /tmp is not its user's own (uid $owner)"
+wait_profiled "$JVM_PID"
+sleep 3
+ctl stats "$JVM_PID" --json >"$TMP/rootless.json"
+"$PY" - "$TMP/rootless.json" "$(stat -c %u "/proc/$JVM_PID/root/tmp/.jsampled")" "$(id -u "$TEST_USER")" <<'PY' ||
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"  user-namespaced JDK 11: {s['java_samples']} Java samples, resolved {s['resolved_pct']:.2f}%, "
+      f"CPU covered {s['cpu_covered_pct']:.1f}%; /tmp/.jsampled owned by uid {sys.argv[2]}")
+sys.exit(0 if s["java_samples"] > 0 and s["resolved_pct"] >= 99.0 and s["cpu_covered_pct"] >= 80.0
+         and sys.argv[2] == sys.argv[3] else 1)
+PY
+	fail "the user-namespaced JVM's profile is not right"
+stop_daemon
+kill "$JVM_PID" 2>/dev/null || true
+
+# 3. An agent glibc 2.31 refuses: the JVM is listed with its reason.
 cc -shared -fPIC -O1 -o "$TMP/libjsagent.so" "$ROOT/tests/integration/new_glibc_agent.c" || fail "cannot build the test agent"
 objdump -T "$TMP/libjsagent.so" | grep -q "GLIBC_2.3[4-9]" || fail "the test agent needs no glibc newer than 2.31"
 ATTACH=auto start_daemon --frequency 499 --rescan-s 1 --agent-path "$TMP/libjsagent.so"
