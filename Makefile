@@ -57,7 +57,7 @@ DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf
 	libsystemd-dev libcap-dev libseccomp-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
 	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev \
-	clickhouse-server clickhouse-client libdw-dev musl-tools debootstrap
+	clickhouse-server clickhouse-client libdw-dev musl-tools debootstrap podman uidmap runc
 # pprof's profile.proto, as Debian ships it with Google's pprof sources.
 PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 

@@ -7,7 +7,7 @@
 # machine's newer glibc loads there (userspace/agent/libc_baseline.h): the
 # hot methods are named and the share of the JVM's CPU time the profile
 # covers is high. The same JVM in a user namespace of its own (a rootless
-# container). Then an agent that glibc 2.31 cannot load (built as a library
+# container), made by hand and by rootless podman. Then an agent that glibc 2.31 cannot load (built as a library
 # is by default here): the JVM is listed with the JVM's own reason.
 source "$(dirname "$0")/lib.sh"
 require_environment
@@ -127,6 +127,85 @@ PY
 	fail "the user-namespaced JVM's profile is not right"
 stop_daemon
 kill "$JVM_PID" 2>/dev/null || true
+
+# 2b. A real rootless podman container of that root, run by a user with a
+#     subordinate id range (its container root is that user on the host).
+POD_USER=jsmppod
+id "$POD_USER" >/dev/null 2>&1 || useradd -m -s /bin/sh "$POD_USER" || fail "cannot create user $POD_USER"
+grep -q "^$POD_USER:" /etc/subuid || usermod --add-subuids 200000-265535 --add-subgids 200000-265535 "$POD_USER" ||
+	fail "cannot give $POD_USER subordinate ids"
+command -v podman >/dev/null || fail "podman is not installed (make deps)"
+POD_RUN=$TMP/podman-run
+mkdir -p "$POD_RUN" && chown "$POD_USER:" "$POD_RUN" && chmod 700 "$POD_RUN"
+as_pod_user() {
+	setpriv --reuid="$POD_USER" --regid="$(id -g "$POD_USER")" --init-groups \
+		env HOME="$(getent passwd "$POD_USER" | cut -d: -f6)" XDG_RUNTIME_DIR="$POD_RUN" "$@"
+}
+IMAGE=localhost/jsampled-test-bullseye-jdk11
+tar -C "$ROOTFS" --exclude=./proc --exclude='./tmp/*' -c . 2>/dev/null | as_pod_user podman import - "$IMAGE" >"$TMP/podman-import.log" 2>&1 ||
+	fail "podman import failed: $(tail -5 "$TMP/podman-import.log")"
+ATTACH=auto start_daemon --frequency 499 --rescan-s 1
+# runc: crun refuses this machine's hybrid cgroup layout.
+as_pod_user podman run --rm --runtime runc --network none "$IMAGE" \
+	$JDK11/bin/java -cp /opt/jsampled-test PhasedWorkload 60 - 1 "podman-$$" >"$TMP/podman.out" 2>&1 &
+JVM_PIDS+=("$!")
+JVM_PID=
+for _ in $(seq 1 300); do
+	JVM_PID=$(for p in $(pgrep -f "PhasedWorkload 60 - 1 podman-$$"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = java ] && echo "$p"; done | head -1) || true
+	[ -n "$JVM_PID" ] && break
+	sleep 0.1
+done
+[ -n "$JVM_PID" ] || fail "the rootless podman JVM did not start: $(cat "$TMP/podman.out")"
+JVM_PIDS+=("$JVM_PID")
+[ "$(readlink "/proc/$JVM_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ] || fail "the podman JVM is not in a user namespace"
+wait_profiled "$JVM_PID"
+sleep 3
+ctl stats "$JVM_PID" --json >"$TMP/podman.json"
+"$PY" - "$TMP/podman.json" <<'PY' || fail "the rootless podman JVM's profile is not right"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"  rootless podman JDK 11: {s['java_samples']} Java samples, resolved {s['resolved_pct']:.2f}%, "
+      f"CPU covered {s['cpu_covered_pct']:.1f}%")
+sys.exit(0 if s["java_samples"] > 0 and s["resolved_pct"] >= 99.0 and s["cpu_covered_pct"] >= 80.0 else 1)
+PY
+stop_daemon
+as_pod_user podman rm -af >/dev/null 2>&1 || true
+as_pod_user podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
+
+# 2c. And rootful podman (no user namespace), its container's cgroup under
+#     the test's own (the daemon profiles only that subtree).
+ROOT_IMAGE=localhost/jsampled-test-root-bullseye-jdk11
+tar -C "$ROOTFS" --exclude=./proc --exclude='./tmp/*' -c . 2>/dev/null | podman import - "$ROOT_IMAGE" >"$TMP/podman-import-root.log" 2>&1 ||
+	fail "podman import (root) failed: $(tail -5 "$TMP/podman-import-root.log")"
+ATTACH=auto start_daemon --frequency 499 --rescan-s 1 --include-cgroup "$TEST_CGROUP/*"
+# Root here lacks CAP_SYS_RESOURCE: podman's default limits cannot be raised.
+podman run --rm --runtime runc --network none --cgroup-parent="$TEST_CGROUP" \
+	--ulimit nofile=20000:20000 --ulimit nproc=32768:32768 "$ROOT_IMAGE" \
+	$JDK11/bin/java -cp /opt/jsampled-test PhasedWorkload 60 - 1 "rootpod-$$" >"$TMP/podman-root.out" 2>&1 &
+JVM_PIDS+=("$!")
+JVM_PID=
+for _ in $(seq 1 300); do
+	JVM_PID=$(for p in $(pgrep -f "PhasedWorkload 60 - 1 rootpod-$$"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = java ] && echo "$p"; done | head -1) || true
+	[ -n "$JVM_PID" ] && break
+	sleep 0.1
+done
+[ -n "$JVM_PID" ] || fail "the rootful podman JVM did not start: $(cat "$TMP/podman-root.out")"
+JVM_PIDS+=("$JVM_PID")
+wait_profiled "$JVM_PID"
+sleep 3
+ctl stats "$JVM_PID" --json >"$TMP/podman-root.json"
+"$PY" - "$TMP/podman-root.json" <<'PY' || fail "the rootful podman JVM's profile is not right"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"  rootful podman JDK 11: {s['java_samples']} Java samples, resolved {s['resolved_pct']:.2f}%, "
+      f"CPU covered {s['cpu_covered_pct']:.1f}%")
+sys.exit(0 if s["java_samples"] > 0 and s["resolved_pct"] >= 99.0 and s["cpu_covered_pct"] >= 80.0 else 1)
+PY
+stop_daemon
+podman rm -af >/dev/null 2>&1 || true
+podman rmi -f "$ROOT_IMAGE" >/dev/null 2>&1 || true
 
 # 3. An agent glibc 2.31 refuses: the JVM is listed with its reason.
 cc -shared -fPIC -O1 -o "$TMP/libjsagent.so" "$ROOT/tests/integration/new_glibc_agent.c" || fail "cannot build the test agent"
