@@ -82,6 +82,9 @@ APPS = {
     "math": ("AppMath", ["libcommons-math3-java"], ["commons-math3.jar"]),
     "jruby": ("AppJRuby", ["jruby"], ["jruby-core.jar"]),
     "vthreads": ("AppVirtualThreads", [], [], 21),
+    "clojure": ("AppClojure", ["clojure"], ["clojure.jar"]),
+    "hsqldb": ("AppHsqldb", ["libhsqldb-java"], ["hsqldb.jar"]),
+    "scalac": ("AppScala", ["scala"], ["scala-compiler.jar", "scala-library.jar", "scala-reflect.jar"]),
 }
 DEB_PACKAGES = sorted({p for app in APPS.values() for p in app[1]})
 
