@@ -151,7 +151,7 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 		 * continuation's return barrier, which thaws the next ones from
 		 * the heap stack chunk. The frames above are the thread's whole;
 		 * the words below are the carrier's, not its callers. */
-		if (b->name && strncmp(b->name, "cont_returnBarrier", 18) == 0) {
+		if (stub_is_return_barrier(b)) {
 			w->out->frozen = true;
 			return STEP_INCOMPLETE;
 		}

@@ -74,13 +74,22 @@ enum step {
 
 /* The model lacks something newer agent data may bring: wait for it. */
 /* Pushes a Java frame, marking it if the walk just crossed an entry frame. */
+/* A virtual thread's continuation return barrier (JDK 21+: the frames
+ * older than the one returning into it are frozen in the heap), by the
+ * name HotSpot gives the stub: "Cont thaw return barrier" in JDK 21,
+ * "cont_returnBarrier" in JDK 25. */
+static inline bool stub_is_return_barrier(const struct code_blob *b)
+{
+	return b->name && (strncmp(b->name, "cont_returnBarrier", 18) == 0 ||
+			   strncmp(b->name, "Cont thaw return barrier", 24) == 0);
+}
+
 /* Stubs a Java frame returns into: an FFM upcall stub (JDK 22+: native code
- * called Java), and a virtual thread's continuation return barrier (JDK
- * 21+: its older frames are frozen in the heap). Other stubs call the VM,
- * never Java. */
+ * called Java), and the return barrier. Other stubs call the VM, never
+ * Java. */
 static inline bool stub_java_returns_into(const struct code_blob *b)
 {
-	return b->name && (strncmp(b->name, "upcall_stub", 11) == 0 || strncmp(b->name, "cont_returnBarrier", 18) == 0);
+	return b->name && (strncmp(b->name, "upcall_stub", 11) == 0 || stub_is_return_barrier(b));
 }
 
 static inline int walk_push(struct walk *w, uint32_t method_id, uint8_t type, int32_t bci)

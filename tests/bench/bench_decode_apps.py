@@ -90,7 +90,32 @@ DEB_PACKAGES = sorted({p for app in APPS.values() for p in app[1]})
 
 
 def min_jdk(name):
-    return APPS[name][3] if len(APPS[name]) > 3 else 17
+    return APPS[name][3] if len(APPS[name]) > 3 else 11
+# JDKs of other Debian releases, run in a root of that release (made once by
+# tests/integration/make_root.sh into build/roots/), in a mount namespace of
+# their own with the host's application jars, drivers and inputs bound in at
+# the same paths: JDK 11 on Debian 11's glibc 2.31, JDK 21 on Debian 13's.
+ROOT_JDKS = {
+    "11": ("bullseye", "openjdk-11-jre-headless", "/usr/lib/jvm/java-11-openjdk-amd64"),
+    "21": ("trixie", "openjdk-21-jre-headless", "/usr/lib/jvm/java-21-openjdk-amd64"),
+}
+ALL_JDKS = sorted(set(JDKS) | set(ROOT_JDKS), key=int)
+# Host paths a driver may need inside such a root (jars, their manifests'
+# Class-Path, runtimes' homes, fonts).
+ROOT_BINDS = ["/usr/share/java", "/usr/share/maven-repo", "/usr/share/jruby", "/usr/share/jython",
+              "/usr/share/fonts", "/etc/fonts"]
+IN_ROOT = r"""
+R=$1; shift
+mount -t proc proc "$R/proc" || exit 1
+for d in "$@"; do
+    [ "$d" = -- ] && break
+    [ -e "$d" ] || continue
+    mkdir -p "$R$d" && mount --bind "$d" "$R$d" || exit 1
+done
+while [ "$1" != -- ]; do shift; done
+shift
+exec chroot "$R" "$@"
+"""
 GOAL_RESOLVED = 99.9
 GOAL_INCOMPLETE = 1.0
 TOTAL_LINE = re.compile(r"^total (\d+) (.+) in (\d+) rounds$", re.M)
@@ -146,17 +171,32 @@ def classpath(name):
     return paths
 
 
+def jdk_root(jdk_name):
+    """The root a JDK of ROOT_JDKS runs in, made if missing; None for the host's."""
+    if jdk_name not in ROOT_JDKS:
+        return None
+    suite, pkg, _ = ROOT_JDKS[jdk_name]
+    root = os.path.join(BUILD, "roots", f"{suite}-jdk{jdk_name}")
+    r = subprocess.run([os.path.join(ROOT, "tests", "integration", "make_root.sh"), suite, root, pkg],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AppError(f"no Debian {suite} root with {pkg}: " + (r.stdout + r.stderr)[-800:])
+    return root
+
+
 def compile_driver(name, jdk_name):
-    """javac (JDK 17, or the run's JDK for a driver that needs a newer one,
-    with --release of its oldest) of AppLoop and the app's driver into
-    build/bench-apps/NAME."""
+    """javac (JDK 17's, JDK 25's for a driver that needs a newer JDK; with
+    --release of the oldest JDK it runs on when that is not 17) of AppLoop
+    and the app's driver into build/bench-apps/NAME[-releaseN]."""
     cls = APPS[name][0]
     jars = classpath(name)
-    javac, release = JAVAC, []
+    javac, release, d = JAVAC, [], os.path.join(OUT, name)
     if min_jdk(name) > 17:
-        javac = os.path.join(JDKS[jdk_name], "bin", "javac")
+        javac = os.path.join(JDKS["25"], "bin", "javac")  # the newest javac here
         release = ["--release", str(min_jdk(name))]
-    d = os.path.join(OUT, name)
+    elif int(jdk_name) < 17:
+        release = ["--release", jdk_name]
+        d = os.path.join(OUT, f"{name}-release{jdk_name}")
     srcs = [os.path.join(APPS_SRC, "AppLoop.java"), os.path.join(APPS_SRC, cls + ".java")]
     target = os.path.join(d, cls + ".class")
     if os.path.exists(target) and all(os.path.getmtime(target) >= os.path.getmtime(s) for s in srcs):
@@ -216,18 +256,27 @@ class Cgroup:
 
 
 def run_app(name, jdk_name, seconds, hz, keep, inputs, cgroup):
-    jdk = JDKS[jdk_name]
+    root = jdk_root(jdk_name)
+    jdk = ROOT_JDKS[jdk_name][2] if root else JDKS[jdk_name]
     java = os.path.join(jdk, "bin", "java")
-    if not os.path.exists(java):
-        raise AppError(f"JDK {jdk_name} not found at {jdk}")
+    if not os.path.exists((root or "") + java):
+        raise AppError(f"JDK {jdk_name} not found at {(root or '') + jdk}")
     cp = compile_driver(name, jdk_name)
     cls = APPS[name][0]
 
     def argv(tmp, go):
         # No JVM flag at all: jsampled attaches its agent by itself.
-        return [java, "-cp", ":".join(cp), cls, str(seconds), go, inputs]
+        cmd = [java, "-cp", ":".join(cp), cls, str(seconds), go, inputs]
+        if not root:
+            return cmd
+        # The same pid from unshare to java (no pid namespace): sh and
+        # chroot exec, so the harness's pid is the JVM's.
+        binds = ROOT_BINDS + [OUT, inputs, os.path.dirname(go)]
+        return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", IN_ROOT, "sh", root,
+                *binds, "--", *cmd]
 
-    daemon_args = ["--attach", "auto", "--agent-path", os.path.join(BUILD, "libjsagent.so"), *cgroup.daemon_args(jdk)]
+    daemon_args = ["--attach", "auto", "--agent-path", os.path.join(BUILD, "libjsagent.so"),
+                   *cgroup.daemon_args((root or "") + jdk)]
     try:
         stats, _, _, out, rc = bench_decode.run_profiled(
             f"{name}-jdk{jdk_name}", argv, seconds, hz, keep, daemon_args, preexec_fn=cgroup.enter,
@@ -296,7 +345,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--hz", type=int, default=10000)
-    ap.add_argument("--jdk", action="append", choices=sorted(JDKS))
+    ap.add_argument("--jdk", action="append", choices=ALL_JDKS)
     ap.add_argument("--app", action="append", choices=sorted(APPS))
     ap.add_argument("--keep")
     ap.add_argument("--corpus", help="with --keep: write each run's extract here (e.g. tests/corpus)")
@@ -309,7 +358,7 @@ def main():
     if not a.replay and os.geteuid() != 0:
         print("bench-decode-apps: needs root (jsampled loads BPF and attaches to JVMs)", file=sys.stderr)
         return 1
-    jdks = a.jdk or ["17", "25"]
+    jdks = a.jdk or ALL_JDKS
     apps = a.app or list(APPS)
     if not a.no_install and not a.replay:
         install(DEB_PACKAGES if not a.app else sorted({p for n in apps for p in APPS[n][1]}))
