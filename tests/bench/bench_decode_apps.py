@@ -164,7 +164,9 @@ def classpath(name):
     missing = [p for p in pkgs if not installed(p)]
     if missing:
         raise AppError("Debian package missing: " + " ".join(missing))
-    paths = [os.path.join(SHARE, j) for j in jars]
+    # Resolved: some are links through /etc/alternatives, which a JDK's
+    # root of another release does not have.
+    paths = [os.path.realpath(os.path.join(SHARE, j)) for j in jars]
     absent = [p for p in paths if not os.path.exists(p)]
     if absent:
         raise AppError("jar missing: " + " ".join(absent))
