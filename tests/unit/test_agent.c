@@ -225,6 +225,26 @@ static void test_jdk11_polling_page_epilogue(void)
 	CHECK(r[4].start == 27 && r[4].end == 34 && r[4].state == JS_FRAME_STATE_NO_FRAME);
 }
 
+static void test_reserved_stack_check_epilogue(void)
+{
+	/* JDK 17 C2, a @ReservedStackAccess method (ReentrantReadWriteLock's
+	 * ReadLock.unlock, frame 6 words; the bytes up to the slow path read
+	 * from a running JDK 17): add rsp,0x20; pop rbp; cmp rsp,[r15+0x3b8];
+	 * jb over the slow path (mov rdi,r15; test esp,0xf; je; sub rsp,8;
+	 * call; add rsp,8; jmp); then the return poll and ret. */
+	const uint8_t code[] = {0x90, 0x90, 0x90, 0x90, 0x48, 0x83, 0xc4, 0x20, 0x5d, 0x49, 0x3b, 0xa7, 0xb8, 0x03,
+				0x00, 0x00, 0x0f, 0x82, 0x21, 0x00, 0x00, 0x00, 0x49, 0x8b, 0xff, 0xf7, 0xc4, 0x0f,
+				0x00, 0x00, 0x00, 0x0f, 0x84, 0x12, 0x00, 0x00, 0x00, 0x48, 0x83, 0xec, 0x08, 0xe8,
+				0x96, 0xbf, 0x3c, 0x14, 0x48, 0x83, 0xc4, 0x08, 0xe9, 0x05, 0x00, 0x00, 0x00, 0x49,
+				0x3b, 0xa7, 0x40, 0x03, 0x00, 0x00, 0x0f, 0x87, 0x01, 0x00, 0x00, 0x00, 0xc3};
+	struct frame_state_range r[32];
+	size_t n = states(code, sizeof(code), 6, 0, 4, r);
+
+	CHECK_EQ(n, 3);
+	CHECK(r[1].start == 8 && r[1].end == 9 && r[1].state == JS_FRAME_STATE_RBP_PUSHED);
+	CHECK(r[2].start == 9 && r[2].end == 69 && r[2].state == JS_FRAME_STATE_NO_FRAME);
+}
+
 static void test_c2_rethrow_tail_jump(void)
 {
 	/* C2 rethrow: the epilogue then "jmp rel32" to the rethrow stub, no
@@ -387,6 +407,7 @@ int main(void)
 	RUN(test_c1_prologue_and_epilogue);
 	RUN(test_c2_prologue_and_epilogue);
 	RUN(test_jdk11_polling_page_epilogue);
+	RUN(test_reserved_stack_check_epilogue);
 	RUN(test_c2_rethrow_tail_jump);
 	RUN(test_fast_path_before_frame);
 	RUN(test_native_wrapper_leave);

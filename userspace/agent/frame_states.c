@@ -105,7 +105,25 @@ static size_t prologue(const struct frame_state_input *in, struct frame_state_ra
  * Returns the offset just past the ret, or 0 if what follows is not that. */
 static uint32_t poll_and_ret(const struct frame_state_input *in, uint32_t pos)
 {
-	uint32_t load = 0;
+	uint32_t load = 0, cmp = 0;
+
+	/* Methods marked @ReservedStackAccess (java.util.concurrent's locks)
+	 * check the reserved stack zone first (MacroAssembler::
+	 * reserved_stack_check): cmp rsp,[r15+d]; jb over a slow path that
+	 * calls the VM and jumps away; the poll and ret follow the jump's
+	 * target. The frame is gone all along. */
+	if (at(in, pos, (const uint8_t[]){0x49, 0x3b, 0xa7}, 3))
+		cmp = 7;
+	else if (at(in, pos, (const uint8_t[]){0x49, 0x3b, 0x67}, 3))
+		cmp = 4;
+	if (cmp && at(in, pos + cmp, (const uint8_t[]){0x0f, 0x82}, 2) && pos + cmp + 6 <= in->size) {
+		uint32_t next = pos + cmp + 6, target = next + le32(in->code + pos + cmp + 2);
+		return target > next && target < in->size ? poll_and_ret(in, target) : 0;
+	}
+	if (cmp && at(in, pos + cmp, (const uint8_t[]){0x72}, 1) && pos + cmp + 2 <= in->size) {
+		uint32_t next = pos + cmp + 2, target = next + in->code[pos + cmp + 1];
+		return target > next && target < in->size ? poll_and_ret(in, target) : 0;
+	}
 
 	if (at(in, pos, (const uint8_t[]){0x49, 0x3b, 0xa7}, 3))
 		pos += 7;
