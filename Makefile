@@ -8,7 +8,7 @@
 #   make demo       profile a bundled Java workload and print its CCT (root)
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
-#   make bench-decode-apps  the same on 15 real Debian-packaged Java applications (installs them; root, ~25 min)
+#   make bench-decode-apps  the same on 20 real Debian-packaged Java applications, JDK 11 to 25 (installs them; root, ~60 min)
 #   make bench-cost       jsampled's CPU per sample live and in replay, stack bytes, BPF time, drops (root, ~15 min)
 #   make bench-page-faults what a first write to fresh memory costs, per 4 KiB, in small and huge pages
 #   make bench-completion deep stacks completed from stack images vs whole copies (root)

@@ -113,6 +113,8 @@ int hs_layout_init(struct hs_layout *L, const struct vmstructs *vs, int java_maj
 	L->threads_list = vmstructs_field(vs, "ThreadsSMRSupport", "_java_thread_list");
 	L->list_length = vmstructs_field(vs, "ThreadsList", "_length");
 	L->list_threads = vmstructs_field(vs, "ThreadsList", "_threads");
+	L->thread_list_head = vmstructs_field(vs, "Threads", "_thread_list");
+	L->thread_next = vmstructs_field(vs, "JavaThread", "_next");
 
 	if (!L->code_heaps.present || !L->array_len.present || !L->array_data.present)
 		missing = "CodeCache::_heaps / GrowableArray";

@@ -46,6 +46,8 @@ struct hs_layout {
 	int64_t state_in_java, state_in_java_trans; /* JavaThreadState values, -1 unknown */
 	struct vm_field thread_osthread, osthread_tid;
 	struct vm_field threads_list, list_length, list_threads;
+	/* JDK 11's vmStructs export no ThreadsList: the linked list instead. */
+	struct vm_field thread_list_head, thread_next;
 
 	/* The interpreter's codelets (StubQueue of InterpreterCodelet). */
 	struct vm_field interp_code, queue_buffer, queue_begin, queue_end, codelet_size, codelet_description;

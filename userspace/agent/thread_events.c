@@ -51,6 +51,20 @@ static void for_each_java_thread(void (*fn)(uint64_t java_thread, void *ctx), vo
 	uint64_t list, threads;
 	int64_t n;
 
+	/* JDK 11: Threads::_thread_list and JavaThread::_next (the SA's way
+	 * there; its vmStructs export no ThreadsList), bounded against a
+	 * list that changes, or loops, while we read it. */
+	if (!L->threads_list.present && L->thread_list_head.present && L->thread_next.present) {
+		uint64_t jt;
+		if (vm_read_ptr(&L->thread_list_head, 0, &jt) != 0)
+			return;
+		for (int i = 0; jt && i < 100000; i++) {
+			fn(jt, ctx);
+			if (vm_read_ptr(&L->thread_next, jt, &jt) != 0)
+				return;
+		}
+		return;
+	}
 	if (vm_read_ptr(&L->threads_list, 0, &list) != 0 || !list ||
 	    vm_read_int(&L->list_length, list, &n) != 0 || n <= 0 || n > 1000000 ||
 	    vm_read_ptr(&L->list_threads, list, &threads) != 0 || !threads)
