@@ -74,11 +74,11 @@ APPS = {
     "tomcat": ("AppTomcat", ["libtomcat10-java", "wrk"],
                ["tomcat10-catalina.jar", "tomcat10-coyote.jar", "tomcat10-util.jar", "tomcat10-util-scan.jar",
                 "tomcat10-juli.jar", "tomcat10-api.jar", "tomcat10-servlet-api.jar", "tomcat10-jaspic-api.jar",
-                "tomcat10-annotations-api.jar", "tomcat10-jni.jar"]),
-    "ecj": ("AppEcj", ["libeclipse-jdt-core-java"], ["eclipse-jdt-core.jar"]),
+                "tomcat10-annotations-api.jar", "tomcat10-jni.jar"], 17),  # the driver has a record
+    "ecj": ("AppEcj", ["libeclipse-jdt-core-java"], ["eclipse-jdt-core.jar"], 17),  # compiles records
     "lucene": ("AppLucene", ["liblucene4.10-java"],
                ["lucene-core-4.10.4.jar", "lucene-analyzers-common-4.10.4.jar", "lucene-queryparser-4.10.4.jar"]),
-    "ant": ("AppAnt", ["ant"], ["ant.jar", "ant-launcher.jar"]),
+    "ant": ("AppAnt", ["ant"], ["ant.jar", "ant-launcher.jar"], 17),  # builds with --release 17
     "batik": ("AppBatik", ["libbatik-java", "fonts-dejavu-core"],
               ["batik-all.jar", "xml-apis-ext.jar", "xmlgraphics-commons.jar"]),
     "pdfbox": ("AppPdfbox", ["libpdfbox2-java", "libcommons-logging-java", "fonts-dejavu-core"],
@@ -87,7 +87,7 @@ APPS = {
     "jruby": ("AppJRuby", ["jruby"], ["jruby-core.jar"]),
     "vthreads": ("AppVirtualThreads", [], [], 21),
     "clojure": ("AppClojure", ["clojure"], ["clojure.jar"]),
-    "hsqldb": ("AppHsqldb", ["libhsqldb-java"], ["hsqldb.jar"]),
+    "hsqldb": ("AppHsqldb", ["libhsqldb-java"], ["hsqldb.jar"], 17),  # Debian builds it for 17
     "scalac": ("AppScala", ["scala"], ["scala-compiler.jar", "scala-library.jar", "scala-reflect.jar"]),
 }
 DEB_PACKAGES = sorted({p for app in APPS.values() for p in app[1]})
