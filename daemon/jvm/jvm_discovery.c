@@ -331,7 +331,7 @@ static int agent_build_for(pid_t pid, const char *agent_path, char *out, size_t 
 	}
 	if (n < 3 || strcmp(agent_path + n - 3, ".so") != 0 ||
 	    snprintf(out, outlen, "%.*s-musl.so", (int)(n - 3), agent_path) >= (int)outlen) {
-		snprintf(why, whylen, "the JVM runs on musl, and no musl agent goes with %s", agent_path);
+		snprintf(why, whylen, "the JVM runs on musl, and no musl agent goes with %.180s", agent_path);
 		return -1;
 	}
 	return 0;

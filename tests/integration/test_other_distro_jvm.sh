@@ -26,6 +26,21 @@ mkdir -p "$ROOTFS/opt/jsampled-test"
 "$JAVA_HOME/bin/javac" --release 11 -d "$ROOTFS/opt/jsampled-test" "$ROOT/tests/java/PhasedWorkload.java" ||
 	fail "javac --release 11 failed"
 
+# find_jvm PATTERN OUT WHAT: sets JVM_PID to the java process whose command
+# line matches PATTERN (started through unshare, chroot or podman, which
+# are its parents), waiting up to 30 s; fails with OUT's text if none.
+find_jvm() {
+	JVM_PID=
+	for _ in $(seq 1 300); do
+		JVM_PID=$(for p in $(pgrep -f "$1"); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = java ] && echo "$p"; done | head -1) || true
+		[ -n "$JVM_PID" ] && break
+		sleep 0.1
+	done
+	[ -n "$JVM_PID" ] || fail "$3 did not start: $(cat "$2")"
+	JVM_PIDS+=("$JVM_PID")
+}
+
 # run_in_root MARK SECONDS: the JVM in the root, own pid and mount
 # namespaces; sets JVM_PID to its host pid.
 run_in_root() {
@@ -34,15 +49,7 @@ run_in_root() {
 		chroot "$ROOTFS" $JDK11/bin/java -cp /opt/jsampled-test PhasedWorkload "$secs" - 1 "$mark" \
 		>"$TMP/$mark.out" 2>&1 &
 	JVM_PIDS+=("$!")
-	JVM_PID=
-	for _ in $(seq 1 100); do
-		JVM_PID=$(pgrep -f "PhasedWorkload $secs - 1 $mark" | while read -r p; do
-			[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$ROOTFS$JDK11/bin/java" ] && echo "$p"; done | head -1) || true
-		[ -n "$JVM_PID" ] && break
-		sleep 0.1
-	done
-	[ -n "$JVM_PID" ] || fail "the JVM in the Debian 11 root did not start: $(cat "$TMP/$mark.out")"
-	JVM_PIDS+=("$JVM_PID")
+	find_jvm "PhasedWorkload $secs - 1 $mark" "$TMP/$mark.out" "the JVM in the Debian 11 root"
 	grep -q "NSpid:.*[[:space:]].*[[:space:]]" "/proc/$JVM_PID/status" || fail "the JVM is not in its own pid namespace"
 }
 
@@ -101,15 +108,7 @@ ATTACH=auto start_daemon --frequency 499 --rescan-s 1
 setpriv --reuid="$TEST_USER" --regid="$(id -g "$TEST_USER")" --clear-groups "$TMP/rootless.sh" "$$" \
 	>"$TMP/rootless.out" 2>&1 &
 JVM_PIDS+=("$!")
-JVM_PID=
-for _ in $(seq 1 100); do
-	JVM_PID=$(for p in $(pgrep -f "PhasedWorkload 60 - 1 rootless-$$"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = java ] && echo "$p"; done | head -1) || true
-	[ -n "$JVM_PID" ] && break
-	sleep 0.1
-done
-[ -n "$JVM_PID" ] || fail "the user-namespaced JVM did not start: $(cat "$TMP/rootless.out")"
-JVM_PIDS+=("$JVM_PID")
+find_jvm "PhasedWorkload 60 - 1 rootless-$$" "$TMP/rootless.out" "the user-namespaced JVM"
 [ "$(readlink "/proc/$JVM_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ] || fail "the JVM is not in a user namespace of its own"
 owner=$(stat -c %u "/proc/$JVM_PID/root/tmp")
 [ "$owner" = "$(id -u "$TEST_USER")" ] || fail "the JVM's /tmp is not its user's own (uid $owner)"
@@ -141,23 +140,15 @@ as_pod_user() {
 	setpriv --reuid="$POD_USER" --regid="$(id -g "$POD_USER")" --init-groups \
 		env HOME="$(getent passwd "$POD_USER" | cut -d: -f6)" XDG_RUNTIME_DIR="$POD_RUN" "$@"
 }
-IMAGE=localhost/jsampled-test-bullseye-jdk11
+IMAGE=localhost/jsampled-test-bullseye-jdk11-$$
 tar -C "$ROOTFS" --exclude=./proc --exclude='./tmp/*' -c . 2>/dev/null | as_pod_user podman import - "$IMAGE" >"$TMP/podman-import.log" 2>&1 ||
 	fail "podman import failed: $(tail -5 "$TMP/podman-import.log")"
 ATTACH=auto start_daemon --frequency 499 --rescan-s 1
 # runc: crun refuses this machine's hybrid cgroup layout.
-as_pod_user podman run --rm --runtime runc --network none "$IMAGE" \
+as_pod_user podman run --rm --name "jsampled-test-$$" --runtime runc --network none "$IMAGE" \
 	$JDK11/bin/java -cp /opt/jsampled-test PhasedWorkload 60 - 1 "podman-$$" >"$TMP/podman.out" 2>&1 &
 JVM_PIDS+=("$!")
-JVM_PID=
-for _ in $(seq 1 300); do
-	JVM_PID=$(for p in $(pgrep -f "PhasedWorkload 60 - 1 podman-$$"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = java ] && echo "$p"; done | head -1) || true
-	[ -n "$JVM_PID" ] && break
-	sleep 0.1
-done
-[ -n "$JVM_PID" ] || fail "the rootless podman JVM did not start: $(cat "$TMP/podman.out")"
-JVM_PIDS+=("$JVM_PID")
+find_jvm "PhasedWorkload 60 - 1 podman-$$" "$TMP/podman.out" "the rootless podman JVM"
 [ "$(readlink "/proc/$JVM_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ] || fail "the podman JVM is not in a user namespace"
 wait_profiled "$JVM_PID"
 sleep 3
@@ -170,29 +161,21 @@ print(f"  rootless podman JDK 11: {s['java_samples']} Java samples, resolved {s[
 sys.exit(0 if s["java_samples"] > 0 and s["resolved_pct"] >= 99.0 and s["cpu_covered_pct"] >= 80.0 else 1)
 PY
 stop_daemon
-as_pod_user podman rm -af >/dev/null 2>&1 || true
+as_pod_user podman rm -f "jsampled-test-$$" >/dev/null 2>&1 || true
 as_pod_user podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
 
 # 2c. And rootful podman (no user namespace), its container's cgroup under
 #     the test's own (the daemon profiles only that subtree).
-ROOT_IMAGE=localhost/jsampled-test-root-bullseye-jdk11
+ROOT_IMAGE=localhost/jsampled-test-root-bullseye-jdk11-$$
 tar -C "$ROOTFS" --exclude=./proc --exclude='./tmp/*' -c . 2>/dev/null | podman import - "$ROOT_IMAGE" >"$TMP/podman-import-root.log" 2>&1 ||
 	fail "podman import (root) failed: $(tail -5 "$TMP/podman-import-root.log")"
 ATTACH=auto start_daemon --frequency 499 --rescan-s 1 --include-cgroup "$TEST_CGROUP/*"
 # Root here lacks CAP_SYS_RESOURCE: podman's default limits cannot be raised.
-podman run --rm --runtime runc --network none --cgroup-parent="$TEST_CGROUP" \
+podman run --rm --name "jsampled-test-root-$$" --runtime runc --network none --cgroup-parent="$TEST_CGROUP" \
 	--ulimit nofile=20000:20000 --ulimit nproc=32768:32768 "$ROOT_IMAGE" \
 	$JDK11/bin/java -cp /opt/jsampled-test PhasedWorkload 60 - 1 "rootpod-$$" >"$TMP/podman-root.out" 2>&1 &
 JVM_PIDS+=("$!")
-JVM_PID=
-for _ in $(seq 1 300); do
-	JVM_PID=$(for p in $(pgrep -f "PhasedWorkload 60 - 1 rootpod-$$"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = java ] && echo "$p"; done | head -1) || true
-	[ -n "$JVM_PID" ] && break
-	sleep 0.1
-done
-[ -n "$JVM_PID" ] || fail "the rootful podman JVM did not start: $(cat "$TMP/podman-root.out")"
-JVM_PIDS+=("$JVM_PID")
+find_jvm "PhasedWorkload 60 - 1 rootpod-$$" "$TMP/podman-root.out" "the rootful podman JVM"
 wait_profiled "$JVM_PID"
 sleep 3
 ctl stats "$JVM_PID" --json >"$TMP/podman-root.json"
@@ -204,7 +187,7 @@ print(f"  rootful podman JDK 11: {s['java_samples']} Java samples, resolved {s['
 sys.exit(0 if s["java_samples"] > 0 and s["resolved_pct"] >= 99.0 and s["cpu_covered_pct"] >= 80.0 else 1)
 PY
 stop_daemon
-podman rm -af >/dev/null 2>&1 || true
+podman rm -f "jsampled-test-root-$$" >/dev/null 2>&1 || true
 podman rmi -f "$ROOT_IMAGE" >/dev/null 2>&1 || true
 
 # 3. An agent glibc 2.31 refuses: the JVM is listed with its reason.
