@@ -85,6 +85,7 @@ static struct trace *unpack(struct stack_bottoms *b, const struct pending_trace 
 	tr->work = 0;
 	tr->resume = pt->resume;
 	tr->from_image = false;
+	tr->frozen = false; /* a frozen trace is never kept to wait */
 	tr->bad_call_known = false;
 	memcpy(tr->frames, pending_frames(pt), pt->n * sizeof(tr->frames[0]));
 	return tr;
