@@ -41,6 +41,22 @@ find_jvm() {
 	JVM_PIDS+=("$JVM_PID")
 }
 
+# check_profiled LABEL JSON: JVM_PID is profiled, and after 3 s its stats
+# (saved in JSON) show Java samples, >= 99 % resolved and >= 80 % of its
+# CPU time covered.
+check_profiled() {
+	wait_profiled "$JVM_PID"
+	sleep 3
+	ctl stats "$JVM_PID" --json >"$2"
+	"$PY" - "$2" "$1" <<'PY' || fail "the $1 JVM's profile is not right"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"  {sys.argv[2]} JDK 11: {s['java_samples']} Java samples, resolved {s['resolved_pct']:.2f}%, "
+      f"CPU covered {s['cpu_covered_pct']:.1f}%")
+sys.exit(0 if s["java_samples"] > 0 and s["resolved_pct"] >= 99.0 and s["cpu_covered_pct"] >= 80.0 else 1)
+PY
+}
+
 # run_in_root MARK SECONDS: the JVM in the root, own pid and mount
 # namespaces; sets JVM_PID to its host pid.
 run_in_root() {
@@ -150,16 +166,7 @@ as_pod_user podman run --rm --name "jsampled-test-$$" --runtime runc --network n
 JVM_PIDS+=("$!")
 find_jvm "PhasedWorkload 60 - 1 podman-$$" "$TMP/podman.out" "the rootless podman JVM"
 [ "$(readlink "/proc/$JVM_PID/ns/user")" != "$(readlink /proc/self/ns/user)" ] || fail "the podman JVM is not in a user namespace"
-wait_profiled "$JVM_PID"
-sleep 3
-ctl stats "$JVM_PID" --json >"$TMP/podman.json"
-"$PY" - "$TMP/podman.json" <<'PY' || fail "the rootless podman JVM's profile is not right"
-import json, sys
-s = json.load(open(sys.argv[1]))
-print(f"  rootless podman JDK 11: {s['java_samples']} Java samples, resolved {s['resolved_pct']:.2f}%, "
-      f"CPU covered {s['cpu_covered_pct']:.1f}%")
-sys.exit(0 if s["java_samples"] > 0 and s["resolved_pct"] >= 99.0 and s["cpu_covered_pct"] >= 80.0 else 1)
-PY
+check_profiled "rootless podman" "$TMP/podman.json"
 stop_daemon
 as_pod_user podman rm -f "jsampled-test-$$" >/dev/null 2>&1 || true
 as_pod_user podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
@@ -176,16 +183,7 @@ podman run --rm --name "jsampled-test-root-$$" --runtime runc --network none --c
 	$JDK11/bin/java -cp /opt/jsampled-test PhasedWorkload 60 - 1 "rootpod-$$" >"$TMP/podman-root.out" 2>&1 &
 JVM_PIDS+=("$!")
 find_jvm "PhasedWorkload 60 - 1 rootpod-$$" "$TMP/podman-root.out" "the rootful podman JVM"
-wait_profiled "$JVM_PID"
-sleep 3
-ctl stats "$JVM_PID" --json >"$TMP/podman-root.json"
-"$PY" - "$TMP/podman-root.json" <<'PY' || fail "the rootful podman JVM's profile is not right"
-import json, sys
-s = json.load(open(sys.argv[1]))
-print(f"  rootful podman JDK 11: {s['java_samples']} Java samples, resolved {s['resolved_pct']:.2f}%, "
-      f"CPU covered {s['cpu_covered_pct']:.1f}%")
-sys.exit(0 if s["java_samples"] > 0 and s["resolved_pct"] >= 99.0 and s["cpu_covered_pct"] >= 80.0 else 1)
-PY
+check_profiled "rootful podman" "$TMP/podman-root.json"
 stop_daemon
 podman rm -f "jsampled-test-root-$$" >/dev/null 2>&1 || true
 podman rmi -f "$ROOT_IMAGE" >/dev/null 2>&1 || true
