@@ -34,10 +34,13 @@ struct owner {
 	bool switched;
 };
 
+/* Back to our own filesystem ids, if owner_begin switched them. */
 static void owner_end(struct owner *o)
 {
 	int e = errno;
 
+	if (!o->switched)
+		return;
 	setfsuid(geteuid());
 	setfsgid(getegid());
 	o->switched = false;
@@ -239,8 +242,7 @@ int target_agent_path(pid_t pid, const char *agent_path, char *out, size_t outle
 	snprintf(out, outlen, "%s/%s", TARGET_DIR, name);
 	r = 0;
 out:
-	if (o.switched)
-		owner_end(&o);
+	owner_end(&o);
 	free(agent);
 	if (src >= 0)
 		close(src);
@@ -261,8 +263,7 @@ int target_listen(pid_t pid, struct target_socket *ts, char *why, size_t whylen)
 	owner_begin(pid, &o);
 	dir = open_our_dir(pid, &o, why, whylen);
 	if (dir < 0) {
-		if (o.switched)
-			owner_end(&o);
+		owner_end(&o);
 		return -1;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -284,16 +285,14 @@ int target_listen(pid_t pid, struct target_socket *ts, char *why, size_t whylen)
 	ts->dev = st.st_dev;
 	ts->ino = st.st_ino;
 	close(dir);
-	if (o.switched)
-		owner_end(&o);
+	owner_end(&o);
 	return 0;
 fail:
 	snprintf(why, whylen, "cannot listen in the JVM's root: %s", strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	close(dir);
-	if (o.switched)
-		owner_end(&o);
+	owner_end(&o);
 	return -1;
 }
 
@@ -310,8 +309,7 @@ static bool with_our_socket(pid_t pid, const struct target_socket *ts, bool unli
 	owner_begin(pid, &o);
 	dir = open_our_dir(pid, &o, why, sizeof(why));
 	if (dir < 0) {
-		if (o.switched)
-			owner_end(&o);
+		owner_end(&o);
 		return false;
 	}
 	same = fstatat(dir, TARGET_SOCKET_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
@@ -319,8 +317,7 @@ static bool with_our_socket(pid_t pid, const struct target_socket *ts, bool unli
 	if (same && unlink_it)
 		unlinkat(dir, TARGET_SOCKET_NAME, 0);
 	close(dir);
-	if (o.switched)
-		owner_end(&o);
+	owner_end(&o);
 	return same;
 }
 
