@@ -237,6 +237,36 @@ static bool image_covers(const struct stack_image *img, uint64_t from, uint64_t 
 	return img->s->stack_len && from >= img->valid_from && from >= img->s->stack_addr && end_of(img->s) > end;
 }
 
+const struct js_sample *stack_bottoms_extend(struct stack_bottoms *b, const struct js_sample *s, uint32_t max_len,
+					     struct js_sample **buf, size_t *buf_size)
+{
+	struct stack_image *img = image_of(b, s->tid);
+	uint64_t s_end = end_of(s), from = s_end - STACK_BOTTOM_VERIFY_BYTES, img_end, len;
+	struct js_sample *out;
+
+	if (!img || !(s->flags & JS_SAMPLE_STACK_CAPPED) || img->s->stack_end != s->stack_end ||
+	    s->stack_len < STACK_BOTTOM_VERIFY_BYTES || s->stack_addr > UINT64_MAX - s->stack_len ||
+	    !image_covers(img, from, s_end))
+		return s;
+	img_end = end_of(img->s);
+	len = img_end - s->stack_addr;
+	if (len > max_len ||
+	    memcmp(img->s->stack + (from - img->s->stack_addr), s->stack + (from - s->stack_addr), s_end - from) != 0)
+		return s;
+	if (*buf_size < sizeof(*s) + len) {
+		if (!(out = realloc(*buf, sizeof(*s) + len)))
+			return s;
+		*buf = out;
+		*buf_size = sizeof(*s) + len;
+	}
+	out = *buf;
+	memcpy(out, s, sizeof(*s) + s->stack_len);
+	memcpy(out->stack + s->stack_len, img->s->stack + (s_end - img->s->stack_addr), img_end - s_end);
+	out->stack_len = (uint32_t)len;
+	b->extended++;
+	return out;
+}
+
 /* Walks on from tr's resume point over the image and puts the frames found
  * below tr's (tr root first: its last resume.n frames were found before the
  * frame the fragment ended in, which the walk on finds again). */

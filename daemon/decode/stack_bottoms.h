@@ -18,6 +18,14 @@
  * thread's way back up - to show the words of the gap, as long as no
  * sample since showed the thread above where the waiting fragment ends:
  * the frames there are still the ones the waiting sample saw.
+ *
+ * A deep sample held for code is decoded after newer samples of its
+ * thread have laid their words over the image, and could borrow nothing
+ * from it then. So when it is held, it takes along the image's words below
+ * its fragment, as the image is then, if the image vouches for them as
+ * completing it would (stack_bottoms_extend): it is decoded later as one
+ * copy of the whole stack. Held copies of a thread share their equal
+ * words (sample_queue.h), so the older words cost little.
  */
 #ifndef JSAMPLED_STACK_BOTTOMS_H
 #define JSAMPLED_STACK_BOTTOMS_H
@@ -51,6 +59,7 @@ struct stack_bottoms {
 	size_t bytes, max_bytes;
 	uint64_t refused;  /* images dropped: over max_bytes or STACK_BOTTOM_MAX_BYTES */
 	uint64_t idled;    /* images dropped: STACK_BOTTOM_IDLE_SAMPLES without a capped copy */
+	uint64_t extended; /* held samples that took the image's words along */
 	uint32_t pending;  /* traces waiting now, all threads */
 	uint64_t swept_ns; /* sample time of the last sweep for overdue waits */
 	struct trace *settling; /* a waiting trace being settled (made on first use) */
@@ -74,6 +83,14 @@ struct bottom_sink {
 };
 
 void stack_bottoms_init(struct stack_bottoms *b, size_t max_bytes);
+/* s, or a copy of s (in *buf, grown as needed, at most max_len bytes of
+ * words) that goes on with its thread's image's words below its fragment,
+ * to the image's end, when the image vouches for them (the words at the
+ * end of s's fragment are the image's, and no sample since the one that
+ * copied them showed the thread above them). For a deep sample about to
+ * be held. */
+const struct js_sample *stack_bottoms_extend(struct stack_bottoms *b, const struct js_sample *s, uint32_t max_len,
+					     struct js_sample **buf, size_t *buf_size);
 /* Drops everything, waiting traces unsettled (the process is gone). */
 void stack_bottoms_free(struct stack_bottoms *b);
 /* A thread's image goes; its waiting traces are settled incomplete. */

@@ -70,8 +70,11 @@ void process_table_free(struct process_table *t)
 {
 	free(t->trace);
 	free(t->scratch);
+	free(t->extended);
 	t->trace = NULL;
 	t->scratch = NULL;
+	t->extended = NULL;
+	t->extended_size = 0;
 	for (size_t i = 0; i < t->all.n; i++)
 		process_free(t->all.v[i]);
 	vec_free(&t->all);

@@ -170,6 +170,8 @@ struct process_table {
 	uint64_t period_ns;
 	struct trace *trace;            /* decoding's working memory (decoder.h) */
 	struct decode_scratch *scratch;
+	struct js_sample *extended;     /* a held sample with its older words (stack_bottoms_extend) */
+	size_t extended_size;
 };
 
 void process_table_init(struct process_table *t, const struct process_limits *limits);

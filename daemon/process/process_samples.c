@@ -282,6 +282,7 @@ static void note_bottoms(struct process *p)
 	p->stats.stack_images_refused = p->bottoms.refused;
 	p->stats.stack_images_idled = p->bottoms.idled;
 	p->stats.stack_image_bytes = p->bottoms.bytes;
+	p->stats.held_extended = p->bottoms.extended;
 	p->stats.completion_pending = p->bottoms.pending;
 }
 
@@ -349,9 +350,26 @@ static void take_fill(struct process_table *t, struct process *p, const struct j
 	}
 }
 
-/* Decodes s; returns false if it must wait for newer agent data. */
-static bool try_decode(struct process_table *t, struct process *p, const struct js_sample *s, bool final)
+/* s with only its own copy, the first fragment_len bytes (in malloc'd
+ * memory); NULL if out of memory. */
+static struct js_sample *own_fragment(const struct js_sample *s, uint32_t fragment_len)
 {
+	struct js_sample *own = malloc(sizeof(*s) + fragment_len);
+
+	if (own) {
+		memcpy(own, s, sizeof(*s) + fragment_len);
+		own->stack_len = fragment_len;
+	}
+	return own;
+}
+
+/* Decodes s, of which the first fragment_len bytes are its own copy (the
+ * rest its thread's image's words it took along when it was held); returns
+ * false if it must wait for newer agent data. */
+static bool try_decode(struct process_table *t, struct process *p, const struct js_sample *s, uint32_t fragment_len,
+		       bool final)
+{
+	struct js_sample *own = NULL;
 	struct trace *tr;
 	enum decode_status st, walked;
 	int reason;
@@ -366,8 +384,17 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	if (!t->no_walk_reuse)
 		ctx.memo = walk_reuse_of(&p->reuse, s->tid);
 	st = decode_sample(&ctx, s, tr, &reason);
-	if (st == DECODE_RETRY)
+	if (st == DECODE_FAILED && fragment_len < s->stack_len && (own = own_fragment(s, fragment_len))) {
+		/* The walk failed in the words taken along: as the sample
+		 * would have without them (a completion that fails leaves the
+		 * trace incomplete). */
+		s = own;
+		st = decode_sample(&ctx, s, tr, &reason);
+	}
+	if (st == DECODE_RETRY) {
+		free(own);
 		return false;
+	}
 	walked = st;
 	learn_copy_end(t, p, s, walked, tr);
 	/* JVM-internal threads need no stack copies from now on. */
@@ -385,6 +412,7 @@ static bool try_decode(struct process_table *t, struct process *p, const struct 
 	p->stats.walk_memo_bytes = p->reuse.bytes;
 	if (finish)
 		finish_sample(t, p, s, st, reason, tr);
+	free(own);
 	return true;
 }
 
@@ -482,7 +510,7 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 		take_native_only(t, p, s);
 		return;
 	}
-	if (try_decode(t, p, s, hold_expired(p, s, now)))
+	if (try_decode(t, p, s, s->stack_len, hold_expired(p, s, now)))
 		return;
 	p->stats.held_total++;
 	if (log_level() >= LOG_DEBUG && p->stats.held_total % 100 == 1)
@@ -495,9 +523,17 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 		struct js_sample head = *s;
 
 		head.stack_len = 0;
-		dropped = sample_queue_push(&p->held, &head, t->trace->wait, t->trace->wait_key, &trimmed);
+		dropped = sample_queue_push(&p->held, &head, 0, t->trace->wait, t->trace->wait_key, &trimmed);
 	} else {
-		dropped = sample_queue_push(&p->held, s, t->trace->wait, t->trace->wait_key, &trimmed);
+		/* Decoded after newer samples of its thread, a deep sample
+		 * could borrow nothing from its stack image then: it takes
+		 * the image's words along now (stack_bottoms.h). */
+		const struct js_sample *whole = stack_bottoms_extend(&p->bottoms, s, SAMPLE_QUEUE_MAX_COPY,
+								     &t->extended, &t->extended_size);
+
+		dropped = sample_queue_push(&p->held, whole, s->stack_len, t->trace->wait, t->trace->wait_key,
+					    &trimmed);
+		note_bottoms(p);
 	}
 	p->stats.held_trimmed += trimmed;
 	if (dropped != 0) {
@@ -535,7 +571,7 @@ void process_samples_retry(struct process_table *t, struct process *p, bool fina
 		if (expired || wait_over(p, &h)) {
 			const struct js_sample *whole = sample_queue_view(&p->held, &h);
 
-			if (!whole || try_decode(t, p, whole, expired)) {
+			if (!whole || try_decode(t, p, whole, h.fragment_len, expired)) {
 				if (!whole) {
 					p->stats.dropped++;
 					p->stats.dropped_no_memory++;

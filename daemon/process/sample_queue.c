@@ -13,8 +13,8 @@
 #define CHUNK (1u << CHUNK_SHIFT)
 /* Smaller copies are held as they are (sharing would save little). */
 #define SHARE_MIN_BYTES 2048u
-/* Most chunks per copy (JS_MAX_FRAGMENT_BYTES, unaligned). */
-#define MAX_CHUNKS (JS_MAX_FRAGMENT_BYTES / CHUNK + 1)
+/* Most chunks per copy (SAMPLE_QUEUE_MAX_COPY, unaligned). */
+#define MAX_CHUNKS (SAMPLE_QUEUE_MAX_COPY / CHUNK + 1)
 
 static size_t chunk_count(const struct js_sample *s)
 {
@@ -157,11 +157,11 @@ const struct js_sample *sample_queue_view(struct sample_queue *q, const struct h
 	if (!h->base)
 		return h->s;
 	if (!q->view) {
-		q->view = malloc(sizeof(*q->view) + JS_MAX_FRAGMENT_BYTES);
+		q->view = malloc(sizeof(*q->view) + SAMPLE_QUEUE_MAX_COPY);
 		if (!q->view)
 			return NULL;
 	}
-	if (h->s->stack_len > JS_MAX_FRAGMENT_BYTES)
+	if (h->s->stack_len > SAMPLE_QUEUE_MAX_COPY)
 		return NULL;
 	assemble(h, q->view, h->s->stack_len);
 	return q->view;
@@ -370,10 +370,10 @@ static bool hold_plain(struct held_sample *h, const struct js_sample *s, uint32_
 
 enum hold_plan { HOLD_PLAIN, HOLD_SHARED, HOLD_NEW_BASE };
 
-int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint8_t wait, uint64_t key,
-		      uint32_t *trimmed)
+int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint32_t fragment_len, uint8_t wait,
+		      uint64_t key, uint32_t *trimmed)
 {
-	struct held_sample h = {.wait = wait, .key = key};
+	struct held_sample h = {.fragment_len = fragment_len, .wait = wait, .key = key};
 	uint8_t mask[(MAX_CHUNKS + 7) / 8];
 	enum hold_plan plan = HOLD_PLAIN;
 	struct stack_base *b = NULL;
@@ -386,7 +386,7 @@ int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint8_t
 	/* Against the thread's base when that saves at least half; a big copy
 	 * that cannot becomes the thread's new base. The base is referenced
 	 * here so that making room below cannot free it. */
-	if (s->stack_len >= SHARE_MIN_BYTES && s->stack_len <= JS_MAX_FRAGMENT_BYTES) {
+	if (s->stack_len >= SHARE_MIN_BYTES && s->stack_len <= SAMPLE_QUEUE_MAX_COPY) {
 		uint64_t *cur = u64_map_get(&q->bases, s->tid);
 
 		plan = HOLD_NEW_BASE;

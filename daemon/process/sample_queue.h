@@ -32,6 +32,9 @@
 #define SAMPLE_QUEUE_TRIM_BYTES 4096u
 #define SAMPLE_QUEUE_MIN_BYTES 1024u
 #define SAMPLE_QUEUE_TRIM_LEVELS 2
+/* The longest copy shared with a base: a sample's own (JS_MAX_FRAGMENT_BYTES)
+ * or one that took its thread's older words along (stack_bottoms_extend). */
+#define SAMPLE_QUEUE_MAX_COPY (256u * 1024u)
 
 /* Stack bytes at addr shared by held copies of thread tid; freed with
  * the last copy using it. Once every copy using it is no longer than a
@@ -56,6 +59,9 @@ struct held_sample {
 	struct js_sample *s;
 	struct stack_base *base;
 	uint32_t own_bytes;
+	/* The sample's own copy's length; past it, words of its thread's
+	 * stack image it took along (stack_bottoms_extend). */
+	uint32_t fragment_len;
 	uint8_t wait;
 	uint64_t key;
 };
@@ -77,12 +83,13 @@ struct sample_queue {
 void sample_queue_init(struct sample_queue *q, size_t max_bytes);
 void sample_queue_free(struct sample_queue *q);
 static inline size_t sample_queue_len(const struct sample_queue *q) { return q->items.n - q->head; }
-/* Copies s in, noting what it waits for. When full, cuts big samples
+/* Copies s in, noting what it waits for and how much of its copy is its
+ * own (fragment_len; s->stack_len if all). When full, cuts big samples
  * (this one, then the oldest) level by level, counting each sample cut in
  * *trimmed, then drops the oldest. Returns the number of samples dropped
  * to make room (0 normally), or -1 if even an empty queue cannot take it. */
-int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint8_t wait, uint64_t key,
-		      uint32_t *trimmed);
+int sample_queue_push(struct sample_queue *q, const struct js_sample *s, uint32_t fragment_len, uint8_t wait,
+		      uint64_t key, uint32_t *trimmed);
 /* Puts back an entry taken with pop (no copy); -1 if out of memory (then
  * the caller still owns it). */
 int sample_queue_requeue(struct sample_queue *q, const struct held_sample *h);

@@ -38,6 +38,7 @@ struct decode_stats {
 	/* Of completed: after waiting for a later sample to fill a gap
 	 * between the fragment and the image. */
 	uint64_t completed_later;
+	uint64_t held_extended; /* deep samples held with their stack image's older words */
 	uint64_t completion_pending; /* waiting now (set at each sample) */
 	/* Gap-filling windows received (JS_SAMPLE_FILL, not samples), and
 	 * those laid over an image. Their bytes count in stack_bytes. */

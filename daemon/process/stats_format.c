@@ -92,6 +92,7 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"wrong", s->wrong},
 		{"completed", s->completed},
 		{"completed_later", s->completed_later},
+		{"held_extended", s->held_extended},
 		{"completion_no_image", s->completion_no_image},
 		{"vthread_frozen", s->vthread_frozen},
 		{"completion_mismatch", s->completion_mismatch},

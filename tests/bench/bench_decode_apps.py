@@ -108,7 +108,7 @@ APPS = {
     "checkstyle": ("AppCheckstyle", ["checkstyle"],
                    ["checkstyle.jar", "antlr4-runtime.jar", "commons-logging.jar", "commons-collections3.jar",
                     "picocli.jar", "Saxon-HE.jar", "commons-lang3.jar", "reflections.jar", "javassist.jar"]),
-    "jetty": ("AppJetty", ["libjetty9-java", "wrk"],
+    "jetty": ("AppJetty", ["libjetty9-java"],
               ["jetty9-server.jar", "jetty9-http.jar", "jetty9-io.jar", "jetty9-util.jar", "jetty9-servlet.jar",
                "jetty9-security.jar", "servlet-api.jar"]),
 }
@@ -283,9 +283,10 @@ class Cgroup:
                 pass
 
 
-def jvm_command(name, jdk_name, seconds, inputs):
+def jvm_command(name, jdk_name, seconds, inputs, binds=()):
     """(argv(tmp, go): the driver's command line, the JDK's home as the
-    host sees it). A JDK of ROOT_JDKS runs chrooted in its root."""
+    host sees it). A JDK of ROOT_JDKS runs chrooted in its root, with the
+    host's directories BINDS as well."""
     root = jdk_root(jdk_name)
     jdk = ROOT_JDKS[jdk_name][2] if root else JDKS[jdk_name]
     java = os.path.join(jdk, "bin", "java")
@@ -301,9 +302,9 @@ def jvm_command(name, jdk_name, seconds, inputs):
             return cmd
         # The same pid from unshare to java (no pid namespace): sh and
         # chroot exec, so the harness's pid is the JVM's.
-        binds = ROOT_BINDS + [OUT, inputs, os.path.dirname(go)]
+        dirs = ROOT_BINDS + [OUT, inputs, os.path.dirname(go), *binds]
         return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", IN_ROOT, "sh", root,
-                *binds, "--", *cmd]
+                *dirs, "--", *cmd]
 
     return argv, (root or "") + jdk
 
@@ -368,14 +369,18 @@ def run_asprof(name, jdk_name, seconds, hz, inputs, cgroup, asprof_dir):
     attaching at run time, cpu-clock at HZ, its default stack walking), from
     GO to the driver's total line as jsampled's run. Returns (Java-thread
     samples, broken-walk %)."""
-    argv, _ = jvm_command(name, jdk_name, seconds, inputs)
+    asprof_dir = os.path.realpath(asprof_dir)
+    # Its library at the same path in a JDK's root: asprof loads it by path.
+    argv, _ = jvm_command(name, jdk_name, seconds, inputs, binds=[asprof_dir])
     asprof = os.path.join(asprof_dir, "bin", "asprof")
     tmp = tempfile.mkdtemp(prefix="jsampled-asprof-")
     go, out_path, collapsed = os.path.join(tmp, "go"), os.path.join(tmp, "workload.out"), os.path.join(tmp, "ap.txt")
     jvm = None
     try:
         with open(out_path, "w") as out:
-            jvm = subprocess.Popen(argv(tmp, go), stdout=out, stderr=subprocess.STDOUT, preexec_fn=cgroup.enter)
+            # In tmp: the attach handshake's file goes to the JVM's directory.
+            jvm = subprocess.Popen(argv(tmp, go), stdout=out, stderr=subprocess.STDOUT, preexec_fn=cgroup.enter,
+                                   cwd=tmp)
         pid = str(jvm.pid)
         interval = f"{max(1, 1000000 // hz)}us"
         # A SIGQUIT (the attach request) before the JVM installs its handler

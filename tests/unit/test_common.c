@@ -184,7 +184,7 @@ static void test_sample_queue_trims_big_samples(void)
 	sample_queue_init(&q, 2 * one);
 	for (uint32_t i = 0; i < 4; i++) {
 		s = make_sample((uint32_t)big, i);
-		CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, i, &trimmed), 0); /* cut, not dropped */
+		CHECK_EQ(sample_queue_push(&q, s, s->stack_len, WAIT_CODE, i, &trimmed), 0); /* cut, not dropped */
 		free(s);
 	}
 	CHECK_EQ(sample_queue_len(&q), 4);
@@ -215,7 +215,7 @@ static void test_sample_queue_trims_further(void)
 	sample_queue_init(&q, 4 * (head + SAMPLE_QUEUE_TRIM_BYTES));
 	for (uint32_t i = 0; i < 12; i++) {
 		s = make_sample(4 * SAMPLE_QUEUE_TRIM_BYTES, i);
-		CHECK_EQ(sample_queue_push(&q, s, WAIT_LAYOUT, 0, &trimmed), 0); /* cut, not dropped */
+		CHECK_EQ(sample_queue_push(&q, s, s->stack_len, WAIT_LAYOUT, 0, &trimmed), 0); /* cut, not dropped */
 		free(s);
 		CHECK(q.bytes <= q.max_bytes);
 	}
@@ -232,7 +232,7 @@ static void test_sample_queue_trims_further(void)
 	/* Past the last level, the oldest go. */
 	for (uint32_t i = 0; i < 40; i++) {
 		s = make_sample(4 * SAMPLE_QUEUE_TRIM_BYTES, i);
-		CHECK(sample_queue_push(&q, s, WAIT_LAYOUT, 0, &trimmed) >= 0);
+		CHECK(sample_queue_push(&q, s, s->stack_len, WAIT_LAYOUT, 0, &trimmed) >= 0);
 		free(s);
 	}
 	CHECK(q.bytes <= q.max_bytes);
@@ -253,14 +253,14 @@ static void test_sample_queue_bounded(void)
 
 	for (uint32_t i = 0; i < 3; i++) {
 		s = make_sample(100, i);
-		CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, 100 + i, &trimmed), 0);
+		CHECK_EQ(sample_queue_push(&q, s, s->stack_len, WAIT_CODE, 100 + i, &trimmed), 0);
 		free(s);
 	}
 	s = make_sample(100, 3);
-	CHECK_EQ(sample_queue_push(&q, s, WAIT_CODE, 103, &trimmed), 1); /* the oldest made room */
+	CHECK_EQ(sample_queue_push(&q, s, s->stack_len, WAIT_CODE, 103, &trimmed), 1); /* the oldest made room */
 	free(s);
 	s = make_sample(10 * 1000, 9);
-	CHECK_EQ(sample_queue_push(&q, s, WAIT_UNKNOWN, 0, &trimmed), -1); /* bigger than the whole queue */
+	CHECK_EQ(sample_queue_push(&q, s, s->stack_len, WAIT_UNKNOWN, 0, &trimmed), -1); /* bigger than the whole queue */
 	free(s);
 	CHECK_EQ(trimmed, 0); /* small samples are never cut */
 	CHECK_EQ(sample_queue_len(&q), 3);
@@ -337,7 +337,7 @@ static void test_sample_queue_shares_thread_chunks(void)
 		pushed[n] = fake_copy(&th[n % THREADS], &r);
 		pushed[n]->cpu = (uint32_t)n;
 		total += sample_bytes(pushed[n]);
-		CHECK_EQ(sample_queue_push(&q, pushed[n], WAIT_CODE, n + 1, &trimmed), 0);
+		CHECK_EQ(sample_queue_push(&q, pushed[n], pushed[n]->stack_len, WAIT_CODE, n + 1, &trimmed), 0);
 	}
 	CHECK_EQ(trimmed, 0);
 	CHECK(q.shared_bytes > 0);
@@ -366,7 +366,7 @@ static void test_sample_queue_shares_thread_chunks(void)
 	 * pushed bytes), then dropped oldest first. */
 	q.max_bytes = 24 * 1024 + 8 * (sizeof(struct js_sample) + SAMPLE_QUEUE_TRIM_BYTES);
 	for (size_t i = 0; i < KEPT; i++)
-		CHECK(sample_queue_push(&q, pushed[i], WAIT_CODE, i + 1, &trimmed) >= 0);
+		CHECK(sample_queue_push(&q, pushed[i], pushed[i]->stack_len, WAIT_CODE, i + 1, &trimmed) >= 0);
 	CHECK(trimmed > 0);
 	CHECK(q.bytes <= q.max_bytes);
 	while (sample_queue_pop(&q, &h)) {
@@ -403,7 +403,7 @@ static void test_sample_queue_cut_shrinks_base(void)
 			pushed[i]->stack[k] = (uint8_t)(k * 7 + (k < 200 ? i : 0)); /* the same deep bytes */
 		if (i)
 			memcpy(pushed[i]->stack + 256, pushed[0]->stack + 256 + (pushed[i]->stack_addr - pushed[0]->stack_addr), LEN - 512);
-		CHECK_EQ(sample_queue_push(&q, pushed[i], WAIT_LAYOUT, (uint64_t)i + 1, &trimmed), 0);
+		CHECK_EQ(sample_queue_push(&q, pushed[i], pushed[i]->stack_len, WAIT_LAYOUT, (uint64_t)i + 1, &trimmed), 0);
 	}
 	CHECK_EQ(trimmed, 0);
 	CHECK(q.bytes < 2 * LEN);
@@ -413,7 +413,7 @@ static void test_sample_queue_cut_shrinks_base(void)
 	for (uint32_t t = 0; t < 4; t++) {
 		other->tid = 43 + t;
 		other->stack_addr = 0x7f0000900000ull + t * 0x100000ull;
-		CHECK(sample_queue_push(&q, other, WAIT_LAYOUT, 100, &trimmed) >= 0);
+		CHECK(sample_queue_push(&q, other, other->stack_len, WAIT_LAYOUT, 100, &trimmed) >= 0);
 	}
 	CHECK(trimmed > 0);
 	CHECK(q.bytes <= q.max_bytes);

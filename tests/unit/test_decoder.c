@@ -557,6 +557,54 @@ static void test_stack_image_completion(void)
 	stack_bottoms_free(&b);
 }
 
+/* A deep sample about to be held for code takes its thread's image's
+ * words below its fragment along, when the image vouches for them, and is
+ * then decoded whole, however late; not when the words where it ends
+ * differ, when it is no deep sample, or when the whole would be too long. */
+static void test_stack_image_held(void)
+{
+	struct stack_bottoms b;
+	struct js_sample *s, *buf = NULL;
+	const struct js_sample *whole;
+	size_t buf_size = 0;
+	enum decode_status st;
+	struct decode_ctx ctx = image_ctx();
+	const uint32_t ids[] = {5, 1, 3, 4};
+	const int32_t bcis[] = {17, 5, 12, 9};
+	int reason;
+
+	stack_bottoms_init(&b, 1 << 20);
+	build_b_over_a();
+	s = sample(BB + 0x140, 0, STACK_BYTES, 300, "main");
+	s->flags |= JS_SAMPLE_STACK_CAPPED;
+	CHECK_EQ(take(&b, s, &st), BOTTOM_NONE); /* starts the image */
+	s = sample(BB + 0x140, 0, 300, 350, "main");
+	s->stack_end = SB + STACK_BYTES;
+	s->flags |= JS_SAMPLE_STACK_CAPPED;
+	whole = stack_bottoms_extend(&b, s, 1 << 16, &buf, &buf_size);
+	CHECK(whole != s && whole == buf);
+	CHECK_EQ(whole->stack_len, STACK_BYTES);
+	CHECK_EQ(whole->time_ns, 350);
+	CHECK(memcmp(whole->stack, stack, STACK_BYTES) == 0);
+	CHECK_EQ(b.extended, 1);
+	/* A newer sample changes the image; the held one still decodes whole. */
+	CHECK_EQ(take(&b, sample(BB + 0x140, 0, STACK_BYTES, 400, "main"), &st), BOTTOM_NONE);
+	CHECK_EQ(decode_sample(&ctx, whole, &tr, &reason), DECODE_RESOLVED);
+	expect(&tr, ids, NULL, bcis, 4);
+	/* Too long for the queue, or no deep sample: as it is. */
+	CHECK(stack_bottoms_extend(&b, s, 256, &buf, &buf_size) == s);
+	s->flags &= ~JS_SAMPLE_STACK_CAPPED;
+	CHECK(stack_bottoms_extend(&b, s, 1 << 16, &buf, &buf_size) == s);
+	s->flags |= JS_SAMPLE_STACK_CAPPED;
+	/* The words where it ends are not the image's. */
+	s->stack[299] ^= 1;
+	CHECK(stack_bottoms_extend(&b, s, 1 << 16, &buf, &buf_size) == s);
+	CHECK_EQ(b.extended, 1);
+	free(s);
+	free(buf);
+	stack_bottoms_free(&b);
+}
+
 /* A thread's image goes after STACK_BOTTOM_IDLE_SAMPLES samples in a row
  * whose copies reached its bottom (a capped one starts the count again), so
  * such samples stop being copied into it; when the thread runs deep again,
@@ -817,6 +865,7 @@ int main(void)
 	RUN(test_prologue_states);
 	RUN(test_incomplete);
 	RUN(test_stack_image_completion);
+	RUN(test_stack_image_held);
 	RUN(test_stack_image_idles);
 	RUN(test_walk_on_joins);
 	RUN(test_stack_image_waits);

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import javax.servlet.http.HttpServlet;
 import javax.servlet.http.HttpServletRequest;
 import javax.servlet.http.HttpServletResponse;
@@ -19,10 +23,11 @@ import org.eclipse.jetty.server.handler.gzip.GzipHandler;
 import org.eclipse.jetty.servlet.ServletContextHandler;
 import org.eclipse.jetty.servlet.ServletHolder;
 
-/** Jetty 9 (libjetty9-java), embedded, under load from wrk (wrk) over
- * loopback: each round is one wrk run of a few seconds against a servlet
- * behind Jetty's gzip handler that counts word frequencies in a slice of a
- * text corpus and renders them as JSON. Units: requests. */
+/** Jetty 9 (libjetty9-java), embedded, under load over loopback from four
+ * client threads of the same JVM (java.net.http, so it runs in a JDK's
+ * root of another release too): each round is two seconds of requests to a
+ * servlet behind Jetty's gzip handler that counts word frequencies in a
+ * slice of a text corpus and renders them as JSON. Units: requests. */
 public final class AppJetty {
     static List<String> lines;
 
@@ -63,21 +68,30 @@ public final class AppJetty {
         server.start();
         int port = connector.getLocalPort();
         String[] urls = {"/words?from=0&n=40", "/words?from=2000&n=120", "/words?from=5000&n=10"};
-        Pattern done = Pattern.compile("(\\d+) requests in");
-        long[] round = {0};
+        HttpClient client = HttpClient.newHttpClient();
+        ExecutorService clients = Executors.newFixedThreadPool(4);
         AppLoop.run(args, "requests", () -> {
-            String url = "http://127.0.0.1:" + port + urls[(int) (round[0]++ % urls.length)];
-            Process wrk = new ProcessBuilder("wrk", "-t1", "-c8", "-d2s", "-H", "Accept-Encoding: gzip", url)
-                              .redirectErrorStream(true).start();
-            StringBuilder text = new StringBuilder();
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(wrk.getInputStream()))) {
-                for (String l; (l = r.readLine()) != null; ) text.append(l).append('\n');
+            long until = System.nanoTime() + 2_000_000_000L;
+            List<Future<Long>> done = new ArrayList<>();
+            for (int c = 0; c < 4; c++) {
+                int first = c;
+                done.add(clients.submit(() -> {
+                    long n = 0;
+                    while (System.nanoTime() < until) {
+                        HttpRequest req = HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + port + urls[(int) ((first + n) % urls.length)]))
+                            .header("Accept-Encoding", "gzip").build();
+                        HttpResponse<byte[]> resp = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
+                        if (resp.statusCode() != 200 || resp.body().length == 0)
+                            throw new IllegalStateException("HTTP " + resp.statusCode());
+                        n++;
+                    }
+                    return n;
+                }));
             }
-            if (wrk.waitFor() != 0 || text.indexOf("Non-2xx") >= 0 || text.indexOf("Socket errors") >= 0)
-                throw new IllegalStateException("wrk: " + text);
-            Matcher m = done.matcher(text);
-            if (!m.find()) throw new IllegalStateException("wrk: " + text);
-            return Long.parseLong(m.group(1));
+            long requests = 0;
+            for (Future<Long> f : done) requests += f.get();
+            return requests;
         });
     }
 }

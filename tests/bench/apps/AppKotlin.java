@@ -21,7 +21,7 @@ public final class AppKotlin {
         sb.append("fun eval(e: Expr): Int = when (e) {\n  is Num -> e.v\n  is Add -> eval(e.a) + eval(e.b)\n"
                   + "  is Mul -> eval(e.a) * eval(e.b)\n}\n");
         sb.append("inline fun <reified T> List<Any>.only(): List<T> = filterIsInstance<T>()\n");
-        for (int i = 0; i < 14; i++) {
+        for (int i = 0; i < 8; i++) {
             sb.append("data class Row").append(i).append("(val key: String, val n: Int, val tags: List<String>)\n");
             sb.append("fun String.score").append(i).append("(): Int = fold(").append(variant)
               .append(") { acc, c -> acc * 31 + c.toInt() }\n");
