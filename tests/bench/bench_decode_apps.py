@@ -115,6 +115,11 @@ APPS = {
 DEB_PACKAGES = sorted({p for app in APPS.values() for p in app[1]})
 
 
+# The newest JDK an application runs on: Debian's Kotlin 1.3 reads the
+# JDK's class files with an ASM that stops at JDK 17's.
+MAX_JDK = {"kotlinc": 17}
+
+
 def min_jdk(name):
     return APPS[name][3] if len(APPS[name]) > 3 else 11
 # JDKs of other Debian releases, run in a root of that release (made once by
@@ -519,6 +524,9 @@ def main():
             for name in apps:
                 if int(j) < min_jdk(name):
                     print(f"{name:<10} {j:<3} (not run: needs JDK {min_jdk(name)} or later)", flush=True)
+                    continue
+                if int(j) > MAX_JDK.get(name, 99):
+                    print(f"{name:<10} {j:<3} (not run: runs on JDK {MAX_JDK[name]} or older)", flush=True)
                     continue
                 for run in range(1, a.runs + 1):
                     try:
