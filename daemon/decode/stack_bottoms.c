@@ -318,6 +318,7 @@ static enum bottom_outcome complete(struct stack_bottoms *b, struct stack_image 
 	if (memcmp(img->s->stack + (from - img->s->stack_addr), s->stack + (from - s->stack_addr), s_end - from) != 0) {
 		/* The thread's older frames changed: nothing below is sure. */
 		image_clear(b, img);
+		b->mismatched++;
 		return BOTTOM_MISMATCH;
 	}
 	if (!take_words(b, img, s))

@@ -60,6 +60,7 @@ struct stack_bottoms {
 	uint64_t refused;  /* images dropped: over max_bytes or STACK_BOTTOM_MAX_BYTES */
 	uint64_t idled;    /* images dropped: STACK_BOTTOM_IDLE_SAMPLES without a capped copy */
 	uint64_t extended; /* held samples that took the image's words along */
+	uint64_t mismatched; /* images whose words a sample showed changed (and went) */
 	uint32_t pending;  /* traces waiting now, all threads */
 	uint64_t swept_ns; /* sample time of the last sweep for overdue waits */
 	struct trace *settling; /* a waiting trace being settled (made on first use) */

@@ -278,6 +278,20 @@ int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t f
 	return update_thread(s, pid, tid, NULL, NULL, &flags, 0);
 }
 
+int sampler_uncover_thread(struct sampler *s, pid_t pid, pid_t tid)
+{
+	struct js_thread_info ti;
+	__u32 key = (__u32)tid;
+	int e = bpf_map__lookup_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), 0);
+
+	if (e)
+		return e;
+	if (ti.tgid != (__u32)pid)
+		return -ESRCH;
+	ti.covered = 0;
+	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), BPF_EXIST);
+}
+
 int sampler_forget_thread(struct sampler *s, pid_t pid, pid_t tid)
 {
 	struct js_thread_info ti;

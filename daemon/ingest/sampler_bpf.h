@@ -67,6 +67,10 @@ int sampler_forget_thread(struct sampler *s, pid_t pid, pid_t tid);
 int sampler_set_copy_end(struct sampler *s, pid_t pid, pid_t tid, uint64_t end);
 /* Sets the most bytes copied for the thread (0: the configured size). */
 int sampler_set_max_copy(struct sampler *s, pid_t pid, pid_t tid, uint32_t bytes);
+/* Forgets how far the thread's copies covered its stack without a gap
+ * (jsampled's image of it lost its words): its next capped copy brings
+ * gap-filling windows. */
+int sampler_uncover_thread(struct sampler *s, pid_t pid, pid_t tid);
 /* Sets the thread's enum js_thread_flags. */
 int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t flags);
 

@@ -145,6 +145,13 @@ void sampler_targets_on_max_copy(void *ctx, struct process *p, uint32_t tid, uin
 	sampler_set_max_copy(d->sampler, p->pid, (pid_t)tid, bytes);
 }
 
+void sampler_targets_on_image_lost(void *ctx, struct process *p, uint32_t tid)
+{
+	struct daemon *d = ctx;
+
+	sampler_uncover_thread(d->sampler, p->pid, (pid_t)tid);
+}
+
 void sampler_targets_on_internal_thread(void *ctx, struct process *p, uint32_t tid)
 {
 	struct daemon *d = ctx;

@@ -131,6 +131,9 @@ struct process_hooks {
 	void (*on_copy_end)(void *ctx, struct process *p, uint32_t tid, uint64_t end);
 	/* A thread's copy limit was raised (its stack is deeper than the copy). */
 	void (*on_max_copy)(void *ctx, struct process *p, uint32_t tid, uint32_t bytes);
+	/* A deep thread's stack image lost its words (its older frames
+	 * changed): its next copy should bring the rest of its stack. */
+	void (*on_image_lost)(void *ctx, struct process *p, uint32_t tid);
 	/* A thread turned out to be JVM-internal (by its name): no stack needed. */
 	void (*on_internal_thread)(void *ctx, struct process *p, uint32_t tid);
 	/* Every final decoding outcome (the replay tool's outcomes, extracts

@@ -308,6 +308,7 @@ static void settle_waited(void *ctx, const struct js_sample *s, enum bottom_outc
 static bool complete_from_image(struct process_table *t, struct process *p, const struct decode_ctx *ctx,
 				const struct js_sample *s, enum decode_status *st, struct trace *tr)
 {
+	uint64_t mismatched = p->bottoms.mismatched;
 	enum bottom_outcome how;
 	bool now;
 
@@ -318,6 +319,10 @@ static bool complete_from_image(struct process_table *t, struct process *p, cons
 	}
 	how = stack_bottoms_take(&p->bottoms, ctx, s, *st, tr, &t->scratch->bottom, BOTTOM_SINK(t, p));
 	now = count_completion(p, how, false);
+	/* The image's words went: the BPF program sends the rest of the
+	 * stack with the thread's next copy, to start it again. */
+	if (p->bottoms.mismatched != mismatched && t->hooks.on_image_lost)
+		t->hooks.on_image_lost(t->hooks.ctx, p, s->tid);
 
 	if (how == BOTTOM_COMPLETED)
 		*st = DECODE_RESOLVED;
