@@ -242,7 +242,7 @@ int sampler_set_thread(struct sampler *s, pid_t pid, pid_t tid, const struct js_
 /* Read-modify-write of one thread's entry (the BPF program may have made
  * it), only while it belongs to process pid. */
 static int update_thread(struct sampler *s, pid_t pid, pid_t tid, const uint64_t *copy_end,
-			 const uint32_t *max_copy, const uint32_t *flags, uint32_t add_flags)
+			 const uint32_t *max_copy, const uint32_t *flags, const uint64_t *covered, uint32_t add_flags)
 {
 	struct js_thread_info ti;
 	__u32 key = (__u32)tid;
@@ -258,38 +258,33 @@ static int update_thread(struct sampler *s, pid_t pid, pid_t tid, const uint64_t
 		ti.max_copy = *max_copy;
 	if (flags)
 		ti.thread_flags = *flags;
+	if (covered)
+		ti.covered = *covered;
 	ti.thread_flags |= add_flags;
 	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), BPF_EXIST);
 }
 
 int sampler_set_copy_end(struct sampler *s, pid_t pid, pid_t tid, uint64_t end)
 {
-	return update_thread(s, pid, tid, &end, NULL, NULL, 0);
+	return update_thread(s, pid, tid, &end, NULL, NULL, NULL, 0);
 }
 
 int sampler_set_max_copy(struct sampler *s, pid_t pid, pid_t tid, uint32_t bytes)
 {
 	/* A thread deeper than its copies also gets gap-filling windows. */
-	return update_thread(s, pid, tid, NULL, &bytes, NULL, JS_THREAD_FILL_GAPS);
+	return update_thread(s, pid, tid, NULL, &bytes, NULL, NULL, JS_THREAD_FILL_GAPS);
 }
 
 int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t flags)
 {
-	return update_thread(s, pid, tid, NULL, NULL, &flags, 0);
+	return update_thread(s, pid, tid, NULL, NULL, &flags, NULL, 0);
 }
 
 int sampler_uncover_thread(struct sampler *s, pid_t pid, pid_t tid)
 {
-	struct js_thread_info ti;
-	__u32 key = (__u32)tid;
-	int e = bpf_map__lookup_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), 0);
+	const uint64_t none = 0;
 
-	if (e)
-		return e;
-	if (ti.tgid != (__u32)pid)
-		return -ESRCH;
-	ti.covered = 0;
-	return bpf_map__update_elem(s->skel->maps.threads, &key, sizeof(key), &ti, sizeof(ti), BPF_EXIST);
+	return update_thread(s, pid, tid, NULL, NULL, NULL, &none, 0);
 }
 
 int sampler_forget_thread(struct sampler *s, pid_t pid, pid_t tid)
