@@ -341,6 +341,92 @@ static __always_inline void emit_kernel_stack(struct bpf_perf_event_data *ctx, s
 	s->flags = flags;
 }
 
+/* Reads an object field holding a reference: a narrow oop or a full one. */
+static __always_inline __u64 read_oop_field(const struct js_target *tg, __u64 obj, __u32 off)
+{
+	__u64 v = 0;
+
+	if (tg->narrow_oops) {
+		__u32 n = 0;
+
+		if (bpf_probe_read_user(&n, 4, (void *)(obj + off)) || !n)
+			return 0;
+		return tg->narrow_base + ((__u64)n << (tg->narrow_shift & 7));
+	}
+	if (bpf_probe_read_user(&v, 8, (void *)(obj + off)))
+		return 0;
+	return v;
+}
+
+/* A carrier thread (JS_THREAD_CONTINUATIONS): when a virtual thread is
+ * mounted on it (JavaThread::_vthread is not the carrier's own Thread),
+ * the frames its continuation has not thawed yet lie in the tail stack
+ * chunk on the Java heap; they go out as a record of their own just before
+ * the sample (JS_SAMPLE_CHUNK), from the chunk's top frame to its bottom,
+ * at most fragment_bytes. A chunk moves only at a GC safepoint, when the
+ * thread is stopped. */
+static __always_inline void emit_frozen_chunk(struct js_sample *s, __u8 *stack, const struct js_thread_info *ti,
+					      const struct js_target *tg, struct js_counters *cnt)
+{
+	__u64 jt, h[2] = {}, vt = 0, carrier = 0, cont, tail, frames, end, n, saved_sp = s->regs[JS_REG_SP];
+	__s32 sp = 0, bottom = 0;
+	__u32 flags = s->flags;
+
+	if (!tg->chunk_stack_off || !ti->anchor_addr || ti->anchor_addr < tg->anchor_off)
+		return;
+	jt = ti->anchor_addr - tg->anchor_off;
+	if (bpf_probe_read_user(&h[0], 8, (void *)(jt + tg->vthread_off)) ||
+	    bpf_probe_read_user(&h[1], 8, (void *)(jt + tg->threadobj_off)) || !h[0] || !h[1] ||
+	    bpf_probe_read_user(&vt, 8, (void *)h[0]) || bpf_probe_read_user(&carrier, 8, (void *)h[1]) || !vt ||
+	    vt == carrier)
+		return; /* no virtual thread mounted */
+	cont = read_oop_field(tg, vt, tg->vt_cont_off);
+	tail = cont ? read_oop_field(tg, cont, tg->cont_tail_off) : 0;
+	/* A tail chunk the last thaw emptied stays until the next thaw: the
+	 * frames are then in its parent. */
+	for (int i = 0; i < 2 && tail; i++) {
+		if (bpf_probe_read_user(&sp, 4, (void *)(tail + tg->chunk_sp_off)) ||
+		    bpf_probe_read_user(&bottom, 4, (void *)(tail + tg->chunk_bottom_off))) {
+			tail = 0;
+			break;
+		}
+		if (bottom > sp)
+			break;
+		tail = read_oop_field(tg, tail, tg->chunk_parent_off);
+	}
+	if (!tail || sp < 2 || bottom <= sp || bottom > (1 << 24)) {
+		if (cnt)
+			cnt->chunks_unread++;
+		return;
+	}
+	frames = tail + tg->chunk_stack_off + (__u64)sp * 8;
+	end = tail + tg->chunk_stack_off + (__u64)bottom * 8;
+	n = end - (frames - 16);
+	if (n > fragment_bytes)
+		n = fragment_bytes;
+	asm volatile("" : "+r"(n)); /* keep the bound visible to the verifier */
+	if (n == 0 || n > JS_MAX_FRAGMENT_BYTES || bpf_probe_read_user(stack, n, (void *)(frames - 16)) != 0) {
+		if (cnt)
+			cnt->chunks_unread++;
+		return;
+	}
+	s->flags = flags | JS_SAMPLE_CHUNK;
+	s->stack_addr = frames - 16;
+	s->stack_len = (__u32)n;
+	/* A bottom frame's arguments lie above its end: the decoder takes
+	 * the chunk's end from anchor_sp, what it may read from stack_end. */
+	s->stack_end = end + JS_CHUNK_ARGS_SLACK;
+	s->anchor_sp = end;
+	s->regs[JS_REG_SP] = frames;
+	s->anchor_pc = tail;
+	s->anchor_fp = read_oop_field(tg, tail, tg->chunk_parent_off);
+	if (bpf_ringbuf_output(&samples, s, sizeof(struct js_sample) + n, BPF_RB_NO_WAKEUP) == 0 && cnt)
+		cnt->chunks++;
+	s->flags = flags;
+	s->regs[JS_REG_SP] = saved_sp;
+	s->stack_end = ti->stack_end;
+}
+
 SEC("perf_event")
 int sample_stack(struct bpf_perf_event_data *ctx)
 {
@@ -455,6 +541,14 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	}
 	if (kernel_stacks && (flags & JS_SAMPLE_KERNEL_MODE))
 		emit_kernel_stack(ctx, s, stack, cnt);
+	if (ti && (ti->thread_flags & JS_THREAD_CONTINUATIONS)) {
+		__u64 asp = s->anchor_sp, afp = s->anchor_fp, apc = s->anchor_pc;
+
+		emit_frozen_chunk(s, stack, ti, tg, cnt);
+		s->anchor_sp = asp;
+		s->anchor_fp = afp;
+		s->anchor_pc = apc;
+	}
 	s->stack_addr = from;
 	if (ti) {
 		if (ti->from_jvm)

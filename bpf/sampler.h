@@ -29,6 +29,10 @@
 #define JS_FILL_WINDOW_BYTES (JS_MAX_FRAGMENT_BYTES - 2 * JS_FILL_OVERLAP)
 #define JS_MAX_FILL_WINDOWS 4
 
+/* A frozen chunk's bottom frame may read its arguments this far above the
+ * chunk's frames (JS_SAMPLE_CHUNK). */
+#define JS_CHUNK_ARGS_SLACK 256u
+
 /* Targets map capacity (processes) and thread cache capacity (threads). */
 #define JS_MAX_TARGETS 4096
 #define JS_MAX_THREADS 65536
@@ -73,6 +77,17 @@ enum js_sample_flags {
 	 * copied as zeros: pages the thread never touched (bpf/sampler.bpf.c,
 	 * copy_stack). */
 	JS_SAMPLE_STACK_HOLE = 1u << 13,
+	/* Not a sample: the frozen frames of the virtual thread mounted on the
+	 * thread of the sample of the same tick that follows, copied from its
+	 * continuation's tail stack chunk on the Java heap (JDK 21+).
+	 * stack_addr is the address of the chunk's top frame's pc word (two
+	 * words below its sp: HotSpot keeps the top frame's pc and fp there);
+	 * regs[JS_REG_SP] is the top frame's sp; anchor_sp is the end of the
+	 * chunk's frames (StackChunk.bottom), stack_end JS_CHUNK_ARGS_SLACK
+	 * above it; anchor_pc is the chunk object and anchor_fp its parent
+	 * chunk (0: none). Sent only for threads flagged
+	 * JS_THREAD_CONTINUATIONS. */
+	JS_SAMPLE_CHUNK = 1u << 14,
 	/* Set by jsampled, never by the BPF program: the daemon cut this
 	 * sample's copy to fit its held-sample queue (sample_queue.c). */
 	JS_SAMPLE_HELD_TRIMMED = 1u << 15,
@@ -135,6 +150,22 @@ struct js_target {
 	__u16 anchor_fp_off;
 	__u16 anchor_pc_off;
 	__u16 reserved;
+	/* Virtual threads (JDK 21+): from a JavaThread to its mounted virtual
+	 * thread's tail stack chunk (JS_SAMPLE_CHUNK). Object fields are
+	 * narrow oops (base + value << shift) when narrow_oops is set.
+	 * chunk_stack_off 0: unknown, no chunk is ever read. */
+	__u16 vthread_off;   /* JavaThread::_vthread (an OopHandle) */
+	__u16 threadobj_off; /* JavaThread::_threadObj (an OopHandle) */
+	__u16 vt_cont_off;   /* java.lang.VirtualThread.cont */
+	__u16 cont_tail_off; /* jdk.internal.vm.Continuation.tail */
+	__u16 chunk_stack_off; /* StackChunk: where its stack words start */
+	__u8 chunk_sp_off;     /* StackChunk.sp (int, words) */
+	__u8 chunk_bottom_off; /* StackChunk.bottom (int, words) */
+	__u8 chunk_parent_off; /* StackChunk.parent */
+	__u8 narrow_oops;
+	__u8 narrow_shift;
+	__u8 reserved2;
+	__u64 narrow_base;
 	/* The code cache: a pc outside it with a set frame anchor means the
 	 * Java frames start at the anchor, so the copy starts there. */
 	__u64 code_low;
@@ -185,6 +216,10 @@ enum js_thread_flags {
 	/* A Java thread whose stack is deeper than its copies (set by
 	 * jsampled): copies that leave a gap get a filling window. */
 	JS_THREAD_FILL_GAPS = 1u << 1,
+	/* A carrier of virtual threads (set by jsampled once a walk met the
+	 * continuation return barrier): its samples bring the mounted
+	 * virtual thread's frozen frames (JS_SAMPLE_CHUNK). */
+	JS_THREAD_CONTINUATIONS = 1u << 2,
 };
 
 /* A process image was replaced (exec): jsampled checks it for a JVM to
@@ -221,6 +256,8 @@ struct js_counters {
 	__u64 kstacks;       /* kernel stacks written (JS_SAMPLE_KSTACK) */
 	__u64 doubled;       /* ticks of a thread's second event, dropped (js_thread_info.ticked) */
 	__u64 exec_events_lost; /* exec / SIGQUIT events dropped: their ring buffer full */
+	__u64 chunks;        /* frozen-frame copies written (JS_SAMPLE_CHUNK) */
+	__u64 chunks_unread; /* a carrier's sample whose chunk could not be read */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

@@ -152,6 +152,8 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 		 * the heap stack chunk. The frames above are the thread's whole;
 		 * the words below are the carrier's, not its callers. */
 		if (stub_is_return_barrier(b)) {
+			if (walk_enter_chunk(w))
+				return STEP_CALLER;
 			w->out->frozen = true;
 			return STEP_INCOMPLETE;
 		}
@@ -238,8 +240,10 @@ static enum step step_frame(struct walk *w)
 	    b->kind != JS_CODE_INTERPRETER && b->kind != JS_CODE_INTERPRETER_ENTRY)
 		return unwind_top_stub(w, b);
 	switch (b->kind) {
-	case JS_CODE_NMETHOD:
 	case JS_CODE_NATIVE_WRAPPER:
+		walk_note_enter_special(w, b);
+		return unwind_compiled(w, b);
+	case JS_CODE_NMETHOD:
 		return unwind_compiled(w, b);
 	case JS_CODE_INTERPRETER:
 		if (w->top)
@@ -499,6 +503,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->complete = false;
 	out->from_image = false;
 	out->frozen = false;
+	out->via_chunk = false;
 	out->joined = 0;
 	out->bad_call_known = false;
 	out->n_crossings = 0;
@@ -552,7 +557,8 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 			out->joined = log->memo->b[log->joined].below;
 		if (log)
 			out->joined += log->taken;
-		if (log)
+		/* A walk through frozen frames read heap words, no stack's. */
+		if (log && !out->via_chunk)
 			walk_memo_update(ctx->memo, log, s, out, ctx->code, ctx->methods);
 		return DECODE_RESOLVED;
 	case STEP_INCOMPLETE:
@@ -623,6 +629,7 @@ enum decode_status decode_from_caller(const struct decode_ctx *ctx, const struct
 	out->n = 0;
 	out->complete = false;
 	out->frozen = false;
+	out->via_chunk = false;
 	out->wait = 0;
 	out->n_crossings = 0;
 	out->joined = 0;

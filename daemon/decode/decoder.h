@@ -16,6 +16,7 @@
 
 #include "bpf/sampler.h"
 #include "codemap.h"
+#include "frozen_chunks.h"
 #include "decode_reasons.h"
 #include "userspace/profile/method_table.h"
 #include "userspace/profile/trace.h"
@@ -45,6 +46,13 @@ struct decode_ctx {
 	/* The sample's thread's previous walk: joined where it can be, then
 	 * updated from a complete walk (NULL: every walk goes to the bottom). */
 	struct walk_memo *memo;
+	/* The frozen frames of the samples' virtual threads (NULL: none). */
+	const struct frozen_chunks *chunks;
+	/* Where a continuation's bottom frame returns into enterSpecial
+	 * (ContinuationEntry::_return_pc, not in every JDK's vmStructs):
+	 * learned from the walks that pass there, 0 until then (NULL: not
+	 * kept). A frozen chunk's bottom frame has no return address. */
+	uint64_t *enter_special_return;
 };
 
 enum decode_status {

@@ -56,6 +56,12 @@ struct walk {
 	uint64_t found_pc;
 	const struct code_blob *found;
 	struct codemap_hit *found_slot;
+	/* In a virtual thread's frozen frames (unwind_chunk.c): s is then
+	 * their chunk record, carrier the sample, barrier_sp the carrier's sp
+	 * where the thawed frames returned into the return barrier. */
+	bool in_chunk;
+	const struct js_sample *carrier;
+	uint64_t barrier_sp, barrier_fp;
 };
 
 /* Work one sample may take: far above what any recorded sample needed
@@ -158,7 +164,9 @@ static inline void walk_touch_range(const struct walk *w, uint64_t lo, uint64_t 
 /* Reads a stack word of the sample, noting the address as read. */
 static inline enum frag_read walk_peek(const struct walk *w, uint64_t addr, uint64_t *out)
 {
-	walk_touch_range(w, addr, addr > UINT64_MAX - 8 ? UINT64_MAX : addr + 8);
+	/* What a walk reuses and images keep are the thread's own stack's. */
+	if (!w->in_chunk)
+		walk_touch_range(w, addr, addr > UINT64_MAX - 8 ? UINT64_MAX : addr + 8);
 	return frag_read_u64(w->s, addr, out);
 }
 
@@ -168,7 +176,7 @@ static inline enum step walk_read(struct walk *w, uint64_t addr, uint64_t *out)
 {
 	switch (walk_peek(w, addr, out)) {
 	case FRAG_OK:
-		if (addr + 8 > w->max_read)
+		if (addr + 8 > w->max_read && !w->in_chunk)
 			w->max_read = addr + 8;
 		return STEP_CALLER;
 	case FRAG_BEYOND:
@@ -180,10 +188,34 @@ static inline enum step walk_read(struct walk *w, uint64_t addr, uint64_t *out)
 	}
 }
 
+/* A saved rbp read at link in a frozen chunk: HotSpot stores the link to
+ * an interpreted caller as its distance in words from the slot
+ * (patch_callee_link_relative); a small value inside the chunk is one. */
+static inline uint64_t chunk_link(const struct walk *w, uint64_t link, uint64_t v)
+{
+	uint64_t words = (w->s->stack_end - link) / 8;
+
+	return v > 0 && v < words ? link + v * 8 : v;
+}
+
+/* Enters a virtual thread's frozen frames at its return barrier, if its
+ * chunk came with the sample (unwind_chunk.c). */
+bool walk_enter_chunk(struct walk *w);
+/* Learns enterSpecial's return pc from a frame returned into there. */
+void walk_note_enter_special(struct walk *w, const struct code_blob *b);
+
 /* Moves the walk to a caller: its pc, sp and fp. Every unwinder decides
  * where the caller is; this is the one place the walk moves. */
+enum step walk_leave_chunk(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp);
+
 static inline enum step walk_to_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp)
 {
+	if (w->in_chunk && sp >= w->s->anchor_sp)
+		return walk_leave_chunk(w, pc, sp, fp);
+	/* A frame's link slot is below its caller's sp (an interpreted
+	 * frame's link was taken as relative already). */
+	if (w->in_chunk)
+		fp = chunk_link(w, sp - 16, fp);
 	w->pc = pc;
 	w->sp = sp;
 	w->fp = fp;

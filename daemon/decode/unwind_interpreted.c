@@ -50,6 +50,19 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 	 * compiled caller's frame size counts from it. */
 	if ((st = walk_read(w, fp + (uint64_t)(L->interp_sender_sp_offset * 8), &sender_sp)) != STEP_CALLER)
 		return st;
+	if (w->in_chunk) {
+		/* A frozen frame: its link is relative, its saved sender sp
+		 * stale; its caller's sp is one word above its locals, whose
+		 * pointer is kept as a word distance from fp. */
+		uint64_t locals;
+
+		saved_fp = chunk_link(w, fp, saved_fp);
+		if ((st = walk_read(w, fp + (uint64_t)(L->interp_locals_offset * 8), &locals)) != STEP_CALLER)
+			return st;
+		if (locals > 0xffff)
+			return walk_fail(w, DECODE_FAIL_BAD_FRAME_POINTER);
+		sender_sp = fp + (locals + 1) * 8;
+	}
 	if (w->ctx->explain) {
 		char name[256];
 		method_table_name(w->ctx->methods, id, name, sizeof(name));

@@ -97,6 +97,7 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 	trial->n = 0;
 	trial->n_crossings = 0;
 	trial->frozen = false;
+	trial->via_chunk = false;
 	sub.pc = pc;
 	sub.sp = sp;
 	sub.fp = fp;
@@ -132,6 +133,7 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 		w->resume.n += w->out->n;
 		w->out->frozen = trial->frozen;
 	}
+	w->out->via_chunk |= trial->via_chunk;
 	memcpy(&w->out->frames[w->out->n], trial->frames, trial->n * sizeof(trial->frames[0]));
 	adopt_crossings(w->out, w->out->n, trial);
 	w->out->n += trial->n;

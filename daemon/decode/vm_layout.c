@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "vm_layout.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "userspace/common/agent_protocol.h"
@@ -8,8 +9,41 @@
 enum { F_METHOD, F_BCP, F_SENDER_SP, F_LOCALS, F_WRAPPER, F_WRAPPER_ANCHOR, F_ASP, F_AFP, F_APC,
        F_CMSIZE, F_CALL_STUB, F_COUNT };
 
+/* The virtual-thread facts: all or none, each small enough for the BPF
+ * program's fields. */
+static void check_continuations(struct vm_layout *l, unsigned seen)
+{
+	const int64_t u16s[] = {l->vthread_off, l->threadobj_off, l->vt_cont_off, l->cont_tail_off,
+				l->chunk_stack_off};
+	const int64_t u8s[] = {l->chunk_sp_off, l->chunk_bottom_off, l->chunk_parent_off};
+
+	l->cont_valid = seen == (1u << 11) - 1 && l->narrow_shift >= 0 && l->narrow_shift <= 7 &&
+			(l->narrow_oops == 0 || l->narrow_oops == 1) && l->chunk_stack_off % 8 == 0;
+	for (size_t i = 0; i < sizeof(u16s) / sizeof(u16s[0]); i++)
+		l->cont_valid &= u16s[i] > 0 && u16s[i] < 0xffff;
+	for (size_t i = 0; i < sizeof(u8s) / sizeof(u8s[0]); i++)
+		l->cont_valid &= u8s[i] > 0 && u8s[i] < 0xff;
+}
+
 int vm_layout_parse(struct vm_layout *l, struct rbuf *r)
 {
+	static const struct {
+		const char *name;
+		size_t at;
+	} cont_names[] = {
+		{.name = JS_LAYOUT_THREAD_VTHREAD, .at = offsetof(struct vm_layout, vthread_off)},
+		{.name = JS_LAYOUT_THREAD_THREADOBJ, .at = offsetof(struct vm_layout, threadobj_off)},
+		{.name = JS_LAYOUT_VTHREAD_CONT, .at = offsetof(struct vm_layout, vt_cont_off)},
+		{.name = JS_LAYOUT_CONT_TAIL, .at = offsetof(struct vm_layout, cont_tail_off)},
+		{.name = JS_LAYOUT_CHUNK_SP, .at = offsetof(struct vm_layout, chunk_sp_off)},
+		{.name = JS_LAYOUT_CHUNK_BOTTOM, .at = offsetof(struct vm_layout, chunk_bottom_off)},
+		{.name = JS_LAYOUT_CHUNK_PARENT, .at = offsetof(struct vm_layout, chunk_parent_off)},
+		{.name = JS_LAYOUT_CHUNK_STACK, .at = offsetof(struct vm_layout, chunk_stack_off)},
+		{.name = JS_LAYOUT_NARROW_OOPS, .at = offsetof(struct vm_layout, narrow_oops)},
+		{.name = JS_LAYOUT_NARROW_BASE, .at = offsetof(struct vm_layout, narrow_base)},
+		{.name = JS_LAYOUT_NARROW_SHIFT, .at = offsetof(struct vm_layout, narrow_shift)},
+	};
+	unsigned cont_seen = 0;
 	static const struct {
 		const char *name;
 		int field;
@@ -55,6 +89,12 @@ int vm_layout_parse(struct vm_layout *l, struct rbuf *r)
 				seen[names[k].field] = true;
 			}
 		}
+		for (size_t k = 0; k < sizeof(cont_names) / sizeof(cont_names[0]); k++) {
+			if (strlen(cont_names[k].name) == len && memcmp(cont_names[k].name, name, len) == 0) {
+				memcpy((char *)l + cont_names[k].at, &v, sizeof(v));
+				cont_seen |= 1u << k;
+			}
+		}
 #define IS(s) (strlen(s) == len && memcmp(s, name, len) == 0)
 		if (IS(JS_LAYOUT_JAVA_VERSION_MAJOR))
 			l->java_major = (int)v;
@@ -78,6 +118,7 @@ int vm_layout_parse(struct vm_layout *l, struct rbuf *r)
 	}
 	if (r->err)
 		return -1;
+	check_continuations(l, cont_seen);
 	l->valid = true;
 	for (int k = 0; k < F_COUNT; k++)
 		l->valid &= seen[k];

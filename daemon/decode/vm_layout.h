@@ -27,6 +27,12 @@ struct vm_layout {
 	int64_t thread_state;  /* bytes: JavaThread::_thread_state, -1 unknown */
 	int64_t state_in_java, state_in_java_trans; /* JavaThreadState values, -1 unknown */
 	int64_t tls_modid, tls_thread_offset; /* -1 unknown */
+	/* Virtual threads' frozen frames (bpf/sampler.h js_target): all
+	 * reported and in range, or cont_valid false. */
+	bool cont_valid;
+	int64_t vthread_off, threadobj_off, vt_cont_off, cont_tail_off;
+	int64_t chunk_sp_off, chunk_bottom_off, chunk_parent_off, chunk_stack_off;
+	int64_t narrow_oops, narrow_base, narrow_shift;
 };
 
 /* Parses a VM_LAYOUT payload into l. Returns 0, or -1 when malformed. */

@@ -280,6 +280,11 @@ int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t f
 	return update_thread(s, pid, tid, NULL, NULL, &flags, NULL, 0);
 }
 
+int sampler_add_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t flags)
+{
+	return update_thread(s, pid, tid, NULL, NULL, NULL, NULL, flags);
+}
+
 int sampler_uncover_thread(struct sampler *s, pid_t pid, pid_t tid)
 {
 	const uint64_t none = 0;

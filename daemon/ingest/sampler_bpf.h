@@ -71,6 +71,8 @@ int sampler_set_max_copy(struct sampler *s, pid_t pid, pid_t tid, uint32_t bytes
  * (jsampled's image of it lost its words): its next capped copy brings
  * gap-filling windows. */
 int sampler_uncover_thread(struct sampler *s, pid_t pid, pid_t tid);
+/* Adds enum js_thread_flags to the thread's. */
+int sampler_add_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t flags);
 /* Sets the thread's enum js_thread_flags. */
 int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t flags);
 

@@ -49,6 +49,21 @@ void sampler_targets_start(struct daemon *d, struct process *p)
 	}
 	tg.code_low = L->code_low;
 	tg.code_high = L->code_high;
+	/* The mounted virtual thread's chunk is found from the JavaThread,
+	 * which only a registered thread's anchor address gives. */
+	if (L->cont_valid && tg.anchor_off) {
+		tg.vthread_off = (uint16_t)L->vthread_off;
+		tg.threadobj_off = (uint16_t)L->threadobj_off;
+		tg.vt_cont_off = (uint16_t)L->vt_cont_off;
+		tg.cont_tail_off = (uint16_t)L->cont_tail_off;
+		tg.chunk_sp_off = (uint8_t)L->chunk_sp_off;
+		tg.chunk_bottom_off = (uint8_t)L->chunk_bottom_off;
+		tg.chunk_parent_off = (uint8_t)L->chunk_parent_off;
+		tg.narrow_oops = (uint8_t)L->narrow_oops;
+		tg.narrow_shift = (uint8_t)L->narrow_shift;
+		tg.narrow_base = (uint64_t)L->narrow_base;
+		tg.chunk_stack_off = (uint16_t)L->chunk_stack_off;
+	}
 	/* Checked before and after: an exec in between either happens before
 	 * the target is added (the second check sees it) or after (the BPF
 	 * program removes the target at the exec). */
@@ -150,6 +165,13 @@ void sampler_targets_on_image_lost(void *ctx, struct process *p, uint32_t tid)
 	struct daemon *d = ctx;
 
 	sampler_uncover_thread(d->sampler, p->pid, (pid_t)tid);
+}
+
+void sampler_targets_on_carrier(void *ctx, struct process *p, uint32_t tid)
+{
+	struct daemon *d = ctx;
+
+	sampler_add_thread_flags(d->sampler, p->pid, (pid_t)tid, JS_THREAD_CONTINUATIONS);
 }
 
 void sampler_targets_on_internal_thread(void *ctx, struct process *p, uint32_t tid)

@@ -33,6 +33,9 @@ uint32_t sampler_targets_host_tid(void *ctx, struct process *p, uint32_t ns_tid)
 void sampler_targets_on_thread(void *ctx, struct process *p, const struct jvm_thread *t);
 void sampler_targets_on_copy_end(void *ctx, struct process *p, uint32_t tid, uint64_t end);
 void sampler_targets_on_max_copy(void *ctx, struct process *p, uint32_t tid, uint32_t bytes);
+/* A walk of the thread met a virtual thread's return barrier: its samples
+ * bring the frozen frames from now on (JS_THREAD_CONTINUATIONS). */
+void sampler_targets_on_carrier(void *ctx, struct process *p, uint32_t tid);
 void sampler_targets_on_image_lost(void *ctx, struct process *p, uint32_t tid);
 void sampler_targets_on_internal_thread(void *ctx, struct process *p, uint32_t tid);
 

@@ -35,6 +35,9 @@ static void session_state_init(struct process *p, const struct process_table *t)
 	walk_reuse_init(&p->reuse, WALK_REUSE_PROCESS_BYTES);
 	u64_map_init(&p->internal_threads);
 	kernel_stacks_init(&p->kstacks);
+	frozen_chunks_init(&p->chunks);
+	p->enter_special_return = 0;
+	u64_map_init(&p->carriers);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
 }
 
@@ -50,6 +53,8 @@ static void session_state_free(struct process *p)
 	p->stats.walk_memo_bytes = 0;
 	u64_map_free(&p->internal_threads);
 	kernel_stacks_free(&p->kstacks);
+	frozen_chunks_free(&p->chunks);
+	u64_map_free(&p->carriers);
 	if (p->native_state_free)
 		p->native_state_free(p->native_state);
 	p->native_state = NULL;

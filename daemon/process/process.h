@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/decode/frozen_chunks.h"
 #include "daemon/decode/kernel_stacks.h"
 #include "userspace/profile/kernel_symbols.h"
 #include "userspace/common/u64_map.h"
@@ -79,6 +80,9 @@ struct process {
 	struct walk_reuse reuse;       /* per thread: its last complete walk */
 	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
 	struct kernel_stacks kstacks;    /* kernel stacks waiting for their samples */
+	struct frozen_chunks chunks;     /* virtual threads' frozen frames waiting for their samples */
+	struct u64_map carriers;         /* host tid -> 1: told the BPF program to copy them */
+	uint64_t enter_special_return;   /* learned by the decoder (decode_ctx) */
 	struct name_refs names;          /* the native frames' names its tree holds (kernel_symbols.h) */
 	size_t native_bytes;             /* samples waiting for their native frames (native_live.h) */
 	/* --native-stacks: the hook's per-process state, freed with it. */
@@ -134,6 +138,9 @@ struct process_hooks {
 	/* A deep thread's stack image lost its words (its older frames
 	 * changed): its next copy should bring the rest of its stack. */
 	void (*on_image_lost)(void *ctx, struct process *p, uint32_t tid);
+	/* A thread's walk met a virtual thread's return barrier: it is a
+	 * carrier, whose samples should bring the frozen frames. */
+	void (*on_carrier)(void *ctx, struct process *p, uint32_t tid);
 	/* A thread turned out to be JVM-internal (by its name): no stack needed. */
 	void (*on_internal_thread)(void *ctx, struct process *p, uint32_t tid);
 	/* Every final decoding outcome (the replay tool's outcomes, extracts

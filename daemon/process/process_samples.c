@@ -62,7 +62,10 @@ static uint32_t contextualize(struct process *p, const struct js_sample *s, enum
 	uint32_t k;
 
 	if (st == DECODE_RESOLVED) {
-		context_remember(&p->contexts, s->tid, tr);
+		/* A virtual thread's, through its frozen frames: no context of
+		 * its carrier's. */
+		if (!tr->via_chunk)
+			context_remember(&p->contexts, s->tid, tr);
 		return 0;
 	}
 	if (st != DECODE_INCOMPLETE)
@@ -218,6 +221,7 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	/* After the checks and the hook: those see the Java trace only. The
 	 * kernel frames now, in sample order; native frames go below them. */
 	java_n = tr->n;
+	frozen_chunks_release(&p->chunks, s);
 	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
 	if (st == DECODE_FAILED)
 		return;
@@ -313,9 +317,18 @@ static bool complete_from_image(struct process_table *t, struct process *p, cons
 	bool now;
 
 	/* A virtual thread's frozen frames are in no image of its carrier's. */
-	if (*st == DECODE_INCOMPLETE && tr->frozen) {
-		p->stats.vthread_frozen++;
-		return true;
+	if (tr->frozen || tr->via_chunk) {
+		if (tr->via_chunk)
+			p->stats.vthread_chunk_walked++;
+		if (*st == DECODE_INCOMPLETE && tr->frozen)
+			p->stats.vthread_frozen++;
+		/* A carrier: its samples bring the frozen frames from now on. */
+		if (t->hooks.on_carrier && !u64_map_get(&p->carriers, s->tid)) {
+			u64_map_put(&p->carriers, s->tid, 1);
+			t->hooks.on_carrier(t->hooks.ctx, p, s->tid);
+		}
+		if (*st == DECODE_INCOMPLETE || tr->via_chunk)
+			return true;
 	}
 	how = stack_bottoms_take(&p->bottoms, ctx, s, *st, tr, &t->scratch->bottom, BOTTOM_SINK(t, p));
 	now = count_completion(p, how, false);
@@ -338,6 +351,8 @@ static struct decode_ctx decode_ctx_of(struct process_table *t, struct process *
 		.methods = &p->jvm.methods,
 		.scratch = t->scratch,
 		.final = final,
+		.chunks = &p->chunks,
+		.enter_special_return = &p->enter_special_return,
 	};
 }
 
@@ -508,6 +523,11 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 		kernel_stacks_take(&p->kstacks, s);
 		return;
 	}
+	if (s->flags & JS_SAMPLE_CHUNK) {
+		p->stats.vthread_chunks++;
+		frozen_chunks_take(&p->chunks, s);
+		return;
+	}
 	p->stats.samples++;
 	if (s->flags & JS_SAMPLE_KERNEL_MODE)
 		p->stats.kernel_mode++;
@@ -601,6 +621,7 @@ void process_samples_forget_thread(struct process_table *t, struct process *p, u
 	u64_map_del(&p->copy_ends, host);
 	u64_map_del(&p->max_copies, host);
 	u64_map_del(&p->internal_threads, host);
+	u64_map_del(&p->carriers, host);
 	context_forget(&p->contexts, host);
 	stack_bottoms_forget(&p->bottoms, host, BOTTOM_SINK(t, p));
 	walk_reuse_forget(&p->reuse, host);

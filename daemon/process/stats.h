@@ -52,6 +52,10 @@ struct decode_stats {
 	/* Incomplete traces of mounted virtual threads: the walk met the
 	 * continuation's return barrier (PSEUDO_VTHREAD_FROZEN). */
 	uint64_t vthread_frozen;
+	/* Frozen-frame copies received (JS_SAMPLE_CHUNK), and traces whose
+	 * walk went on through them (unwind_chunk.c). */
+	uint64_t vthread_chunks;
+	uint64_t vthread_chunk_walked;
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

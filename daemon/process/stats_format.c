@@ -95,6 +95,8 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"held_extended", s->held_extended},
 		{"completion_no_image", s->completion_no_image},
 		{"vthread_frozen", s->vthread_frozen},
+		{"vthread_chunks", s->vthread_chunks},
+		{"vthread_chunk_walked", s->vthread_chunk_walked},
 		{"completion_mismatch", s->completion_mismatch},
 		{"completion_walk_failed", s->completion_walk_failed},
 		{"completion_pending", s->completion_pending},

@@ -338,6 +338,7 @@ static const struct process_hooks sampler_hooks = {
 	.on_copy_end = sampler_targets_on_copy_end,
 	.on_max_copy = sampler_targets_on_max_copy,
 	.on_image_lost = sampler_targets_on_image_lost,
+	.on_carrier = sampler_targets_on_carrier,
 	.on_internal_thread = sampler_targets_on_internal_thread,
 };
 

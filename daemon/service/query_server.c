@@ -250,6 +250,8 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"fill_bytes", k.fill_bytes},
 		{"fills_skipped", k.fills_skipped},
 		{"doubled", k.doubled},
+		{"chunks", k.chunks},
+		{"chunks_unread", k.chunks_unread},
 		{"exec_events_lost", k.exec_events_lost},
 		{"run_time_ns", run_ns},
 		{"run_cnt", run_cnt},

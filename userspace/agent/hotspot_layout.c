@@ -182,6 +182,7 @@ void hs_layout_write_facts(const struct hs_layout *L, struct wbuf *w)
 		fact(w, &n, JS_LAYOUT_CODE_CACHE_LOW, (int64_t)v);
 	if (vm_read_ptr(&L->code_high, 0, &v) == 0)
 		fact(w, &n, JS_LAYOUT_CODE_CACHE_HIGH, (int64_t)v);
+	continuation_layout_write_facts(&L->cont, w, &n);
 	if (!w->oom)
 		memcpy(w->data + count_at, (uint8_t[]){(uint8_t)n, (uint8_t)(n >> 8)}, 2);
 }

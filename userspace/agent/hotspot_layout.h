@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "continuation_layout.h"
 #include "vmstructs.h"
 #include "userspace/common/wire.h"
 
@@ -55,6 +56,9 @@ struct hs_layout {
 	/* Where libjvm's thread-local Thread::_thr_current lives (glibc TLS
 	 * module id, offset in the module's block); -1 until measured. */
 	int64_t tls_modid, tls_thread_offset;
+
+	/* Virtual threads' frozen frames (measured in the live phase). */
+	struct continuation_layout cont;
 };
 
 /* Resolves everything; fails (with a reason) only when something the

@@ -90,6 +90,18 @@ enum js_record_kind {
 #define JS_LAYOUT_CODE_CACHE_LOW "CodeCache::_low_bound"            /* address */
 #define JS_LAYOUT_CODE_CACHE_HIGH "CodeCache::_high_bound"          /* address */
 #define JS_LAYOUT_JAVA_VERSION_MAJOR "java.version.major"
+/* Virtual threads (JDK 21+, all or none): bpf/sampler.h js_target. */
+#define JS_LAYOUT_THREAD_VTHREAD "JavaThread::_vthread"             /* bytes */
+#define JS_LAYOUT_THREAD_THREADOBJ "JavaThread::_threadObj"         /* bytes */
+#define JS_LAYOUT_VTHREAD_CONT "java.lang.VirtualThread.cont"        /* bytes */
+#define JS_LAYOUT_CONT_TAIL "jdk.internal.vm.Continuation.tail"     /* bytes */
+#define JS_LAYOUT_CHUNK_SP "jdk.internal.vm.StackChunk.sp"          /* bytes */
+#define JS_LAYOUT_CHUNK_BOTTOM "jdk.internal.vm.StackChunk.bottom"  /* bytes */
+#define JS_LAYOUT_CHUNK_PARENT "jdk.internal.vm.StackChunk.parent"  /* bytes */
+#define JS_LAYOUT_CHUNK_STACK "jdk.internal.vm.StackChunk.stack"    /* bytes: first stack word */
+#define JS_LAYOUT_NARROW_OOPS "oops.narrow"                         /* 1: references are narrow */
+#define JS_LAYOUT_NARROW_BASE "CompressedOops::_base"               /* address */
+#define JS_LAYOUT_NARROW_SHIFT "CompressedOops::_shift"
 
 enum js_code_kind {
 	JS_CODE_UNKNOWN = 0,

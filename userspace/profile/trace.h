@@ -101,6 +101,10 @@ struct trace {
 	/* Incomplete at a virtual thread's return barrier (PSEUDO_VTHREAD_FROZEN):
 	 * what lies below on the stack is the carrier's, not this thread's. */
 	bool frozen;
+	/* The walk went on through a virtual thread's frozen frames, read
+	 * from its stack chunk (unwind_chunk.c): the frames below the
+	 * barrier are the heap's, in no stack image of the carrier. */
+	bool via_chunk;
 	uint32_t joined; /* frames taken from the thread's previous walk (walk_reuse.h) */
 	/* trace_bad_caller of a resolved trace, made with the walk (walk_reuse.c) */
 	bool bad_call_known;
