@@ -478,6 +478,28 @@ static void reverse(struct trace *t)
 	}
 }
 
+/* A walk through a virtual thread's frozen frames (unwind_chunk.c) is
+ * kept only if every frame read from the chunk stands at a call of the
+ * frame above it: a chunk read while the continuation was changing it
+ * can hold words of frames that are gone. Else the frames above the
+ * return barrier are the trace, frozen below. */
+static enum step check_chunk_frames(const struct decode_ctx *ctx, struct trace *out, enum step st)
+{
+	uint32_t from = out->chunk_from;
+	int bad;
+
+	if (from == 0 || from > out->n)
+		return st;
+	bad = trace_bad_caller(ctx->methods, out->frames + from - 1, out->n - (from - 1), false);
+	if (bad < 0)
+		return st;
+	out->n = from;
+	out->via_chunk = false;
+	out->chunk_rejected = true;
+	out->frozen = true;
+	return STEP_INCOMPLETE;
+}
+
 enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_sample *s,
 				 struct trace *out, int *reason)
 {
@@ -504,6 +526,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->from_image = false;
 	out->frozen = false;
 	out->via_chunk = false;
+	out->chunk_rejected = false;
 	out->joined = 0;
 	out->bad_call_known = false;
 	out->n_crossings = 0;
@@ -542,6 +565,8 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		w.log_at = log->memo ? log->memo->nb : 0;
 	}
 	st = walk_run(&w);
+	if (out->via_chunk && (st == STEP_COMPLETE || st == STEP_INCOMPLETE))
+		st = check_chunk_frames(ctx, out, st);
 	out->stop_pc = w.pc;
 	out->stop_sp = w.sp;
 	out->stop_fp = w.fp;

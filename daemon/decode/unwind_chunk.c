@@ -41,6 +41,7 @@ bool walk_enter_chunk(struct walk *w)
 	w->s = c;
 	w->in_chunk = true;
 	w->out->via_chunk = true;
+	w->out->chunk_from = w->out->n;
 	if (b->kind == JS_CODE_INTERPRETER)
 		fp = chunk_link(w, c->stack_addr, fp);
 	if (w->ctx->explain)

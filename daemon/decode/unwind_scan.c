@@ -133,7 +133,10 @@ bool walk_try_caller(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp, enum
 		w->resume.n += w->out->n;
 		w->out->frozen = trial->frozen;
 	}
-	w->out->via_chunk |= trial->via_chunk;
+	if (trial->via_chunk) {
+		w->out->via_chunk = true;
+		w->out->chunk_from = w->out->n + trial->chunk_from;
+	}
 	memcpy(&w->out->frames[w->out->n], trial->frames, trial->n * sizeof(trial->frames[0]));
 	adopt_crossings(w->out, w->out->n, trial);
 	w->out->n += trial->n;

@@ -320,6 +320,8 @@ static bool complete_from_image(struct process_table *t, struct process *p, cons
 	if (tr->frozen || tr->via_chunk) {
 		if (tr->via_chunk)
 			p->stats.vthread_chunk_walked++;
+		if (tr->chunk_rejected)
+			p->stats.vthread_chunk_rejected++;
 		if (*st == DECODE_INCOMPLETE && tr->frozen)
 			p->stats.vthread_frozen++;
 		/* A carrier: its samples bring the frozen frames from now on. */

@@ -56,6 +56,7 @@ struct decode_stats {
 	 * walk went on through them (unwind_chunk.c). */
 	uint64_t vthread_chunks;
 	uint64_t vthread_chunk_walked;
+	uint64_t vthread_chunk_rejected; /* walked, but not joined at a call site: frozen */
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

@@ -105,6 +105,10 @@ struct trace {
 	 * from its stack chunk (unwind_chunk.c): the frames below the
 	 * barrier are the heap's, in no stack image of the carrier. */
 	bool via_chunk;
+	uint32_t chunk_from; /* then: the first frame read from the chunk (walk order) */
+	/* Its frames from the chunk did not join the thawed ones at a call
+	 * site (a stale chunk): dropped, the trace is frozen. */
+	bool chunk_rejected;
 	uint32_t joined; /* frames taken from the thread's previous walk (walk_reuse.h) */
 	/* trace_bad_caller of a resolved trace, made with the walk (walk_reuse.c) */
 	bool bad_call_known;
