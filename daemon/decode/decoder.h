@@ -33,6 +33,16 @@ struct decode_scratch {
 	struct walk_log log;                        /* the main walk's steps (walk_reuse.h) */
 };
 
+/* Continuation.enterSpecial, where a continuation is entered: where its
+ * bottom frame returns (ContinuationEntry::_return_pc, not in every JDK's
+ * vmStructs; a frozen chunk's bottom frame has no return address) and
+ * its method, below which a virtual thread's frames are its carrier's.
+ * 0 until a walk passed there. */
+struct enter_special {
+	uint64_t return_pc;
+	uint32_t method_id;
+};
+
 struct decode_ctx {
 	const struct vm_layout *layout;
 	struct codemap *code; /* lookups may sort it lazily */
@@ -48,11 +58,8 @@ struct decode_ctx {
 	struct walk_memo *memo;
 	/* The frozen frames of the samples' virtual threads (NULL: none). */
 	const struct frozen_chunks *chunks;
-	/* Where a continuation's bottom frame returns into enterSpecial
-	 * (ContinuationEntry::_return_pc, not in every JDK's vmStructs):
-	 * learned from the walks that pass there, 0 until then (NULL: not
-	 * kept). A frozen chunk's bottom frame has no return address. */
-	uint64_t *enter_special_return;
+	/* Learned from the walks that pass there (NULL: not kept). */
+	struct enter_special *enter_special;
 };
 
 enum decode_status {

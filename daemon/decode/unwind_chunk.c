@@ -58,9 +58,13 @@ void walk_note_enter_special(struct walk *w, const struct code_blob *b)
 {
 	const struct method_info *m;
 
-	if (w->ctx->enter_special_return && !*w->ctx->enter_special_return && !w->top && !w->in_chunk &&
-	    (m = method_table_get(w->ctx->methods, b->method_id)) && m->name && strcmp(m->name, "enterSpecial") == 0)
-		*w->ctx->enter_special_return = w->pc;
+	struct enter_special *e = w->ctx->enter_special;
+
+	if (e && !e->return_pc && !w->top && !w->in_chunk &&
+	    (m = method_table_get(w->ctx->methods, b->method_id)) && m->name && strcmp(m->name, "enterSpecial") == 0) {
+		e->return_pc = w->pc;
+		e->method_id = b->method_id;
+	}
 }
 
 /* The chunk's bottom frame returns: its return address and link in the
@@ -79,7 +83,7 @@ enum step walk_leave_chunk(struct walk *w, uint64_t pc, uint64_t sp, uint64_t fp
 		w->out->frozen = true;
 		return STEP_INCOMPLETE;
 	}
-	pc = w->ctx->enter_special_return ? *w->ctx->enter_special_return : 0;
+	pc = w->ctx->enter_special ? w->ctx->enter_special->return_pc : 0;
 	if (!pc) {
 		w->out->frozen = true;
 		return STEP_INCOMPLETE;

@@ -36,7 +36,7 @@ static void session_state_init(struct process *p, const struct process_table *t)
 	u64_map_init(&p->internal_threads);
 	kernel_stacks_init(&p->kstacks);
 	frozen_chunks_init(&p->chunks);
-	p->enter_special_return = 0;
+	p->enter_special = (struct enter_special){0};
 	u64_map_init(&p->carriers);
 	sample_queue_init(&p->held, t->limits.held_max_bytes);
 }

@@ -82,7 +82,7 @@ struct process {
 	struct kernel_stacks kstacks;    /* kernel stacks waiting for their samples */
 	struct frozen_chunks chunks;     /* virtual threads' frozen frames waiting for their samples */
 	struct u64_map carriers;         /* host tid -> 1: told the BPF program to copy them */
-	uint64_t enter_special_return;   /* learned by the decoder (decode_ctx) */
+	struct enter_special enter_special; /* learned by the decoder (decode_ctx) */
 	struct name_refs names;          /* the native frames' names its tree holds (kernel_symbols.h) */
 	size_t native_bytes;             /* samples waiting for their native frames (native_live.h) */
 	/* --native-stacks: the hook's per-process state, freed with it. */

@@ -56,6 +56,37 @@ static void log_impossible(const struct process *p, const struct js_sample *s, c
  * decoded, before any native frames come (they may come later: the
  * context is the Java one, the same live and replayed). Returns how many
  * frames went in at the front. */
+/* A virtual thread's trace (root first) that goes on into its carrier's
+ * frames below Continuation.enterSpecial: the carrier's frames give way
+ * to one [virtual thread] root, so a virtual thread's methods add up
+ * wherever it was mounted. Returns the frames removed from the front
+ * (the root counted in); false if it is not one. */
+static bool reroot_virtual_thread(const struct process *p, struct trace *tr, uint32_t *removed)
+{
+	uint32_t id = p->enter_special.method_id, k = tr->n;
+
+	*removed = 0;
+	if (!id)
+		return false;
+	for (uint32_t i = tr->n; i-- > 0;)
+		if (tr->frames[i].method_id == id && tr->frames[i].type != FRAME_PSEUDO && tr->frames[i].type != FRAME_KERNEL &&
+		    tr->frames[i].type != FRAME_C) {
+			k = i;
+			break;
+		}
+	if (k + 1 >= tr->n)
+		return false;
+	tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_VTHREAD, .type = FRAME_PSEUDO, .bci = -1};
+	memmove(&tr->frames[1], &tr->frames[k + 1], (tr->n - k - 1) * sizeof(tr->frames[0]));
+	tr->n -= k;
+	*removed = k;
+	/* The carrier's crossings are gone with its frames. */
+	for (uint32_t i = 0; i < tr->n; i++)
+		tr->frames[i].flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);
+	tr->n_crossings = 0;
+	return true;
+}
+
 static uint32_t contextualize(struct process *p, const struct js_sample *s, enum decode_status st, struct trace *tr)
 {
 	struct trace_frame prefix[CONTEXT_FRAMES];
@@ -196,7 +227,7 @@ static bool gone_before_agent(const struct process *p, const struct js_sample *s
 static void finish_sample(struct process_table *t, struct process *p, const struct js_sample *s,
 			  enum decode_status st, int reason, struct trace *tr)
 {
-	uint32_t java_n;
+	uint32_t java_n, removed;
 
 	if (st == DECODE_FAILED && gone_before_agent(p, s, reason))
 		reason = DECODE_FAIL_BEFORE_AGENT;
@@ -225,7 +256,12 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
 	if (st == DECODE_FAILED)
 		return;
-	java_n += contextualize(p, s, st, tr);
+	if (st == DECODE_RESOLVED && reroot_virtual_thread(p, tr, &removed)) {
+		java_n -= removed;
+		p->stats.vthread_rooted++;
+	} else {
+		java_n += contextualize(p, s, st, tr);
+	}
 	if (t->hooks.add_native_frames && p->state == PROCESS_LIVE &&
 	    t->hooks.add_native_frames(t->hooks.ctx, t->recording, p, s, st, tr, java_n))
 		return;
@@ -354,7 +390,7 @@ static struct decode_ctx decode_ctx_of(struct process_table *t, struct process *
 		.scratch = t->scratch,
 		.final = final,
 		.chunks = &p->chunks,
-		.enter_special_return = &p->enter_special_return,
+		.enter_special = &p->enter_special,
 	};
 }
 

@@ -57,6 +57,7 @@ struct decode_stats {
 	uint64_t vthread_chunks;
 	uint64_t vthread_chunk_walked;
 	uint64_t vthread_chunk_rejected; /* walked, but not joined at a call site: frozen */
+	uint64_t vthread_rooted; /* resolved traces put under [virtual thread] */
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

@@ -98,6 +98,7 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"vthread_chunks", s->vthread_chunks},
 		{"vthread_chunk_walked", s->vthread_chunk_walked},
 		{"vthread_chunk_rejected", s->vthread_chunk_rejected},
+		{"vthread_rooted", s->vthread_rooted},
 		{"completion_mismatch", s->completion_mismatch},
 		{"completion_walk_failed", s->completion_walk_failed},
 		{"completion_pending", s->completion_pending},

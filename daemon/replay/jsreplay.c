@@ -89,7 +89,7 @@ static void explain(struct replay *rp, struct process *p, const struct js_sample
 {
 	struct decode_ctx ctx = {.layout = &p->jvm.layout, .code = &p->jvm.code, .methods = &p->jvm.methods,
 				 .scratch = &rp->scratch, .final = true, .explain = stderr, .chunks = &p->chunks,
-				 .enter_special_return = &p->enter_special_return};
+				 .enter_special = &p->enter_special};
 	int r;
 
 	fprintf(stderr, "sample tid %u time %llu [%.16s] flags %#x state %u anchor sp %#llx fp %#llx pc %#llx, stack %#llx..%#llx "

@@ -33,6 +33,9 @@ enum pseudo_frame {
 	 * in its heap stack chunk (the walk met the continuation's return
 	 * barrier). */
 	PSEUDO_VTHREAD_FROZEN,
+	/* The root of a virtual thread's frames: what lies below them is
+	 * its carrier's (the scheduler that mounted it). */
+	PSEUDO_VTHREAD,
 	PSEUDO_COUNT
 };
 
