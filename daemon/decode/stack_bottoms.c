@@ -86,8 +86,16 @@ static struct trace *unpack(struct stack_bottoms *b, const struct pending_trace 
 	tr->resume = pt->resume;
 	tr->from_image = false;
 	tr->frozen = false; /* a frozen trace is never kept to wait */
+	tr->via_chunk = false;
+	tr->chunk_from = 0;
+	tr->chunk_rejected = false;
+	tr->joined = 0;
 	tr->bad_call_known = false;
 	memcpy(tr->frames, pending_frames(pt), pt->n * sizeof(tr->frames[0]));
+	/* Its crossings are not kept while it waits: no frame names one. */
+	tr->n_crossings = 0;
+	for (uint32_t i = 0; i < pt->n; i++)
+		tr->frames[i].flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);
 	return tr;
 }
 
