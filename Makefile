@@ -112,7 +112,7 @@ EXPORT_TESTABLE := userspace/jsamplectl/export_queue.c userspace/jsamplectl/expo
 	userspace/jsamplectl/process_identity.c userspace/jsamplectl/clickhouse_rows.c userspace/jsamplectl/url_safety.c \
 	userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c userspace/jsamplectl/profiles_answer.c \
 	userspace/jsamplectl/fleet_schema.c \
-	userspace/profile/json.c \
+	userspace/profile/json.c userspace/profile/view_names.c \
 	$(COMMON_SRC) $(B)/gen/profile.pb-c.c
 UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
 UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))

@@ -47,27 +47,18 @@ static void log_impossible(const struct process *p, const struct js_sample *s, c
 	}
 }
 
-/* Inserts a decoded trace. An incomplete one goes under the context the
- * thread's complete traces make unambiguous, else under [truncated], so a
- * partial path is never mistaken for a root-level context. */
-/* A decoded trace's place in its thread's context, in decoding order: a
- * resolved one is remembered, an incomplete one gets the remembered
- * context's frames below it (truncated_context.h). Done when the trace is
- * decoded, before any native frames come (they may come later: the
- * context is the Java one, the same live and replayed). Returns how many
- * frames went in at the front. */
 /* A virtual thread's trace (root first) that goes on into its carrier's
- * frames below Continuation.enterSpecial: the carrier's frames give way
- * to one [virtual thread] root, so a virtual thread's methods add up
- * wherever it was mounted. Returns the frames removed from the front
- * (the root counted in); false if it is not one. */
-static bool reroot_virtual_thread(const struct process *p, struct trace *tr, uint32_t *removed)
+ * frames below Continuation.enterSpecial gets a [virtual thread] frame
+ * between the two: views move that node to the root (cct_view.h), so a
+ * virtual thread's methods add up wherever it was mounted, and --view
+ * carrier shows where. Returns the index of the new frame; 0 if it is not
+ * one. */
+static uint32_t mark_virtual_thread(const struct process *p, struct trace *tr)
 {
 	uint32_t id = p->enter_special.method_id, k = tr->n;
 
-	*removed = 0;
 	if (!id)
-		return false;
+		return 0;
 	for (uint32_t i = tr->n; i-- > 0;)
 		if (tr->frames[i].method_id == id && tr->frames[i].type != FRAME_PSEUDO && tr->frames[i].type != FRAME_KERNEL &&
 		    tr->frames[i].type != FRAME_C) {
@@ -75,18 +66,29 @@ static bool reroot_virtual_thread(const struct process *p, struct trace *tr, uin
 			break;
 		}
 	if (k + 1 >= tr->n)
-		return false;
-	tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_VTHREAD, .type = FRAME_PSEUDO, .bci = -1};
-	memmove(&tr->frames[1], &tr->frames[k + 1], (tr->n - k - 1) * sizeof(tr->frames[0]));
-	tr->n -= k;
-	*removed = k;
-	/* The carrier's crossings are gone with its frames. */
+		return 0;
+	/* No room for the marker: the carrier's outermost frame gives way. */
+	if (tr->n == TRACE_MAX_FRAMES) {
+		memmove(&tr->frames[0], &tr->frames[1], (tr->n - 1) * sizeof(tr->frames[0]));
+		tr->n--;
+		k--;
+	}
+	memmove(&tr->frames[k + 2], &tr->frames[k + 1], (tr->n - k - 1) * sizeof(tr->frames[0]));
+	tr->frames[k + 1] = (struct trace_frame){.method_id = PSEUDO_VTHREAD, .type = FRAME_PSEUDO, .bci = -1};
+	tr->n++;
+	/* The carrier's crossings are not the virtual thread's. */
 	for (uint32_t i = 0; i < tr->n; i++)
 		tr->frames[i].flags &= (uint8_t)~(0xfu << FRAME_CROSSING_SHIFT);
 	tr->n_crossings = 0;
-	return true;
+	return k + 1;
 }
 
+/* A decoded trace's place in its thread's context, in decoding order: a
+ * resolved one is remembered, an incomplete one gets the remembered
+ * context's frames below it (truncated_context.h). Done when the trace is
+ * decoded, before any native frames come (they may come later: the
+ * context is the Java one, the same live and replayed). Returns how many
+ * frames went in at the front. */
 static uint32_t contextualize(struct process *p, const struct js_sample *s, enum decode_status st, struct trace *tr)
 {
 	struct trace_frame prefix[CONTEXT_FRAMES];
@@ -122,6 +124,7 @@ static uint32_t contextualize(struct process *p, const struct js_sample *s, enum
 	return k;
 }
 
+/* Inserts a decoded trace into the process's tree. */
 static void into_tree(struct process_table *t, struct process *p, const struct js_sample *s, struct trace *tr)
 {
 	if (cct_add_sample(&p->cct, tr->frames, tr->n, (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u), s->tid) != 0) {
@@ -227,7 +230,7 @@ static bool gone_before_agent(const struct process *p, const struct js_sample *s
 static void finish_sample(struct process_table *t, struct process *p, const struct js_sample *s,
 			  enum decode_status st, int reason, struct trace *tr)
 {
-	uint32_t java_n, removed;
+	uint32_t java_n, n_before;
 
 	if (st == DECODE_FAILED && gone_before_agent(p, s, reason))
 		reason = DECODE_FAIL_BEFORE_AGENT;
@@ -256,8 +259,9 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
 	if (st == DECODE_FAILED)
 		return;
-	if (st == DECODE_RESOLVED && reroot_virtual_thread(p, tr, &removed)) {
-		java_n -= removed;
+	n_before = tr->n;
+	if (st == DECODE_RESOLVED && mark_virtual_thread(p, tr)) {
+		java_n += tr->n - n_before; /* the marker, unless it took the outermost frame's place */
 		p->stats.vthread_rooted++;
 	} else {
 		java_n += contextualize(p, s, st, tr);

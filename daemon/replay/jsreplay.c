@@ -9,7 +9,7 @@
  *
  *   jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]
  *                 [--failures] [--explain N] [--hold-ms N] [--max-held-mb N] [--max-cct-mb N]
- *                 [--native on|off] [--cost] [--view java|mixed] [--no-walk-reuse] [--cold N]
+ *                 [--native on|off] [--cost] [--view java|mixed|carrier] [--no-walk-reuse] [--cold N]
  * Without options it prints the stats of every process in the recording.
  * Recordings of jsampled --native-stacks on hold each process's mappings
  * (REC_MAPS): native frames are unwound again from the recorded copies with
@@ -66,7 +66,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: jsreplay FILE [--stats] [--json] [--cct PID] [--format tree|collapsed|json]\n"
 		   "                     [--failures] [--explain N] [--explain-all] [--hold-ms N] [--max-held-mb N]\n"
 		   "                     [--max-cct-mb N] [--truncate-fragment N] [--native on|off] [--cost]\n"
-		   "                     [--view java|mixed] [--no-walk-reuse] [--cold N]\n"
+		   "                     [--view java|mixed|carrier] [--no-walk-reuse] [--cold N]\n"
 		   "       jsreplay FILE --outcomes | --traces\n"
 		   "       jsreplay FILE --extract OUT [--per-outcome N] [--only OUTCOME] [--sample TID:TIME]\n"
 		   "                                   [--minimal]\n");
@@ -423,7 +423,7 @@ static void print_cost(double total, double read, bool native)
 		(unsigned long long)replayed_samples, total * 1e6 / n, read * 1e6 / n, decode * 1e6 / n);
 }
 
-static int print_cct(struct process_table *table, const char *pid, const char *format, bool mixed)
+static int print_cct(struct process_table *table, const char *pid, const char *format, unsigned view)
 {
 	struct process *p = process_lookup(table, pid_from_text(pid));
 	int fmt = cct_format_parse(format);
@@ -434,7 +434,7 @@ static int print_cct(struct process_table *table, const char *pid, const char *f
 		return -1;
 	}
 	wbuf_init(&out);
-	cct_render_stream(&(struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods, .mixed = mixed},
+	cct_render_stream(&(struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods, .view = view},
 			  (enum cct_format)fmt, &out, -1);
 	fwrite(out.data, 1, out.len, stdout);
 	wbuf_free(&out);
@@ -475,7 +475,8 @@ int main(int argc, char **argv)
 	struct trace_log traces;
 	const char *cct_pid = NULL, *format = "tree", *extract_to = NULL, *only = NULL, *sample = NULL;
 	int stats = 0, json = 0, print_outcomes = 0, print_traces = 0, minimal = 0, c, rc = 0;
-	bool native = true, cost = false, mixed = false, no_reuse = false;
+	bool native = true, cost = false, no_reuse = false;
+	unsigned view = VIEW_JAVA;
 	double cpu0 = 0, read_cpu = 0;
 	unsigned per_outcome = 20;
 	char err[256];
@@ -578,11 +579,11 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'V':
-			if (strcmp(optarg, "java") != 0 && strcmp(optarg, "mixed") != 0) {
-				fprintf(stderr, "jsreplay: --view wants java or mixed\n");
+			if (cct_view_parse(optarg) < 0) {
+				fprintf(stderr, "jsreplay: --view wants java, mixed, carrier or mixed,carrier\n");
 				return 2;
 			}
-			mixed = strcmp(optarg, "mixed") == 0;
+			view = (unsigned)cct_view_parse(optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -639,7 +640,7 @@ int main(int argc, char **argv)
 		fwrite(out.data, 1, out.len, stdout);
 		wbuf_free(&out);
 	}
-	if (cct_pid && print_cct(&table, cct_pid, format, mixed) != 0)
+	if (cct_pid && print_cct(&table, cct_pid, format, view) != 0)
 		rc = 1;
 cleanup:
 	trace_log_free(&traces);

@@ -372,6 +372,13 @@ static int parse_side(struct daemon *d, const struct viewer *v, const char *arg,
 }
 
 /* "pid 4242 (java)", and the window's ends (UTC) when there is one. */
+/* The frames a rendering shows: those asked for, or the process's default
+ * (a Java process's Java frames; a native process has only native ones). */
+static unsigned view_of(const struct process *p, int asked)
+{
+	return asked >= 0 ? (unsigned)asked : p->native_only ? VIEW_MIXED : VIEW_JAVA;
+}
+
 static void describe_process(const struct process *p, const struct render_side *side, char *out, size_t outlen)
 {
 	int n = snprintf(out, outlen, "pid %d (%s)", (int)p->pid, p->comm[0] ? p->comm : "?");
@@ -416,7 +423,7 @@ static int render_every(struct daemon *d, const struct render_request *r, struct
 		describe_process(p, w, title, sizeof(title));
 		const struct profile_source src = {.cct = &p->cct, .methods = &p->jvm.methods, .window = &win,
 						   .title = title, .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
-						   .mixed = r->view >= 0 ? r->view == 1 : p->native_only};
+						   .view = view_of(p, r->view)};
 		wbuf_reset(&one);
 		if (cct_render_stream(&src, CCT_FORMAT_PPROF, &one, -1) != 0 || one.oom) {
 			rc = -1;
@@ -457,7 +464,8 @@ int query_render(struct daemon *d, const struct render_request *r, struct wbuf *
 		win[i] = (struct slice_window){.from_s = r->side[i].from_s, .until_s = r->side[i].until_s};
 		src[i] = (struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods,
 						 .window = r->side[i].windowed ? &win[i] : NULL, .title = titles[i],
-						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid, .mixed = r->mixed};
+						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
+						 .view = view_of(p, r->view)};
 	}
 	wbuf_printf(out, "OK\n");
 	if (r->diff)
@@ -508,15 +516,12 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		else
 			answer_list(d, v, out);
 	} else if (strcmp(args[0], "cct") == 0 && n >= 2 && n <= 5) {
-		struct render_request r = {.diff = false, .format = CCT_FORMAT_TREE};
+		struct render_request r = {.diff = false, .format = CCT_FORMAT_TREE, .view = -1};
 		int rest = 2;
 
-		struct process *p;
-		int view = -1;
-
-		/* A last word "mixed" or "java": the view (cct_view.h). */
-		if (n > 2 && (strcmp(args[n - 1], "mixed") == 0 || strcmp(args[n - 1], "java") == 0))
-			view = strcmp(args[--n], "mixed") == 0;
+		/* A last word naming a view (cct_view.h). */
+		if (n > 2 && cct_view_parse(args[n - 1]) >= 0)
+			r.view = cct_view_parse(args[--n]);
 
 		if (n > rest && !strchr(args[rest], '.')) {
 			r.format = cct_format_parse(args[rest++]);
@@ -525,17 +530,15 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 				return QUERY_ANSWERED;
 			}
 		}
-		if (!(p = find_process(d, v, args[1], out)))
+		if (!find_process(d, v, args[1], out))
 			return QUERY_ANSWERED;
-		/* Java processes default to the Java view, others have only native frames. */
-		r.mixed = view >= 0 ? view == 1 : p->native_only;
 		r.side[0].pid = pid_from_text(args[1]);
 		if (n > rest && parse_window(args[rest++], &r.side[0]) != 0) {
 			error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
 			return QUERY_ANSWERED;
 		}
 		if (n > rest) {
-			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>] [java|mixed]");
+			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>] [java|mixed|carrier|mixed,carrier]");
 			return QUERY_ANSWERED;
 		}
 		return render_or_defer(d, &r, out, defer);
@@ -556,12 +559,12 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 	} else if (strcmp(args[0], "profiles") == 0 && (n == 2 || n == 3)) {
 		struct render_request r = {.every = true, .view = -1, .who = *v};
 
-		if (n == 3 && strcmp(args[2], "mixed") != 0 && strcmp(args[2], "java") != 0) {
-			error_line(out, "usage: profiles <from>..<until> [java|mixed]");
+		if (n == 3 && cct_view_parse(args[2]) < 0) {
+			error_line(out, "usage: profiles <from>..<until> [java|mixed|carrier|mixed,carrier]");
 			return QUERY_ANSWERED;
 		}
 		if (n == 3)
-			r.view = strcmp(args[2], "mixed") == 0;
+			r.view = cct_view_parse(args[2]);
 		if (parse_window(args[1], &r.side[0]) != 0) {
 			error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
 			return QUERY_ANSWERED;

@@ -4,14 +4,16 @@
  * or "ERROR <reason>" on the first line and the body after it.
  *
  *   list [json]                        profiled processes and sample counts
- *   cct <pid> [<format>] [<window>]    the process's calling-context tree
+ *   cct <pid> [<format>] [<window>] [<view>]
+ *                                      the process's calling-context tree
  *   diff <base> <target> [html|text|page]
  *                                      two profiles compared
- *   profiles <window> [java|mixed]     every visible process's pprof of the window
+ *   profiles <window> [<view>]         every visible process's pprof of the window
  *   stats [<pid>] [json]               counters, failure reasons
  *   sampling on|off                    (root) pause or resume all sampling
  *
  * Formats: tree, collapsed, json, pprof, html, svg, page (cct_format.h).
+ * Views: java, mixed, carrier, mixed,carrier (cct_view.h).
  * A window is FROM..UNTIL in wall-clock seconds since the epoch, either end
  * may be left out ("1732380000.." is since then); without one, the whole
  * profile. A diff side is <pid> or <pid>@<window>.
@@ -58,9 +60,8 @@ struct render_request {
 	bool diff;
 	int format; /* enum cct_format */
 	struct render_side side[2]; /* cct: side[0]; diff: base, target; profiles: side[0]'s window */
-	bool mixed;                 /* kernel frames too (cct_view.h) */
 	bool every;                 /* profiles: each process who may see, as pprof */
-	int view;                   /* profiles: 1 mixed, 0 java, -1 each process's default */
+	int view;                   /* cct_view.h VIEW_* flags; -1 each process's default */
 	struct viewer who;
 };
 

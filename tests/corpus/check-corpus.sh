@@ -9,8 +9,10 @@
 # recording.
 # Walks that join their thread's previous walk (walk_reuse.h) must give
 # exactly the outcomes of walks to the bottom (--no-walk-reuse), and some
-# must join. A process sampled since its exec reports its agent's delay on
-# the recording's clock (within jsampled's attach limit).
+# must join. Virtual threads' frames are rooted on their own or shown
+# under their carriers (check_vthread_views.py). A process sampled since
+# its exec reports its agent's delay on the recording's clock (within
+# jsampled's attach limit).
 # When a decoder change is meant to change outcomes, review the diff and
 # rerun with --update to store the new ones.
 set -uo pipefail
@@ -74,6 +76,15 @@ for rec in "${recs[@]}"; do
 		/usr/bin/python3 "$HERE/compare_outcomes.py" "$expected" "$all.actual" "$name" || fail=1
 	fi
 	rm -f "$all.actual"
+done
+# Views: a virtual thread's frames at its own root, or under its carrier's.
+vrecs=("$HERE"/app-vthreads-*.jsrec)
+if [ ${#vrecs[@]} -eq 0 ]; then
+	echo "FAIL: no virtual-thread recording to check the carrier view with"
+	fail=1
+fi
+for rec in "${vrecs[@]}"; do
+	/usr/bin/python3 "$HERE/check_vthread_views.py" "$REPLAY" "$rec" "$(basename "$rec" .jsrec)" || fail=1
 done
 # Coverage: each heuristic of decode_reasons.h decodes some sample.
 rules=$(sed -n '/#define DECODE_RULES(X)/,/^$/ s/.*X([A-Z_]*, "\([a-z_]*\)".*/\1/p' "$ROOT/daemon/decode/decode_reasons.h")

@@ -415,6 +415,79 @@ static void test_prune_gives_up_on_a_hot_tree(void)
 	cct_free(&c);
 }
 
+/* The node a root-first path leads to in c; 0 if there is none. */
+static uint32_t path_node(struct cct *c, const struct trace_frame *path, uint32_t n)
+{
+	uint32_t node = 0;
+
+	for (uint32_t i = 0; i < n && (i == 0 || node); i++)
+		node = cct_child(c, node, path[i].method_id, path[i].type, -1, 0);
+	return node == UINT32_MAX ? 0 : node;
+}
+
+/* A virtual thread's frames under its carrier's (and the [virtual thread]
+ * frame between them, process_samples.c): by default each view moves them
+ * to one root, wherever the thread was mounted; --view carrier keeps them
+ * below their carriers. */
+static void test_virtual_threads_rooted_or_under_their_carriers(void)
+{
+	const struct trace_frame vt = F(PSEUDO_VTHREAD, FRAME_PSEUDO);
+	struct trace_frame on_a[] = {F(1, FRAME_COMPILED), F(2, FRAME_COMPILED), vt, F(10, FRAME_COMPILED),
+				     F(11, FRAME_INLINED)};
+	struct trace_frame on_b[] = {F(3, FRAME_INTERPRETED), F(2, FRAME_COMPILED), vt, F(10, FRAME_COMPILED),
+				     F(11, FRAME_INLINED)};
+	struct trace_frame carrier_own[] = {F(3, FRAME_INTERPRETED), F(12, FRAME_COMPILED)};
+	struct trace_frame rooted[] = {vt, F(10, FRAME_COMPILED), F(11, FRAME_INLINED)};
+	struct cct c, view;
+	uint32_t node;
+
+	CHECK_EQ(cct_view_parse("java"), VIEW_JAVA);
+	CHECK_EQ(cct_view_parse("mixed"), VIEW_MIXED);
+	CHECK_EQ(cct_view_parse("carrier"), VIEW_CARRIER);
+	CHECK_EQ(cct_view_parse("mixed,carrier"), VIEW_MIXED | VIEW_CARRIER);
+	CHECK_EQ(cct_view_parse("carrier,mixed"), VIEW_MIXED | VIEW_CARRIER);
+	CHECK_EQ(cct_view_parse("carriers"), -1);
+	CHECK_EQ(cct_view_parse(""), -1);
+	CHECK_EQ(cct_view_parse(NULL), -1);
+
+	CHECK(cct_init(&c, 100) == 0);
+	CHECK(cct_add(&c, on_a, 5, 3) == 0);
+	CHECK(cct_add(&c, on_b, 5, 2) == 0);
+	CHECK(cct_add(&c, carrier_own, 2, 1) == 0);
+
+	/* Java view: one [virtual thread] root with all 5; the carrier frames
+	 * only with their own sample; no empty carrier path left. */
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_JAVA, NULL, &view) == 0);
+	CHECK_EQ(view.samples, 6);
+	node = path_node(&view, rooted, 3);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 5);
+	CHECK_EQ(path_node(&view, on_a, 1), 0);
+	CHECK_EQ(path_node(&view, on_b, 3), 0);
+	node = path_node(&view, carrier_own, 2);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 1);
+	CHECK_EQ(view.nodes.n, 6); /* root, [virtual thread], 10, 11, 3, 12 */
+	cct_free(&view);
+
+	/* Carrier view: the tree as inserted. */
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_CARRIER, NULL, &view) == 0);
+	CHECK_EQ(view.samples, 6);
+	CHECK_EQ(path_node(&view, rooted, 1), 0);
+	node = path_node(&view, on_a, 5);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 3);
+	node = path_node(&view, on_b, 5);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 2);
+	cct_free(&view);
+	cct_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_merge_and_render);
@@ -426,5 +499,6 @@ int main(void)
 	RUN(test_prune_keeps_the_sampled_paths);
 	RUN(test_prune_makes_room_under_a_byte_cap);
 	RUN(test_prune_gives_up_on_a_hot_tree);
+	RUN(test_virtual_threads_rooted_or_under_their_carriers);
 	return CHECK_DONE();
 }

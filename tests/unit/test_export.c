@@ -158,7 +158,7 @@ static void test_shipped_export_config(void)
 	CHECK_EQ(c.lag_s, d.lag_s);
 	CHECK_EQ(c.queue_bytes, d.queue_bytes);
 	CHECK_EQ(c.timeout_s, d.timeout_s);
-	CHECK_EQ(c.mixed_view, d.mixed_view);
+	CHECK_STR(c.view, d.view);
 	CHECK_STR(c.clickhouse_database, d.clickhouse_database);
 	CHECK(c.n_rules >= 1);
 cleanup:

@@ -78,6 +78,13 @@ static void test_queries(void)
 	CHECK(starts(a, "OK\n<?xml") && strstr(a, "Mine.run") && strstr(a, "</svg>"));
 	a = answer(0, "cct 4242 html");
 	CHECK(starts(a, "OK\n<!DOCTYPE html>") && strstr(a, "Mine.run") && !strstr(a, "/*JSAMPLED_DATA*/null"));
+	/* Every view names the same samples here (no kernel or carrier frames). */
+	a = answer(1000, "cct 4242 collapsed carrier");
+	CHECK_STR(a, "OK\nMine.run_[j] 3\n");
+	a = answer(1000, "cct 4242 collapsed mixed,carrier");
+	CHECK_STR(a, "OK\nMine.run_[j] 3\n");
+	a = answer(0, "cct 4242 collapsed carriers");
+	CHECK(strncmp(a, "ERROR window", 12) == 0);
 	a = answer(0, "cct 4242 collapsed 1..2"); /* a window long ago: no samples */
 	CHECK_STR(a, "OK\n");
 	a = answer(0, "cct 4242 collapsed 5..4");

@@ -451,8 +451,8 @@ static int fetch_interval(struct exporter *e, int64_t from, int64_t until)
 		snprintf(e->last_error, sizeof(e->last_error), "list: not a JSON array: %s", jerr.text);
 		goto cleanup;
 	}
-	snprintf(request, sizeof(request), "profiles %" PRId64 "..%" PRId64 "%s", from, until,
-		 e->c->mixed_view ? " mixed" : "");
+	snprintf(request, sizeof(request), "profiles %" PRId64 "..%" PRId64 "%s%s", from, until,
+		 e->c->view[0] ? " " : "", e->c->view);
 	if (json_array_size(list) &&
 	    query_to_memory(e->c->socket_path, request, &profiles, &plen, err, sizeof(err)) != QUERY_OK) {
 		e->query_errors++;

@@ -12,6 +12,7 @@
 
 #include "query_client.h"
 #include "userspace/common/kv_file.h"
+#include "userspace/profile/view_names.h"
 
 void export_config_defaults(struct export_config *c)
 {
@@ -144,12 +145,13 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 		return set_text(c->clickhouse_database, sizeof(c->clickhouse_database), key, value, err, errlen);
 	}
 	if (strcmp(key, "view") == 0) {
-		if (strcmp(value, "java") != 0 && strcmp(value, "mixed") != 0) {
-			snprintf(err, errlen, "view: java or mixed");
+		if (cct_view_parse(value) < 0) {
+			snprintf(err, errlen, "view: java, mixed, carrier or mixed,carrier");
 			return -1;
 		}
-		c->mixed_view = strcmp(value, "mixed") == 0;
-		return 0;
+		/* java is the default: a Java process's Java frames, a native
+		 * process's own. */
+		return set_text(c->view, sizeof(c->view), key, strcmp(value, "java") == 0 ? "" : value, err, errlen);
 	}
 	if (strcmp(key, "service") == 0)
 		return add_rule(c, value, err, errlen);

@@ -19,7 +19,8 @@
  *   clickhouse_user = ...  clickhouse_password = ...  (basic auth)
  *   clickhouse_database = jsampled
  *   timeout_s = 10
- *   view = java|mixed            (mixed: with kernel frames)
+ *   view = java|mixed|carrier    (mixed: with kernel frames; carrier: a
+ *                                 virtual thread's carrier frames too)
  *   service = NAME exe|main|unit|cgroup GLOB   (a naming rule; first match wins)
  */
 #ifndef JSAMPLECTL_EXPORT_CONFIG_H
@@ -56,7 +57,7 @@ struct export_config {
 	char clickhouse_user[128];
 	char clickhouse_password[256];
 	char clickhouse_database[64];
-	int mixed_view; /* view = mixed: kernel frames too (jsampled's --view) */
+	char view[16]; /* jsampled's --view (cct_view.h); "": each process's default */
 	struct service_rule rules[EXPORT_MAX_RULES];
 	size_t n_rules;
 	uint32_t max_intervals; /* runs this many intervals then stops (tests; 0: forever) */

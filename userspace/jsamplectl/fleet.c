@@ -281,7 +281,7 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 {
 	char title[300], base_title[320];
 	/* Kernel frames are in the store only if the exporter sent them. */
-	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title, .mixed = true};
+	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title, .view = VIEW_MIXED};
 	struct wbuf w;
 	int f = cct_format_parse(q->format), rc;
 
@@ -289,7 +289,7 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 	wbuf_init(&w);
 	/* Rendered whole, then written (the streaming spill sends to sockets). */
 	if (q->command == FLEET_DIFF) {
-		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title, .mixed = true};
+		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title, .view = VIEW_MIXED};
 
 		snprintf(base_title, sizeof(base_title), "%s (base)", title);
 		src.cct = &b->cct;

@@ -4,7 +4,7 @@
  *
  *   jsamplectl [--socket PATH] list [--json]
  *   jsamplectl [--socket PATH] cct PID [--format F] [--since AGE | --from TIME --until TIME]
- *                                  [--view java|mixed] [-o FILE]
+ *                                  [--view java|mixed|carrier] [-o FILE]
  *   jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]
  *                                   [--format html|text] [-o FILE]
  *   jsamplectl [--socket PATH] stats [PID] [--json]
@@ -36,13 +36,14 @@
 #include "serve.h"
 #include "time_spec.h"
 #include "userspace/common/pid_text.h"
+#include "userspace/profile/cct_view.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: jsamplectl [--socket PATH] list [--json]\n"
 		"       jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json|pprof|html|svg]\n"
-		"                  [--since AGE | --from TIME --until TIME] [--view java|mixed] [-o FILE]\n"
+		"                  [--since AGE | --from TIME --until TIME] [--view java|mixed|carrier] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]\n"
 		"                  [--format html|text] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"
@@ -309,8 +310,8 @@ int main(int argc, char **argv)
 			cluster = optarg;
 			break;
 		case 'W':
-			if (strcmp(optarg, "java") != 0 && strcmp(optarg, "mixed") != 0) {
-				fprintf(stderr, "jsamplectl: --view must be java or mixed\n");
+			if (cct_view_parse(optarg) < 0) {
+				fprintf(stderr, "jsamplectl: --view must be java, mixed, carrier or mixed,carrier\n");
 				return 2;
 			}
 			view = optarg;

@@ -289,7 +289,7 @@ int cct_render_stream(const struct profile_source *src, enum cct_format f, struc
 
 	/* pprof tells frames apart by bci (a line each); the rest merge them. */
 	if (cct_view_build(src->cct, f == CCT_FORMAT_PPROF ? VIEW_KEEP_BCI : VIEW_MERGE_BCI,
-			   src->mixed ? VIEW_MIXED : VIEW_JAVA, src->window, &view) != 0)
+			   src->view, src->window, &view) != 0)
 		goto cleanup;
 	switch (f) {
 	case CCT_FORMAT_COLLAPSED:

@@ -14,6 +14,7 @@
 #include "userspace/common/wire.h"
 #include "cct.h"
 #include "cct_slices.h"
+#include "cct_view.h"
 #include "method_table.h"
 
 enum cct_format {
@@ -39,7 +40,7 @@ struct profile_source {
 	struct slice_window *window; /* NULL: every sample of the tree */
 	const char *title;           /* "pid 4242 (java)"; NULL: none */
 	uint32_t frequency_hz;       /* the sampling rate (pprof's period); 0 unknown */
-	bool mixed;                  /* kernel frames too (cct_view.h VIEW_MIXED) */
+	unsigned view;               /* which frames (cct_view.h VIEW_*) */
 	pid_t pid;
 };
 

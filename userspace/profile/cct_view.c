@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "trace.h"
+
 uint64_t *cct_totals(const struct cct *c)
 {
 	uint64_t *total = calloc(c->nodes.n ? c->nodes.n : 1, sizeof(*total));
@@ -18,7 +20,15 @@ uint64_t *cct_totals(const struct cct *c)
 	return total;
 }
 
-int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_frames frames,
+/* A virtual thread's root below its carrier's frames (process_samples.c),
+ * moved to the tree's root unless the view shows the carrier. */
+static bool moves_to_root(const struct cct_node *node, unsigned frames)
+{
+	return !(frames & VIEW_CARRIER) && node->parent != 0 && node->type == FRAME_PSEUDO &&
+	       node->method_id == PSEUDO_VTHREAD;
+}
+
+int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 		   struct slice_window *window, struct cct *out)
 {
 	size_t n = c->nodes.n;
@@ -34,9 +44,10 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_fra
 	else
 		for (size_t i = 0; i < n; i++)
 			self[i] = c->self.v[i];
+	/* A moved subtree's samples are not its carrier frames' any more. */
 	for (size_t i = n; i-- > 0;) {
 		total[i] += self[i];
-		if (i)
+		if (i && !moves_to_root(&c->nodes.v[i], frames))
 			total[c->nodes.v[i].parent] += total[i];
 	}
 	/* Parents come first, so each kept node's parent is mapped already. */
@@ -45,12 +56,14 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_fra
 
 		if (!total[i])
 			continue;
-		if (i && frames == VIEW_JAVA && (node->type == FRAME_KERNEL || node->type == FRAME_C)) {
+		if (i && !(frames & VIEW_MIXED) && (node->type == FRAME_KERNEL || node->type == FRAME_C)) {
 			/* kernel and C frames sit above the Java frames */
 			to[i] = to[node->parent];
 		} else if (i) {
 			int32_t b = bci == VIEW_KEEP_BCI ? node->bci : -1;
-			to[i] = cct_child(out, to[node->parent], node->method_id, node->type, b, 1);
+			uint32_t parent = moves_to_root(node, frames) ? 0 : to[node->parent];
+
+			to[i] = cct_child(out, parent, node->method_id, node->type, b, 1);
 			if (!to[i])
 				goto cleanup;
 		}

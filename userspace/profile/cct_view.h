@@ -11,18 +11,15 @@
 
 #include "cct.h"
 #include "cct_slices.h"
+#include "view_names.h"
 
 enum cct_view_bci { VIEW_MERGE_BCI, VIEW_KEEP_BCI };
 
-/* Which frames a view shows: Java's (and the pseudo frames), or Java's
- * with the kernel frames above them (--view mixed). A hidden frame's
- * samples go to the frame below it. */
-enum cct_view_frames { VIEW_JAVA, VIEW_MIXED };
 
 /* Builds out (initialised here; cct_free it) from c. window NULL: all of
  * the tree's samples; else the samples of the slices overlapping it (its
  * coverage is filled in). -1 if out of memory. */
-int cct_view_build(const struct cct *c, enum cct_view_bci bci, enum cct_view_frames frames,
+int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 		   struct slice_window *window, struct cct *out);
 
 /* Totals: total[i] = samples in node i and below (an array of

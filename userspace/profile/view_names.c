@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "view_names.h"
+
+#include <stddef.h>
+#include <string.h>
+
+int cct_view_parse(const char *word)
+{
+	static const struct {
+		const char *name;
+		unsigned frames;
+	} views[] = {
+		{.name = "java", .frames = VIEW_JAVA},
+		{.name = "mixed", .frames = VIEW_MIXED},
+		{.name = "carrier", .frames = VIEW_CARRIER},
+		{.name = "mixed,carrier", .frames = VIEW_MIXED | VIEW_CARRIER},
+		{.name = "carrier,mixed", .frames = VIEW_MIXED | VIEW_CARRIER},
+	};
+
+	for (size_t i = 0; word && i < sizeof(views) / sizeof(views[0]); i++)
+		if (strcmp(word, views[i].name) == 0)
+			return (int)views[i].frames;
+	return -1;
+}

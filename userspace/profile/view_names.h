@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The views of a profile (cct_view.h) and the names users give them, on
+ * the command line, in queries and in the export config. */
+#ifndef JSAMPLED_VIEW_NAMES_H
+#define JSAMPLED_VIEW_NAMES_H
+
+/* Which frames a view shows (flags): Java's and the pseudo frames always;
+ * VIEW_MIXED the kernel and native frames above them (a hidden one's
+ * samples go to the frame below it); VIEW_CARRIER a virtual thread's
+ * carrier frames below its [virtual thread] node. Without it every
+ * [virtual thread] node is moved to the root, so a virtual thread's
+ * methods add up wherever it was mounted. */
+enum cct_view_frames { VIEW_JAVA = 0, VIEW_MIXED = 1u << 0, VIEW_CARRIER = 1u << 1 };
+
+/* A view's name as users write it: "java", "mixed", "carrier" or
+ * "mixed,carrier" (either order). The VIEW_* flags; -1 if it is none. */
+int cct_view_parse(const char *word);
+
+#endif
