@@ -232,6 +232,33 @@ static bool try_shifted_frame(struct walk *w, const struct code_blob *b, enum st
 	return true;
 }
 
+/* C2's string indexOf intrinsic (x86 SSE4.2) copies a short string that
+ * ends near a page end onto the stack, pushes its string registers, and
+ * keeps the frame's own sp at [sp] while it searches, until "pop rsp"
+ * (C2_MacroAssembler::string_indexof). So in a method named indexOf, a
+ * word at sp pointing a little above sp is where the frame starts: the
+ * frame-size walk from sp would read a stale return address of an earlier
+ * call at that depth, one that may well name a call site. At most two
+ * copies (16 bytes and a register each), three registers and the saved sp. */
+#define INDEXOF_MAX_MOVED 80
+
+static bool indexof_moved_sp(struct walk *w, const struct code_blob *b, uint64_t *frame_sp)
+{
+	const struct pc_scope *sc;
+	const struct method_info *m;
+	uint64_t v;
+
+	if (walk_peek(w, w->sp, &v) != FRAG_OK || v <= w->sp || v > w->sp + INDEXOF_MAX_MOVED || (v & 7))
+		return false;
+	if (!(sc = walk_scope(w, b, w->pc, false)) || !sc->depth)
+		return false;
+	m = method_table_get(w->ctx->methods, b->frames[sc->first].method_id);
+	if (!m || !m->name || strcmp(m->name, "indexOf") != 0)
+		return false;
+	*frame_sp = v;
+	return true;
+}
+
 /* One step further: the caller that ret leads to (a compiled frame of a
  * known size) must itself be called by the call site above it. A stale
  * return address to a call site of the right name (an earlier call of an
@@ -368,6 +395,18 @@ enum step unwind_compiled(struct walk *w, const struct code_blob *b)
 		if (!fp_dead_in(w, ret) && (st = walk_read(w, sender_sp - 16, &saved_fp)) != STEP_CALLER)
 			return st;
 		return walk_to_caller(w, ret, sender_sp, saved_fp);
+	}
+	if (b->kind == JS_CODE_NMETHOD && !rbp_unsaved) {
+		uint64_t frame_sp, moved_sender_sp;
+
+		if (indexof_moved_sp(w, b, &frame_sp)) {
+			moved_sender_sp = frame_sp + (uint64_t)b->frame_size_words * 8;
+			if (frame_words_at(w, moved_sender_sp, &ret, &saved_fp) && !calls_another_method(w, b, ret) &&
+			    walk_try_caller(w, ret, moved_sender_sp, fp_dead_in(w, ret) ? 0 : saved_fp, &st)) {
+				w->rule = DECODE_RULE_SHIFTED_FRAME;
+				return st;
+			}
+		}
 	}
 	/* Just after C2's "sub rsp", the caller's rbp is still in the register. */
 	saved_fp = w->fp;
