@@ -90,7 +90,7 @@ SERVICE_SRC := $(filter-out daemon/service/main.c $(HELPER_SRC),$(wildcard daemo
 AGENT_SRC := $(wildcard userspace/agent/*.c) $(filter-out %/kv_file.c %/pid_text.c,$(COMMON_SRC))
 # The agent's JVM-free parts, unit tested on their own.
 AGENT_TESTABLE := userspace/agent/agent_store.c userspace/agent/frame_states.c userspace/agent/bytecode_calls.c \
-	userspace/agent/constant_pool.c
+	userspace/agent/constant_pool.c userspace/agent/code_extent.c
 CTL_SRC := $(wildcard userspace/jsamplectl/*.c) $(B)/gen/index_page.c
 # jsreplay: its own files, the option table (for its defaults) and the native
 # unwinder (recordings with native frames are unwound in jsreplay itself).

@@ -2,12 +2,14 @@
 /* The agent's JVM-free parts: the versioned record store (fetch since N,
  * batching, compaction), the prologue/epilogue recogniser on real
  * HotSpot instruction sequences (captured from JDK 17 and 25 on x86-64),
- * and the bytecode and constant-pool readers behind the call-target check. */
+ * the bytecode and constant-pool readers behind the call-target check, and
+ * the size of a compiled method's code. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "userspace/agent/agent_store.h"
 #include "userspace/agent/bytecode_calls.h"
+#include "userspace/agent/code_extent.h"
 #include "userspace/agent/constant_pool.h"
 #include "userspace/agent/frame_states.h"
 #include "userspace/common/agent_protocol.h"
@@ -399,6 +401,21 @@ static void test_constant_pool_targets(void)
 	CHECK_EQ(constant_pool_parse(&cp, 0, b, n), -1);
 }
 
+/* JDK 11's CompiledMethodLoad reports the instructions without the stub
+ * section that follows them (its exception and deopt handlers): the code
+ * runs on to the blob's code end. JDK 17+ reports both. */
+static void test_code_size_takes_the_stub_section(void)
+{
+	const uint64_t start = 0x7f9078bb3440, end = start + 0x540;
+
+	CHECK_EQ(code_extent(start, 0x4c0, 0x4c0, start, end), 0x540);        /* JDK 11 */
+	CHECK_EQ(code_extent(start, 0x540, 0x4c0, start, end), 0x540);        /* JDK 17+ */
+	CHECK_EQ(code_extent(start, 0x4c0, 0x4c0, start + 0x40, end), 0x4c0); /* another blob's code */
+	CHECK_EQ(code_extent(start, 0x4c0, -1, start, end), 0x4c0);           /* stubs unknown */
+	CHECK_EQ(code_extent(start, 0x4c0, 0x400, start, end), 0x4c0);        /* not where the stubs begin */
+	CHECK_EQ(code_extent(start, 0x4c0, 0x4c0, start, start + 0x4c0), 0x4c0); /* no stubs */
+}
+
 int main(void)
 {
 	RUN(test_store_versions_and_batches);
@@ -413,5 +430,6 @@ int main(void)
 	RUN(test_native_wrapper_leave);
 	RUN(test_bytecode_calls);
 	RUN(test_constant_pool_targets);
+	RUN(test_code_size_takes_the_stub_section);
 	return CHECK_DONE();
 }

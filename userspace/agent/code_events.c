@@ -9,6 +9,7 @@
 #include "userspace/common/agent_protocol.h"
 #include "agent.h"
 #include "perf_map.h"
+#include "code_extent.h"
 #include "code_heap.h"
 #include "frame_states.h"
 #include "safe_read.h"
@@ -210,6 +211,8 @@ void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint cod
 	have_blob = hs_blob_find(&g_agent.layout, start, &blob) == 0;
 	if (have_blob)
 		hs_blob_nmethod(&g_agent.layout, &blob, &nm);
+	if (have_blob)
+		code_size = (jint)code_extent(start, (uint32_t)code_size, nm.stub_offset, blob.code_begin, blob.code_end);
 	if ((*jvmti)->GetMethodModifiers(jvmti, method, &modifiers) == JVMTI_ERROR_NONE &&
 	    (modifiers & JVM_ACC_NATIVE))
 		kind = JS_CODE_NATIVE_WRAPPER;
