@@ -28,6 +28,11 @@ const volatile bool kernel_stacks = false; /* record the kernel stack of kernel-
  * Java frames' start, and JVM-internal threads' stacks (up to
  * fragment_bytes): jsampled unwinds them with DWARF CFI. */
 const volatile bool native_stacks = false;
+/* Off-CPU samples: a tick every offcpu_period_ns of a thread's time off
+ * CPU (0: none). Not a constant: it follows the sampling period, which a
+ * reload may change. */
+volatile __u64 offcpu_period_ns = 0;
+const volatile __u32 nr_cpus = 1; /* possible CPUs */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -50,8 +55,10 @@ struct {
 	__type(value, struct js_thread_info);
 } threads SEC(".maps");
 
-/* One record under construction per CPU. A plain array indexed by CPU,
- * because per-CPU map values are limited to 32 KiB. The extra page lets the
+/* One record under construction per CPU and program kind. A plain array
+ * indexed by CPU (off-CPU samples: by CPU + nr_cpus, since a timer tick's
+ * sample may interrupt one on the same CPU), because per-CPU map values
+ * are limited to 32 KiB. The extra page lets the
  * page-wise copy below use a masked offset the verifier can bound. */
 #define JS_SCRATCH_BYTES (sizeof(struct js_sample) + JS_MAX_FRAGMENT_BYTES + JS_PAGE_SIZE)
 struct scratch {
@@ -59,7 +66,7 @@ struct scratch {
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1); /* set to the number of possible CPUs by the loader */
+	__uint(max_entries, 1); /* set to twice the number of possible CPUs by the loader */
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
@@ -427,96 +434,53 @@ static __always_inline void emit_frozen_chunk(struct js_sample *s, __u8 *stack, 
 	s->stack_end = ti->stack_end;
 }
 
-SEC("perf_event")
-int sample_stack(struct bpf_perf_event_data *ctx)
+/* Copies the thread's registers, frame anchor and stack into the sample
+ * record and writes it, with the records that go before it: its kernel
+ * stack (ctx set: a tick in the kernel), its off-CPU weight (wait set), its
+ * virtual thread's frozen frames and gap-filling windows. */
+static __always_inline int emit_sample(struct bpf_perf_event_data *ctx, const struct js_wait *wait,
+				       struct task_struct *task, const struct js_target *tg,
+				       struct js_thread_info *ti, const struct pt_regs *regs, __u32 flags,
+				       struct js_counters *cnt)
 {
-	__u32 zero = 0;
-	struct js_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
-	__u32 tid = (__u32)pid_tgid;
-
-	if (cnt)
-		cnt->events++;
-	struct js_target *tg = bpf_map_lookup_elem(&targets, &tgid);
-	if (!tg)
-		return 0;
-	if (cnt)
-		cnt->target++;
-
-	struct task_struct *task = bpf_get_current_task_btf();
-	if (!BPF_CORE_READ(task, mm)) {
-		if (cnt)
-			cnt->no_user_regs++;
-		return 0;
-	}
-
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct scratch *sc = bpf_map_lookup_elem(&scratch, &cpu);
+	__u32 cpu = bpf_get_smp_processor_id(), slot = wait ? cpu + nr_cpus : cpu;
+	struct scratch *sc = bpf_map_lookup_elem(&scratch, &slot);
 	if (!sc)
 		return 0;
 	struct js_sample *s = (struct js_sample *)sc->buf;
 	__u8 *stack = sc->buf + sizeof(struct js_sample);
 
-	struct pt_regs regs;
-	__u32 flags = 0;
-	/* ctx fields only allow full 8-byte loads: copy, then test the mode. */
-	__builtin_memcpy(&regs, &ctx->regs, sizeof(regs));
-	if (!(regs.cs & 3)) {
-		/* Kernel mode: the user registers were saved on kernel entry. */
-		struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(task);
-		if (!ur || bpf_probe_read_kernel(&regs, sizeof(regs), ur) != 0) {
-			if (cnt)
-				cnt->no_user_regs++;
-			return 0;
-		}
-		flags |= JS_SAMPLE_KERNEL_MODE;
-	}
-
 	s->time_ns = bpf_ktime_get_ns();
-	s->pid = tgid;
-	s->tid = tid;
+	s->pid = pid_tgid >> 32;
+	s->tid = (__u32)pid_tgid;
 	s->cpu = cpu;
-	s->regs[JS_REG_IP] = regs.ip;
-	s->regs[JS_REG_SP] = regs.sp;
-	s->regs[JS_REG_BP] = regs.bp;
-	s->regs[JS_REG_AX] = regs.ax;
-	s->regs[JS_REG_BX] = regs.bx;
-	s->regs[JS_REG_CX] = regs.cx;
-	s->regs[JS_REG_DX] = regs.dx;
-	s->regs[JS_REG_SI] = regs.si;
-	s->regs[JS_REG_DI] = regs.di;
-	s->regs[JS_REG_R8] = regs.r8;
-	s->regs[JS_REG_R9] = regs.r9;
-	s->regs[JS_REG_R10] = regs.r10;
-	s->regs[JS_REG_R11] = regs.r11;
-	s->regs[JS_REG_R12] = regs.r12;
-	s->regs[JS_REG_R13] = regs.r13;
-	s->regs[JS_REG_R14] = regs.r14;
-	s->regs[JS_REG_R15] = regs.r15;
+	s->regs[JS_REG_IP] = regs->ip;
+	s->regs[JS_REG_SP] = regs->sp;
+	s->regs[JS_REG_BP] = regs->bp;
+	s->regs[JS_REG_AX] = regs->ax;
+	s->regs[JS_REG_BX] = regs->bx;
+	s->regs[JS_REG_CX] = regs->cx;
+	s->regs[JS_REG_DX] = regs->dx;
+	s->regs[JS_REG_SI] = regs->si;
+	s->regs[JS_REG_DI] = regs->di;
+	s->regs[JS_REG_R8] = regs->r8;
+	s->regs[JS_REG_R9] = regs->r9;
+	s->regs[JS_REG_R10] = regs->r10;
+	s->regs[JS_REG_R11] = regs->r11;
+	s->regs[JS_REG_R12] = regs->r12;
+	s->regs[JS_REG_R13] = regs->r13;
+	s->regs[JS_REG_R14] = regs->r14;
+	s->regs[JS_REG_R15] = regs->r15;
 	s->anchor_sp = 0;
 	s->anchor_fp = 0;
 	s->anchor_pc = 0;
 	s->thread_state = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
-	__u64 sp = regs.sp;
+	__u64 sp = regs->sp;
 	__u64 from = sp;
 	__u64 want = fragment_bytes;
-	struct js_thread_info *ti = thread_info(task, tgid, tid, sp, cnt);
-	/* A thread created while its process's events were being opened may
-	 * run a second one (daemon/ingest/sampler_events.h): those have an odd
-	 * period, the first events an even one. The second's ticks count
-	 * until the first's show up, so every thread is sampled once. */
-	if (ctx->sample_period & 1) {
-		if (ti && ti->ticked) {
-			if (cnt)
-				cnt->doubled++;
-			return 0;
-		}
-	} else if (ti && !ti->ticked) {
-		ti->ticked = 1;
-	}
 	s->stack_end = ti ? ti->stack_end : 0;
 	s->flags = flags;
 	if (ti && ti->anchor_addr)
@@ -528,7 +492,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	 * the anchor (the return address may sit at anchor_sp - 8). */
 	__u64 native_part = 0;
 	if (s->anchor_sp > sp + 64 && (s->anchor_sp & 7) == 0 && s->stack_end && s->anchor_sp < s->stack_end &&
-	    (regs.ip < tg->code_low || regs.ip >= tg->code_high)) {
+	    (regs->ip < tg->code_low || regs->ip >= tg->code_high)) {
 		if (!native_stacks) {
 			from = s->anchor_sp - 16;
 			s->flags |= JS_SAMPLE_FROM_ANCHOR;
@@ -539,8 +503,22 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 			native_part = s->anchor_sp - 16 - sp;
 		}
 	}
-	if (kernel_stacks && (flags & JS_SAMPLE_KERNEL_MODE))
+	if (ctx && kernel_stacks && (flags & JS_SAMPLE_KERNEL_MODE))
 		emit_kernel_stack(ctx, s, stack, cnt);
+	if (wait) {
+		__u32 kept = s->flags;
+
+		s->flags = JS_SAMPLE_WAIT;
+		s->stack_addr = 0;
+		s->stack_len = sizeof(*wait);
+		__builtin_memcpy(stack, wait, sizeof(*wait));
+		if (bpf_ringbuf_output(&samples, s, sizeof(struct js_sample) + sizeof(*wait), BPF_RB_NO_WAKEUP) != 0) {
+			if (cnt)
+				cnt->ringbuf_full++;
+			return 0;
+		}
+		s->flags = kept;
+	}
 	if (ti && (ti->thread_flags & JS_THREAD_CONTINUATIONS)) {
 		__u64 asp = s->anchor_sp, afp = s->anchor_fp, apc = s->anchor_pc;
 
@@ -598,6 +576,196 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	if (cnt) {
 		cnt->emitted++;
 		cnt->bytes += len;
+	}
+	return 1;
+}
+
+SEC("perf_event")
+int sample_stack(struct bpf_perf_event_data *ctx)
+{
+	__u32 zero = 0;
+	struct js_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	__u32 tid = (__u32)pid_tgid;
+
+	if (cnt)
+		cnt->events++;
+	struct js_target *tg = bpf_map_lookup_elem(&targets, &tgid);
+	if (!tg)
+		return 0;
+	if (cnt)
+		cnt->target++;
+
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (!BPF_CORE_READ(task, mm)) {
+		if (cnt)
+			cnt->no_user_regs++;
+		return 0;
+	}
+
+	struct pt_regs regs;
+	__u32 flags = 0;
+	/* ctx fields only allow full 8-byte loads: copy, then test the mode. */
+	__builtin_memcpy(&regs, &ctx->regs, sizeof(regs));
+	if (!(regs.cs & 3)) {
+		/* Kernel mode: the user registers were saved on kernel entry. */
+		struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (!ur || bpf_probe_read_kernel(&regs, sizeof(regs), ur) != 0) {
+			if (cnt)
+				cnt->no_user_regs++;
+			return 0;
+		}
+		flags |= JS_SAMPLE_KERNEL_MODE;
+	}
+
+	struct js_thread_info *ti = thread_info(task, tgid, tid, regs.sp, cnt);
+	/* A thread created while its process's events were being opened may
+	 * run a second one (daemon/ingest/sampler_events.h): those have an odd
+	 * period, the first events an even one. The second's ticks count
+	 * until the first's show up, so every thread is sampled once. */
+	if (ctx->sample_period & 1) {
+		if (ti && ti->ticked) {
+			if (cnt)
+				cnt->doubled++;
+			return 0;
+		}
+	} else if (ti && !ti->ticked) {
+		ti->ticked = 1;
+	}
+	emit_sample(ctx, NULL, task, tg, ti, &regs, flags, cnt);
+	return 0;
+}
+
+/* Off-CPU sampling (offcpu_period_ns 0: off; jsampled attaches these
+ * programs only then). A target thread's time off CPU is measured at the
+ * scheduler's switches; the stack it waited with is copied when the
+ * system call it waited in returns, in the thread's own context, with the
+ * ticks that fell in the wait as its weight. Waits that end with no
+ * system call's return (a page fault, a preemption in user code) are only
+ * counted: their user stack cannot be told apart from a later one's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, JS_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct js_offcpu_thread);
+} offcpu SEC(".maps");
+
+#define JS_TASK_RUNNING 0
+
+static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int prev_state, __u64 now)
+{
+	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid), zero = 0;
+	struct js_offcpu_thread *st;
+	struct js_counters *cnt;
+	struct pt_regs *ur;
+	__u64 ip, sp;
+
+	if (!bpf_map_lookup_elem(&targets, &tgid) || !BPF_CORE_READ(prev, mm))
+		return;
+	ur = (struct pt_regs *)bpf_task_pt_regs(prev);
+	if (!ur)
+		return;
+	ip = BPF_CORE_READ(ur, ip);
+	sp = BPF_CORE_READ(ur, sp);
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (cnt)
+		cnt->switches++;
+	st = bpf_map_lookup_elem(&offcpu, &tid);
+	if (!st || st->tgid != tgid) {
+		struct js_offcpu_thread fresh = {
+			.tgid = tgid,
+			.to_tick = offcpu_period_ns ? bpf_get_prandom_u32() % offcpu_period_ns + 1 : 1,
+		};
+		bpf_map_update_elem(&offcpu, &tid, &fresh, BPF_ANY);
+		st = bpf_map_lookup_elem(&offcpu, &tid);
+		if (!st)
+			return;
+	}
+	if (st->waited_ns && (st->ip != ip || st->sp != sp)) {
+		/* The wait seen so far ended where no system call returned. */
+		if (cnt)
+			cnt->offcpu_unplaced_ns += st->waited_ns;
+		st->waited_ns = 0;
+		st->runnable_ns = 0;
+	}
+	st->ip = ip;
+	st->sp = sp;
+	st->left_ns = now;
+	st->preempted = prev_state == JS_TASK_RUNNING;
+}
+
+static __always_inline void offcpu_enter(struct task_struct *next, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct js_offcpu_thread *st = bpf_map_lookup_elem(&offcpu, &tid);
+
+	if (!st || !st->left_ns)
+		return;
+	if (now > st->left_ns) {
+		st->waited_ns += now - st->left_ns;
+		if (st->preempted)
+			st->runnable_ns += now - st->left_ns;
+	}
+	st->left_ns = 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(note_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	offcpu_leave(prev, prev_state, now);
+	offcpu_enter(next, now);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sample_offcpu, struct pt_regs *uregs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32, zero = 0;
+	struct js_offcpu_thread *st = bpf_map_lookup_elem(&offcpu, &tid);
+	struct js_counters *cnt;
+	struct js_target *tg;
+	struct pt_regs regs;
+	struct js_wait w;
+
+	if (!st || !st->waited_ns)
+		return 0;
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs) != 0 || st->tgid != tgid)
+		return 0;
+	w.waited_ns = st->waited_ns;
+	w.runnable_ns = st->runnable_ns;
+	w.syscall = (__u32)regs.orig_ax;
+	st->waited_ns = 0;
+	st->runnable_ns = 0;
+	if (regs.ip != st->ip || regs.sp != st->sp) {
+		if (cnt)
+			cnt->offcpu_unplaced_ns += w.waited_ns;
+		return 0;
+	}
+	if (!offcpu_period_ns)
+		return 0;
+	if (w.waited_ns < st->to_tick) {
+		st->to_tick -= w.waited_ns;
+		if (cnt)
+			cnt->offcpu_short++;
+		return 0;
+	}
+	__u64 past = w.waited_ns - st->to_tick;
+	w.ticks = (__u32)(1 + past / offcpu_period_ns);
+	st->to_tick = offcpu_period_ns - past % offcpu_period_ns;
+
+	tg = bpf_map_lookup_elem(&targets, &tgid);
+	if (!tg)
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct js_thread_info *ti = thread_info(task, tgid, tid, regs.sp, cnt);
+	if (emit_sample(NULL, &w, task, tg, ti, &regs, JS_SAMPLE_OFFCPU, cnt) && cnt) {
+		cnt->offcpu_samples++;
+		cnt->offcpu_ticks += w.ticks;
 	}
 	return 0;
 }

@@ -91,6 +91,27 @@ enum js_sample_flags {
 	/* Set by jsampled, never by the BPF program: the daemon cut this
 	 * sample's copy to fit its held-sample queue (sample_queue.c). */
 	JS_SAMPLE_HELD_TRIMMED = 1u << 15,
+	/* Taken as the thread came back from a system call in which it was
+	 * off CPU (blocked, or runnable and waiting for a CPU): its stack is
+	 * the one it waited with. Its weight is in the JS_SAMPLE_WAIT record
+	 * of the same tick just before it. */
+	JS_SAMPLE_OFFCPU = 1u << 16,
+	/* Not a sample: how long the thread of the JS_SAMPLE_OFFCPU sample of
+	 * the same tick that follows was off CPU. stack[] holds one struct
+	 * js_wait; stack_addr is 0. */
+	JS_SAMPLE_WAIT = 1u << 17,
+};
+
+/* An off-CPU sample's weight (JS_SAMPLE_WAIT). Off-CPU time is sampled
+ * like CPU time: a tick every offcpu_period_ns of a thread's time off
+ * CPU, from a random phase, so a sample carries the ticks its wait held
+ * (0 ticks: no sample) and a thread blocked for an hour costs one sample,
+ * when it wakes. */
+struct js_wait {
+	__u64 waited_ns;   /* off CPU in the system call, in all */
+	__u64 runnable_ns; /* of which runnable (preempted, waiting for a CPU) */
+	__u32 ticks;       /* offcpu_period_ns ticks that fell in it */
+	__u32 syscall;     /* the system call's number (x86-64) */
 };
 
 /* User registers kept per sample (x86-64). Interpreter and stub heuristics use
@@ -258,6 +279,24 @@ struct js_counters {
 	__u64 exec_events_lost; /* exec / SIGQUIT events dropped: their ring buffer full */
 	__u64 chunks;        /* frozen-frame copies written (JS_SAMPLE_CHUNK) */
 	__u64 chunks_unread; /* a carrier's sample whose chunk could not be read */
+	__u64 switches;      /* a target's thread left its CPU (sched_switch) */
+	__u64 offcpu_samples; /* off-CPU samples written (JS_SAMPLE_OFFCPU) */
+	__u64 offcpu_ticks;  /* the ticks they carry */
+	__u64 offcpu_short;  /* system calls that waited off CPU but less than the next tick */
+	/* Off-CPU time not ended by a system call's return (a page fault, a
+	 * preemption in user code): no stack to give it; the ns are counted. */
+	__u64 offcpu_unplaced_ns;
+};
+
+/* A target thread's off-CPU state (the offcpu map, keyed by tid). */
+struct js_offcpu_thread {
+	__u64 left_ns;     /* when it left its CPU; 0 while it runs */
+	__u64 waited_ns;   /* off CPU since it entered its current system call (as far as seen) */
+	__u64 runnable_ns; /* of which preempted */
+	__u64 ip, sp;      /* its user ip and sp when it left: a system call's return has the same */
+	__u64 to_tick;     /* off-CPU ns until its next tick */
+	__u32 tgid;
+	__u32 preempted;   /* it left runnable */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

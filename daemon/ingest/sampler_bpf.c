@@ -101,7 +101,11 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 	s->skel->rodata->kernel_stacks = cfg->kernel_stacks;
 	s->skel->rodata->native_stacks = cfg->native_stacks;
 	s->skel->rodata->wakeup_watermark = cfg->wakeup_watermark;
-	bpf_map__set_max_entries(s->skel->maps.scratch, (__u32)s->ncpus);
+	s->skel->bss->offcpu_period_ns = cfg->offcpu ? 1000000000ull / cfg->frequency_hz : 0;
+	bpf_program__set_autoload(s->skel->progs.note_switch, cfg->offcpu);
+	bpf_program__set_autoload(s->skel->progs.sample_offcpu, cfg->offcpu);
+	s->skel->rodata->nr_cpus = (__u32)s->ncpus;
+	bpf_map__set_max_entries(s->skel->maps.scratch, (cfg->offcpu ? 2 : 1) * (__u32)s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.samples, (__u32)cfg->ringbuf_bytes);
 
 	e = sampler_bpf__load(s->skel);
@@ -121,6 +125,19 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 		if (!s->skel->links.note_exec)
 			log_warn("cannot attach sched_process_exec: %s (new JVMs are found by the periodic scan)",
 				 strerror(errno));
+	}
+
+	if (cfg->offcpu) {
+		/* Off-CPU samples need both: the switches measure the time,
+		 * the system calls' returns take the stack. */
+		s->skel->links.note_switch = bpf_program__attach(s->skel->progs.note_switch);
+		s->skel->links.sample_offcpu = bpf_program__attach(s->skel->progs.sample_offcpu);
+		if (!s->skel->links.note_switch || !s->skel->links.sample_offcpu) {
+			e = -errno;
+			snprintf(err, errlen, "cannot attach the off-CPU programs (sched_switch, sys_exit): %s",
+				 strerror(-e));
+			goto cleanup;
+		}
 	}
 
 	e = sampler_events_open(&s->events, cfg->events, bpf_program__fd(s->skel->progs.sample_stack),
@@ -176,6 +193,8 @@ int sampler_set_frequency(struct sampler *s, unsigned frequency_hz)
 {
 	if (frequency_hz < SAMPLER_MIN_HZ || frequency_hz > SAMPLER_MAX_HZ)
 		return -EINVAL;
+	if (s->skel->bss->offcpu_period_ns)
+		s->skel->bss->offcpu_period_ns = 1000000000ull / frequency_hz;
 	return sampler_events_set_frequency(s->events, frequency_hz);
 }
 
@@ -304,17 +323,29 @@ int sampler_forget_thread(struct sampler *s, pid_t pid, pid_t tid)
 	return e == -ENOENT ? 0 : e;
 }
 
-int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt)
+static int prog_stats(const struct bpf_program *prog, uint64_t *run_time_ns, uint64_t *run_cnt)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
-	int e;
+	int fd = bpf_program__fd(prog), e;
 
 	memset(&info, 0, sizeof(info));
-	e = bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.sample_stack), &info, &len);
+	e = fd < 0 ? -EBADF : bpf_obj_get_info_by_fd(fd, &info, &len);
 	*run_time_ns = e ? 0 : info.run_time_ns;
 	*run_cnt = e ? 0 : info.run_cnt;
 	return e;
+}
+
+int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt)
+{
+	return prog_stats(s->skel->progs.sample_stack, run_time_ns, run_cnt);
+}
+
+void sampler_offcpu_prog_stats(struct sampler *s, uint64_t *switch_ns, uint64_t *switch_cnt, uint64_t *exit_ns,
+			       uint64_t *exit_cnt)
+{
+	prog_stats(s->skel->progs.note_switch, switch_ns, switch_cnt);
+	prog_stats(s->skel->progs.sample_offcpu, exit_ns, exit_cnt);
 }
 
 int sampler_read_counters(struct sampler *s, struct js_counters *sum)

@@ -26,6 +26,9 @@ struct sampler_config {
 	unsigned fill_bytes;
 	bool kernel_stacks;
 	bool native_stacks;
+	/* Off-CPU samples too, a tick every 1/frequency_hz s of a thread's
+	 * time off CPU (bpf/sampler.h, struct js_wait). */
+	bool offcpu;
 	size_t ringbuf_bytes;    /* power of two, multiple of the page size */
 	size_t wakeup_watermark; /* bytes pending before the consumer is woken */
 	int watch_exec;          /* report execs (for attaching to new JVMs) */
@@ -79,6 +82,10 @@ int sampler_set_thread_flags(struct sampler *s, pid_t pid, pid_t tid, uint32_t f
 /* The kernel's run-time statistics of the sampling program (non-zero only
  * while kernel.bpf_stats_enabled is 1). */
 int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt);
+/* The same for the off-CPU programs (the scheduler's switches, system
+ * calls' returns); zeros if off-CPU sampling is off. */
+void sampler_offcpu_prog_stats(struct sampler *s, uint64_t *switch_ns, uint64_t *switch_cnt, uint64_t *exit_ns,
+			       uint64_t *exit_cnt);
 
 /* Sum of the per-CPU counters. */
 int sampler_read_counters(struct sampler *s, struct js_counters *sum);

@@ -48,6 +48,7 @@ struct native_walk {
 	struct native_proc *np;
 	uint64_t time_ns; /* the sample's, and its thread */
 	uint32_t tid;
+	uint32_t flags; /* the sample's (an off-CPU sample's weight is found by them) */
 	enum decode_status st;
 	struct native_plan plan;
 	uint32_t n;
@@ -101,7 +102,8 @@ static void finish(struct native_live *nl, struct native_walk *w, const struct n
 	if (np->p)
 		np->p->native_bytes -= sizeof(*w) + w->n * sizeof(w->frames[0]);
 	if (np->p) {
-		struct js_sample head = {.time_ns = w->time_ns, .tid = w->tid, .pid = (uint32_t)np->p->pid};
+		struct js_sample head = {.time_ns = w->time_ns, .tid = w->tid, .pid = (uint32_t)np->p->pid,
+					 .flags = w->flags};
 
 		tr->n = w->n;
 		tr->n_crossings = 0;
@@ -435,6 +437,7 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 	w->np = np;
 	w->time_ns = s->time_ns;
 	w->tid = s->tid;
+	w->flags = s->flags;
 	w->st = st;
 	w->plan = plan;
 	w->n = tr->n;

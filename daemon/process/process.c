@@ -35,6 +35,7 @@ static void session_state_init(struct process *p, const struct process_table *t)
 	walk_reuse_init(&p->reuse, WALK_REUSE_PROCESS_BYTES);
 	u64_map_init(&p->internal_threads);
 	kernel_stacks_init(&p->kstacks);
+	off_cpu_waits_init(&p->waits);
 	frozen_chunks_init(&p->chunks);
 	p->enter_special = (struct enter_special){0};
 	u64_map_init(&p->carriers);
@@ -53,6 +54,7 @@ static void session_state_free(struct process *p)
 	p->stats.walk_memo_bytes = 0;
 	u64_map_free(&p->internal_threads);
 	kernel_stacks_free(&p->kstacks);
+	off_cpu_waits_free(&p->waits);
 	frozen_chunks_free(&p->chunks);
 	u64_map_free(&p->carriers);
 	if (p->native_state_free)

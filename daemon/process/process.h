@@ -16,6 +16,7 @@
 
 #include "daemon/decode/frozen_chunks.h"
 #include "daemon/decode/kernel_stacks.h"
+#include "daemon/process/off_cpu_waits.h"
 #include "userspace/profile/kernel_symbols.h"
 #include "userspace/common/u64_map.h"
 #include "userspace/common/vec.h"
@@ -80,6 +81,7 @@ struct process {
 	struct walk_reuse reuse;       /* per thread: its last complete walk */
 	struct u64_map internal_threads; /* host tid -> 1: told the BPF program to copy nothing */
 	struct kernel_stacks kstacks;    /* kernel stacks waiting for their samples */
+	struct off_cpu_waits waits;      /* off-CPU samples' weights waiting for their samples */
 	struct frozen_chunks chunks;     /* virtual threads' frozen frames waiting for their samples */
 	struct u64_map carriers;         /* host tid -> 1: told the BPF program to copy them */
 	struct enter_special enter_special; /* learned by the decoder (decode_ctx) */
@@ -116,6 +118,7 @@ struct process {
 	uint64_t cpu_ns;
 	uint64_t cpu_read_ns; /* when cpu_ns was read (CLOCK_MONOTONIC) */
 	uint64_t profiled_ns;
+	uint64_t offcpu_ns; /* the off-CPU time its profile's off-CPU samples stand for */
 };
 
 #define COPY_END_DISABLED UINT64_MAX

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "daemon/decode/decoder.h"
+#include "daemon/decode/syscall_names.h"
 #include "daemon/decode/thread_roles.h"
 #include "daemon/record/recording.h"
 #include "daemon/support/clock.h"
@@ -124,15 +125,51 @@ static uint32_t contextualize(struct process *p, const struct js_sample *s, enum
 	return k;
 }
 
-/* Inserts a decoded trace into the process's tree. */
+/* An off-CPU trace goes below the [off-CPU] node at the root, which
+ * every view but offcpu and wall leaves out (cct_view.h), and ends in the
+ * system call it waited in, a kernel frame. When the trace is full, its
+ * innermost frame gives way to the marker. */
+static void mark_off_cpu(struct process *p, struct trace *tr, uint32_t syscall)
+{
+	char name[32];
+	uint32_t id;
+
+	if (tr->n == TRACE_MAX_FRAMES)
+		tr->n--;
+	memmove(&tr->frames[1], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
+	tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_OFFCPU, .type = FRAME_PSEUDO, .bci = -1};
+	tr->n++;
+	syscall_frame_name(syscall, name, sizeof(name));
+	if (tr->n < TRACE_MAX_FRAMES && (id = kernel_symbols_intern_for(&p->names, name)))
+		tr->frames[tr->n++] = (struct trace_frame){.method_id = id, .type = FRAME_KERNEL, .bci = -1};
+}
+
+/* Inserts a decoded trace into the process's tree: a CPU sample stands
+ * for one sampling period, an off-CPU one for the ticks of its wait. */
 static void into_tree(struct process_table *t, struct process *p, const struct js_sample *s, struct trace *tr)
 {
-	if (cct_add_sample(&p->cct, tr->frames, tr->n, (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u), s->tid) != 0) {
+	struct off_cpu_weight w = {.ticks = 1};
+	bool off = s->flags & JS_SAMPLE_OFFCPU;
+
+	if (off) {
+		if (!off_cpu_waits_use(&p->waits, s, &w)) {
+			p->stats.offcpu_unweighed++;
+			return;
+		}
+		mark_off_cpu(p, tr, w.syscall);
+	}
+	if (cct_add_samples(&p->cct, tr->frames, tr->n, w.ticks,
+			    (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u), s->tid) != 0) {
 		p->stats.dropped++;
 		p->stats.dropped_no_memory++;
 		return;
 	}
-	p->profiled_ns += t->period_ns;
+	if (off) {
+		p->stats.offcpu_ticks += w.ticks;
+		p->offcpu_ns += (uint64_t)w.ticks * t->period_ns;
+	} else {
+		p->profiled_ns += t->period_ns;
+	}
 }
 
 
@@ -257,8 +294,13 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 	java_n = tr->n;
 	frozen_chunks_release(&p->chunks, s);
 	kernel_stacks_apply(&p->kstacks, s, tr, st != DECODE_FAILED);
-	if (st == DECODE_FAILED)
+	if (st == DECODE_FAILED) {
+		struct off_cpu_weight unused;
+
+		if (s->flags & JS_SAMPLE_OFFCPU)
+			off_cpu_waits_use(&p->waits, s, &unused);
 		return;
+	}
 	n_before = tr->n;
 	if (st == DECODE_RESOLVED && mark_virtual_thread(p, tr)) {
 		java_n += tr->n - n_before; /* the marker, unless it took the outermost frame's place */
@@ -570,7 +612,13 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 		frozen_chunks_take(&p->chunks, s);
 		return;
 	}
+	if (s->flags & JS_SAMPLE_WAIT) {
+		off_cpu_waits_take(&p->waits, s);
+		return;
+	}
 	p->stats.samples++;
+	if (s->flags & JS_SAMPLE_OFFCPU)
+		p->stats.offcpu_samples++;
 	if (s->flags & JS_SAMPLE_KERNEL_MODE)
 		p->stats.kernel_mode++;
 	if (p->native_only) {

@@ -58,6 +58,11 @@ struct decode_stats {
 	uint64_t vthread_chunk_walked;
 	uint64_t vthread_chunk_rejected; /* walked, but not joined at a call site: frozen */
 	uint64_t vthread_rooted; /* resolved traces put under [virtual thread] */
+	/* Off-CPU samples (JS_SAMPLE_OFFCPU) and the ticks they put in the
+	 * tree; those whose weight never came (JS_SAMPLE_WAIT) are dropped. */
+	uint64_t offcpu_samples;
+	uint64_t offcpu_ticks;
+	uint64_t offcpu_unweighed;
 };
 
 void decode_stats_account(struct decode_stats *st, enum decode_status status, int reason, int rule);

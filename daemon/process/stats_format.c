@@ -99,6 +99,9 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"vthread_chunk_walked", s->vthread_chunk_walked},
 		{"vthread_chunk_rejected", s->vthread_chunk_rejected},
 		{"vthread_rooted", s->vthread_rooted},
+		{"offcpu_samples", s->offcpu_samples},
+		{"offcpu_ticks", s->offcpu_ticks},
+		{"offcpu_unweighed", s->offcpu_unweighed},
 		{"completion_mismatch", s->completion_mismatch},
 		{"completion_walk_failed", s->completion_walk_failed},
 		{"completion_pending", s->completion_pending},
@@ -200,6 +203,7 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 						: 0},
 		{"cpu_ms", p->cpu_ns / 1000000},
 		{"profiled_cpu_ms", p->profiled_ns / 1000000},
+		{"profiled_offcpu_ms", p->offcpu_ns / 1000000},
 	};
 	/* The share of its CPU time (the kernel's count, as last read) that its
 	 * profile covers: samples in the tree times the sampling period. */

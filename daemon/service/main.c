@@ -415,6 +415,7 @@ int main(int argc, char **argv)
 	sc.fill_bytes = d->opt.fill_bytes;
 	sc.kernel_stacks = d->opt.kernel_stacks;
 	sc.native_stacks = d->opt.native_stacks;
+	sc.offcpu = d->opt.offcpu;
 	sc.ringbuf_bytes = d->opt.ringbuf_bytes;
 	sc.wakeup_watermark = d->opt.wakeup_bytes;
 	sc.watch_exec = 1; /* cheap, and ends the authority of agents whose process execs */

@@ -97,6 +97,8 @@ static const struct opt_spec specs[] = {
 	 .help = "record the kernel stack of samples that interrupted the kernel (shown by --view mixed queries)"},
 	{.name = "native-stacks", .type = T_CHOICE, .choices = on_off, .arg = "on|off", .def = true, F(native_stacks),
 	 .help = "copy and unwind native (C/C++) frames too: JNI libraries, libjvm, JVM-internal threads (--view mixed)"},
+	{.name = "offcpu", .type = T_CHOICE, .choices = on_off, .arg = "on|off", .def = false, F(offcpu),
+	 .help = "sample threads off CPU too, weighted by the time they wait (profile types offcpu and wall)"},
 	{.name = "native-helper", .type = T_STRING, .arg = "PATH", F(native_helper_path),
 	 .help = "the sandboxed native unwinder (default: jsampled-unwind next to jsampled, else " JSAMPLED_DEFAULT_NATIVE_HELPER ")"},
 	{.name = "native-helper-user", .type = T_STRING, .arg = "USER", F(native_helper_user),

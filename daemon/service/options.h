@@ -51,6 +51,7 @@ struct options {
 	unsigned fill_bytes;         /* gap-filling windows (bpf/sampler.h JS_SAMPLE_FILL) */
 	bool kernel_stacks;          /* JS_SAMPLE_KSTACK records */
 	bool native_stacks;          /* copy and unwind native frames */
+	bool offcpu;                 /* off-CPU samples (JS_SAMPLE_OFFCPU) */
 	char native_helper_path[256]; /* the sandboxed unwinder (native_helper.h) */
 	char native_helper_user[64];  /* the user it runs as */
 	size_t native_helper_bytes;   /* its heap */

@@ -186,7 +186,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	struct decode_stats sum = d->processes.retired;
 	struct js_counters k = {0};
 	struct sampler_events_counters ev = {0};
-	uint64_t run_ns = 0, run_cnt = 0;
+	uint64_t run_ns = 0, run_cnt = 0, switch_ns = 0, switch_cnt = 0, exit_ns = 0, exit_cnt = 0;
 	uint64_t held_bytes = 0, held_samples = 0; /* waiting in the held queues now */
 	struct rusage ru, ru_children;
 	const struct daemon_counters *c = &d->counters;
@@ -205,6 +205,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	if (d->sampler) {
 		sampler_read_counters(d->sampler, &k);
 		sampler_prog_stats(d->sampler, &run_ns, &run_cnt);
+		sampler_offcpu_prog_stats(d->sampler, &switch_ns, &switch_cnt, &exit_ns, &exit_cnt);
 		sampler_read_events(d->sampler, &ev);
 	}
 	getrusage(RUSAGE_SELF, &ru);
@@ -253,8 +254,17 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"chunks", k.chunks},
 		{"chunks_unread", k.chunks_unread},
 		{"exec_events_lost", k.exec_events_lost},
+		{"switches", k.switches},
+		{"offcpu_samples", k.offcpu_samples},
+		{"offcpu_ticks", k.offcpu_ticks},
+		{"offcpu_short", k.offcpu_short},
+		{"offcpu_unplaced_ns", k.offcpu_unplaced_ns},
 		{"run_time_ns", run_ns},
 		{"run_cnt", run_cnt},
+		{"switch_run_time_ns", switch_ns},
+		{"switch_run_cnt", switch_cnt},
+		{"sys_exit_run_time_ns", exit_ns},
+		{"sys_exit_run_cnt", exit_cnt},
 	};
 	/* The perf events behind the program (sampler_events.h). */
 	const struct stat_field events[] = {
@@ -374,9 +384,29 @@ static int parse_side(struct daemon *d, const struct viewer *v, const char *arg,
 /* "pid 4242 (java)", and the window's ends (UTC) when there is one. */
 /* The frames a rendering shows: those asked for, or the process's default
  * (a Java process's Java frames; a native process has only native ones). */
-static unsigned view_of(const struct process *p, int asked)
+static unsigned view_of(const struct process *p, const struct render_request *r)
 {
-	return asked >= 0 ? (unsigned)asked : p->native_only ? VIEW_MIXED : VIEW_JAVA;
+	unsigned frames = r->view >= 0 ? (unsigned)r->view : p->native_only ? VIEW_MIXED : VIEW_JAVA;
+
+	return frames | r->type;
+}
+
+/* Trailing words naming a view and a profile type, in either order: taken
+ * off the end of args. */
+static int take_view_words(char **args, int n, int min, struct render_request *r)
+{
+	while (n > min) {
+		int v = cct_view_parse(args[n - 1]), t = cct_profile_type_parse(args[n - 1]);
+
+		if (v >= 0)
+			r->view = v;
+		else if (t >= 0)
+			r->type = (unsigned)t;
+		else
+			break;
+		n--;
+	}
+	return n;
 }
 
 static void describe_process(const struct process *p, const struct render_side *side, char *out, size_t outlen)
@@ -423,7 +453,7 @@ static int render_every(struct daemon *d, const struct render_request *r, struct
 		describe_process(p, w, title, sizeof(title));
 		const struct profile_source src = {.cct = &p->cct, .methods = &p->jvm.methods, .window = &win,
 						   .title = title, .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
-						   .view = view_of(p, r->view)};
+						   .view = view_of(p, r)};
 		wbuf_reset(&one);
 		if (cct_render_stream(&src, CCT_FORMAT_PPROF, &one, -1) != 0 || one.oom) {
 			rc = -1;
@@ -465,7 +495,7 @@ int query_render(struct daemon *d, const struct render_request *r, struct wbuf *
 		src[i] = (struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods,
 						 .window = r->side[i].windowed ? &win[i] : NULL, .title = titles[i],
 						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
-						 .view = view_of(p, r->view)};
+						 .view = view_of(p, r)};
 	}
 	wbuf_printf(out, "OK\n");
 	if (r->diff)
@@ -489,12 +519,12 @@ static int render_or_defer(struct daemon *d, const struct render_request *r, str
 
 int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, struct wbuf *out, struct render_request *defer)
 {
-	char buf[QUERY_MAX_REQUEST + 1], *save = NULL, *args[4] = {0};
+	char buf[QUERY_MAX_REQUEST + 1], *save = NULL, *args[6] = {0};
 	int n = 0;
 
 	snprintf(buf, sizeof(buf), "%s", line);
 	for (char *t = strtok_r(buf, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
-		if (n == 4) {
+		if (n == 6) {
 			error_line(out, "too many arguments");
 			return QUERY_ANSWERED;
 		}
@@ -505,7 +535,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 	if (n > 0 && strcmp(args[0], "list") != 0 && d->drain.rb)
 		ringbuf_drain_run(&d->drain, 0);
 	if (n == 0) {
-		error_line(out, "empty request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] | "
+		error_line(out, "empty request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] [cpu|offcpu|wall] | "
 				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json]");
 		return QUERY_ANSWERED;
 	}
@@ -515,13 +545,12 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			answer_list_json(d, v, out);
 		else
 			answer_list(d, v, out);
-	} else if (strcmp(args[0], "cct") == 0 && n >= 2 && n <= 5) {
+	} else if (strcmp(args[0], "cct") == 0 && n >= 2 && n <= 6) {
 		struct render_request r = {.diff = false, .format = CCT_FORMAT_TREE, .view = -1};
 		int rest = 2;
 
-		/* A last word naming a view (cct_view.h). */
-		if (n > 2 && cct_view_parse(args[n - 1]) >= 0)
-			r.view = cct_view_parse(args[--n]);
+		/* Last words naming a view and a profile type (view_names.h). */
+		n = take_view_words(args, n, 2, &r);
 
 		if (n > rest && !strchr(args[rest], '.')) {
 			r.format = cct_format_parse(args[rest++]);
@@ -538,7 +567,8 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			return QUERY_ANSWERED;
 		}
 		if (n > rest) {
-			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>] [java|mixed|carrier|mixed,carrier]");
+			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>] [java|mixed|carrier|mixed,carrier] "
+					"[cpu|offcpu|wall]");
 			return QUERY_ANSWERED;
 		}
 		return render_or_defer(d, &r, out, defer);
@@ -556,15 +586,13 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			if (parse_side(d, v, args[1 + i], &r.side[i], out) != 0)
 				return QUERY_ANSWERED;
 		return render_or_defer(d, &r, out, defer);
-	} else if (strcmp(args[0], "profiles") == 0 && (n == 2 || n == 3)) {
+	} else if (strcmp(args[0], "profiles") == 0 && n >= 2 && n <= 4) {
 		struct render_request r = {.every = true, .view = -1, .who = *v};
 
-		if (n == 3 && cct_view_parse(args[2]) < 0) {
-			error_line(out, "usage: profiles <from>..<until> [java|mixed|carrier|mixed,carrier]");
+		if (take_view_words(args, n, 2, &r) != 2) {
+			error_line(out, "usage: profiles <from>..<until> [java|mixed|carrier|mixed,carrier] [cpu|offcpu|wall]");
 			return QUERY_ANSWERED;
 		}
-		if (n == 3)
-			r.view = cct_view_parse(args[2]);
 		if (parse_window(args[1], &r.side[0]) != 0) {
 			error_line(out, "window must be FROM..UNTIL in seconds since the epoch");
 			return QUERY_ANSWERED;

@@ -61,7 +61,8 @@ struct render_request {
 	int format; /* enum cct_format */
 	struct render_side side[2]; /* cct: side[0]; diff: base, target; profiles: side[0]'s window */
 	bool every;                 /* profiles: each process who may see, as pprof */
-	int view;                   /* cct_view.h VIEW_* flags; -1 each process's default */
+	int view;                   /* cct_view.h VIEW_* frame flags; -1 each process's default */
+	unsigned type;              /* the profile type's VIEW_* flag: 0 cpu, VIEW_OFFCPU, VIEW_WALL */
 	struct viewer who;
 };
 

@@ -488,6 +488,70 @@ static void test_virtual_threads_rooted_or_under_their_carriers(void)
 	cct_free(&c);
 }
 
+/* Profile types: off-CPU paths hang below the root's [off-CPU] node
+ * (process_samples.c). The cpu view leaves them out, offcpu shows only
+ * them from the root, wall both, merged path by path; a virtual thread
+ * off CPU is rooted like one on CPU. */
+static void test_profile_types_split_at_the_off_cpu_node(void)
+{
+	const struct trace_frame off = F(PSEUDO_OFFCPU, FRAME_PSEUDO), vt = F(PSEUDO_VTHREAD, FRAME_PSEUDO);
+	struct trace_frame running[] = {F(1, FRAME_COMPILED), F(2, FRAME_COMPILED)};
+	struct trace_frame waiting[] = {off, F(1, FRAME_COMPILED), F(2, FRAME_COMPILED)};
+	struct trace_frame parked[] = {off, F(3, FRAME_COMPILED), vt, F(10, FRAME_COMPILED)};
+	struct trace_frame rooted[] = {vt, F(10, FRAME_COMPILED)};
+	struct cct c, view;
+	uint32_t node;
+
+	CHECK_EQ(cct_profile_type_parse("cpu"), 0);
+	CHECK_EQ(cct_profile_type_parse("offcpu"), VIEW_OFFCPU);
+	CHECK_EQ(cct_profile_type_parse("wall"), VIEW_WALL);
+	CHECK_EQ(cct_profile_type_parse("off"), -1);
+	CHECK_EQ(cct_profile_type_parse(NULL), -1);
+	CHECK_STR(cct_profile_type_name(VIEW_MIXED), "cpu");
+	CHECK_STR(cct_profile_type_name(VIEW_OFFCPU | VIEW_CARRIER), "offcpu");
+	CHECK_STR(cct_profile_type_name(VIEW_WALL), "wall");
+
+	CHECK(cct_init(&c, 100) == 0);
+	CHECK(cct_add(&c, running, 2, 2) == 0);
+	CHECK(cct_add(&c, waiting, 3, 5) == 0);
+	CHECK(cct_add(&c, parked, 4, 7) == 0);
+
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_JAVA, NULL, &view) == 0);
+	CHECK_EQ(view.samples, 2);
+	CHECK_EQ(view.nodes.n, 3); /* root, 1, 2 */
+	cct_free(&view);
+
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_OFFCPU, NULL, &view) == 0);
+	CHECK_EQ(view.samples, 12);
+	node = path_node(&view, running, 2);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 5);
+	node = path_node(&view, rooted, 2);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 7);
+	CHECK_EQ(path_node(&view, &off, 1), 0);
+	cct_free(&view);
+
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_WALL, NULL, &view) == 0);
+	CHECK_EQ(view.samples, 14);
+	node = path_node(&view, running, 2);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 7);
+	cct_free(&view);
+
+	/* Carrier view of the off-CPU samples: below the carrier's frame. */
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_OFFCPU | VIEW_CARRIER, NULL, &view) == 0);
+	node = path_node(&view, parked + 1, 3);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 7);
+	cct_free(&view);
+	cct_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_merge_and_render);
@@ -500,5 +564,6 @@ int main(void)
 	RUN(test_prune_makes_room_under_a_byte_cap);
 	RUN(test_prune_gives_up_on_a_hot_tree);
 	RUN(test_virtual_threads_rooted_or_under_their_carriers);
+	RUN(test_profile_types_split_at_the_off_cpu_node);
 	return CHECK_DONE();
 }

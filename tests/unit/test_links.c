@@ -109,7 +109,7 @@ static void test_queries(void)
 	CHECK(strncmp(a, "ERROR empty", 11) == 0);
 	a = answer(0, "rm -rf /");
 	CHECK(strncmp(a, "ERROR", 5) == 0);
-	a = answer(0, "a b c d e f");
+	a = answer(0, "a b c d e f g");
 	CHECK(strncmp(a, "ERROR too many", 14) == 0);
 	a = answer(1000, "stats 4242 json");
 	CHECK(strncmp(a, "OK\n{\"pid\":4242", 14) == 0 && strstr(a, "\"resolved\":3"));

@@ -335,6 +335,84 @@ static void test_kernel_stack_follows_a_held_sample(void)
 	kernel_symbols_free();
 }
 
+/* An off-CPU sample: its JS_SAMPLE_WAIT record's ticks are its weight,
+ * its trace goes below the root's [off-CPU] node and ends in the system
+ * call it waited in (a kernel frame: the mixed view's); the cpu view has
+ * none of it, the offcpu and wall views all of it. A sample whose weight
+ * never came is dropped, counted; a malformed record too. */
+static void test_off_cpu_sample_weighed_by_its_wait(void)
+{
+	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
+	struct process_table t;
+	struct process *p;
+	struct js_sample *s, *w, *lone;
+	struct js_wait wait = {.waited_ns = 35000000, .ticks = 3, .syscall = 202};
+	struct cct cpu, off, wall, mixed;
+
+	process_table_init(&t, &lim);
+	t.period_ns = 10000000;
+	p = process_create(&t, 77, 0, "");
+	if (!p)
+		return;
+	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
+	add_code(p);
+	w = calloc(1, sizeof(*w) + sizeof(wait));
+	*w = (struct js_sample){.time_ns = 100, .pid = 77, .flags = JS_SAMPLE_WAIT, .stack_len = sizeof(wait)};
+	memcpy(w->stack, &wait, sizeof(wait));
+	s = leaf_sample(100);
+	s->flags |= JS_SAMPLE_OFFCPU;
+	process_take_sample(&t, p, w, 100);
+	process_take_sample(&t, p, s, 100);
+	/* and a CPU sample of the same path */
+	free(s);
+	s = leaf_sample(200);
+	process_take_sample(&t, p, s, 200);
+	CHECK_EQ(p->stats.samples, 2); /* the record is no sample */
+	CHECK_EQ(p->stats.offcpu_samples, 1);
+	CHECK_EQ(p->stats.offcpu_ticks, 3);
+	CHECK_EQ(p->offcpu_ns, 30000000);
+	CHECK_EQ(p->profiled_ns, 10000000);
+	CHECK_EQ(p->cct.samples, 4);
+	/* The weight is used up: a second sample of that tick weighs nothing. */
+	free(s);
+	lone = leaf_sample(100);
+	lone->flags |= JS_SAMPLE_OFFCPU;
+	process_take_sample(&t, p, lone, 300);
+	CHECK_EQ(p->stats.offcpu_unweighed, 1);
+	CHECK_EQ(p->cct.samples, 4);
+	/* A record of the wrong size is counted, not read. */
+	w->stack_len = 4;
+	process_take_sample(&t, p, w, 300);
+	CHECK_EQ(p->waits.malformed, 1);
+
+	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_JAVA, NULL, &cpu) == 0);
+	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_OFFCPU, NULL, &off) == 0);
+	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_WALL, NULL, &wall) == 0);
+	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_OFFCPU | VIEW_MIXED, NULL, &mixed) == 0);
+	CHECK_EQ(cpu.samples, 1);
+	CHECK_EQ(off.samples, 3);
+	CHECK_EQ(wall.samples, 4);
+	/* The same Java path in all three: root and the method, no [off-CPU]. */
+	CHECK_EQ(cpu.nodes.n, 2);
+	CHECK_EQ(off.nodes.n, 2);
+	CHECK_EQ(wall.nodes.n, 2);
+	if (wall.nodes.n == 2)
+		CHECK_EQ(wall.self.v[1], 4);
+	CHECK_EQ(mixed.nodes.n, 3);
+	if (mixed.nodes.n == 3) {
+		CHECK_EQ(mixed.nodes.v[2].type, FRAME_KERNEL);
+		CHECK_STR(kernel_symbols_name(mixed.nodes.v[2].method_id), "sys_futex");
+		CHECK_EQ(mixed.self.v[2], 3);
+	}
+	cct_free(&cpu);
+	cct_free(&off);
+	cct_free(&wall);
+	cct_free(&mixed);
+	free(w);
+	free(lone);
+	process_table_free(&t);
+}
+
 /* A BATCH payload: the header, then each record of w (kind + length
  * framed already), count of them. */
 static int apply_records(struct process_table *t, struct process *p, const struct wbuf *recs, uint32_t count,
@@ -513,6 +591,7 @@ int main(void)
 	RUN(test_held_queue_overflow_is_counted);
 	RUN(test_wrapping_copy_is_malformed);
 	RUN(test_kernel_stack_follows_a_held_sample);
+	RUN(test_off_cpu_sample_weighed_by_its_wait);
 	RUN(test_unloaded_classes_are_dropped);
 	RUN(test_unloaded_classes_wait_for_the_drain);
 	return CHECK_DONE();

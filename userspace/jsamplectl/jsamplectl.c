@@ -4,7 +4,7 @@
  *
  *   jsamplectl [--socket PATH] list [--json]
  *   jsamplectl [--socket PATH] cct PID [--format F] [--since AGE | --from TIME --until TIME]
- *                                  [--view java|mixed|carrier] [-o FILE]
+ *                                  [--view java|mixed|carrier] [--type cpu|offcpu|wall] [-o FILE]
  *   jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]
  *                                   [--format html|text] [-o FILE]
  *   jsamplectl [--socket PATH] stats [PID] [--json]
@@ -43,7 +43,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: jsamplectl [--socket PATH] list [--json]\n"
 		"       jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json|pprof|html|svg]\n"
-		"                  [--since AGE | --from TIME --until TIME] [--view java|mixed|carrier] [-o FILE]\n"
+		"                  [--since AGE | --from TIME --until TIME] [--view java|mixed|carrier]\n"
+		"                  [--type cpu|offcpu|wall] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]\n"
 		"                  [--format html|text] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"
@@ -91,6 +92,7 @@ static const struct option_scope {
 	{.opt = 'V', .name = "service", .commands = " fleet "},
 	{.opt = 'Q', .name = "cluster", .commands = " fleet "},
 	{.opt = 'W', .name = "view", .commands = " cct "},
+	{.opt = 'Y', .name = "type", .commands = " cct "},
 };
 
 /* 0 if every option given (seen[opt]) is one the subcommand takes; else
@@ -240,6 +242,7 @@ int main(int argc, char **argv)
 		{"max-intervals", required_argument, 0, 'M'}, {"status", no_argument, 0, 'T'},
 		{"clickhouse-url", required_argument, 0, 'K'}, {"service", required_argument, 0, 'V'},
 		{"view", required_argument, 0, 'W'},   {"cluster", required_argument, 0, 'Q'},
+		{"type", required_argument, 0, 'Y'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
 	};
 	/* export: command-line settings, applied over the config file's */
@@ -250,7 +253,7 @@ int main(int argc, char **argv)
 			   {'D', "state_dir"},  {'L', "lag_s"},         {'M', "max_intervals"},
 			   {'K', "clickhouse_url"}};
 	const char *export_args[8] = {0};
-	const char *config_path = NULL, *service = NULL, *view = NULL, *cluster = NULL;
+	const char *config_path = NULL, *service = NULL, *view = NULL, *cluster = NULL, *type = NULL;
 	int export_status = 0;
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
 	const char *format = NULL, *since = NULL, *from = NULL, *until = NULL, *base = NULL, *target = NULL;
@@ -316,6 +319,13 @@ int main(int argc, char **argv)
 			}
 			view = optarg;
 			break;
+		case 'Y':
+			if (cct_profile_type_parse(optarg) < 0) {
+				fprintf(stderr, "jsamplectl: --type must be cpu, offcpu or wall\n");
+				return 2;
+			}
+			type = optarg;
+			break;
 		case 'I':
 		case 'P':
 		case 'H':
@@ -356,8 +366,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		}
-		snprintf(request, sizeof(request), "cct %s %s%s%s%s%s", argv[1], format ? format : "tree",
-			 window[0] ? " " : "", window, view ? " " : "", view ? view : "");
+		snprintf(request, sizeof(request), "cct %s %s%s%s%s%s%s%s", argv[1], format ? format : "tree",
+			 window[0] ? " " : "", window, view ? " " : "", view ? view : "", type ? " " : "",
+			 type ? type : "");
 	} else if (argc == 1 && strcmp(argv[0], "diff") == 0) {
 		char b[120], t[120];
 

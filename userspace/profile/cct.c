@@ -424,7 +424,13 @@ int cct_add_at(struct cct *c, const struct trace_frame *frames, uint32_t n, uint
 
 int cct_add_sample(struct cct *c, const struct trace_frame *frames, uint32_t n, int64_t t_s, uint32_t tid)
 {
-	return add_path(c, frames, n, 1, t_s, (int)(tid % CCT_THREAD_PATHS));
+	return cct_add_samples(c, frames, n, 1, t_s, tid);
+}
+
+int cct_add_samples(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count, int64_t t_s,
+		    uint32_t tid)
+{
+	return add_path(c, frames, n, count, t_s, (int)(tid % CCT_THREAD_PATHS));
 }
 
 int cct_add(struct cct *c, const struct trace_frame *frames, uint32_t n, uint64_t count)

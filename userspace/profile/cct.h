@@ -112,6 +112,9 @@ int cct_add_at(struct cct *c, const struct trace_frame *root_first, uint32_t n, 
 /* One sample of thread tid (the sample path: starts from that thread's
  * previous path). */
 int cct_add_sample(struct cct *c, const struct trace_frame *root_first, uint32_t n, int64_t t_s, uint32_t tid);
+/* count samples of thread tid at once (an off-CPU sample's ticks). */
+int cct_add_samples(struct cct *c, const struct trace_frame *root_first, uint32_t n, uint64_t count, int64_t t_s,
+		    uint32_t tid);
 /* The child of parent for a frame, created if create (and the tree may
  * still grow: the [other] node is allowed past the cap); 0 if not found and
  * not created. */

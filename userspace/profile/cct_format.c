@@ -35,6 +35,7 @@ static const char *const pseudo_names[PSEUDO_COUNT] = {
 	[PSEUDO_AGENT] = "[jsampled agent]",
 	[PSEUDO_VTHREAD_FROZEN] = "[virtual thread: older frames unmounted]",
 	[PSEUDO_VTHREAD] = "[virtual thread]",
+	[PSEUDO_OFFCPU] = "[off-CPU]",
 };
 
 const char *pseudo_frame_name(uint32_t id)

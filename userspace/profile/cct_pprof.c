@@ -3,8 +3,8 @@
  * Debian's golang-github-google-pprof-dev, compiled by protoc-c at build
  * time), gzipped, as `go tool pprof` and the fleet stores read it.
  *
- * Two sample types, samples/count and cpu/nanoseconds (count x the sampling
- * period). One Function per Java method (and per pseudo frame); a Location
+ * Two sample types, samples/count and TYPE/nanoseconds (count x the
+ * sampling period), TYPE the profile type: cpu, offcpu or wall. One Function per Java method (and per pseudo frame); a Location
  * per distinct physical frame: a compiled frame carries the methods inlined
  * into it as Lines, innermost (the callee) first, each with the source line
  * of its bci. Each Location's Mapping names the frame kind ("interpreted",
@@ -298,11 +298,11 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, s
 		goto cleanup;
 	str_id(&b.str, ""); /* string 0 is the empty string */
 	p.sample_type = calloc(2, sizeof(*p.sample_type));
-	p.period_type = value_type(&b, "cpu", "nanoseconds");
+	p.period_type = value_type(&b, cct_profile_type_name(src->view), "nanoseconds");
 	if (!p.sample_type || !p.period_type)
 		goto cleanup;
 	p.sample_type[p.n_sample_type++] = value_type(&b, "samples", "count");
-	p.sample_type[p.n_sample_type++] = value_type(&b, "cpu", "nanoseconds");
+	p.sample_type[p.n_sample_type++] = value_type(&b, cct_profile_type_name(src->view), "nanoseconds");
 	if (!p.sample_type[0] || !p.sample_type[1])
 		goto cleanup;
 	p.default_sample_type = p.sample_type[1]->type;

@@ -28,6 +28,21 @@ static bool moves_to_root(const struct cct_node *node, unsigned frames)
 	       node->method_id == PSEUDO_VTHREAD;
 }
 
+/* The root of the off-CPU samples' paths (process_samples.c). */
+static bool off_cpu_root(const struct cct_node *node)
+{
+	return node->parent == 0 && node->type == FRAME_PSEUDO && node->method_id == PSEUDO_OFFCPU;
+}
+
+/* Whether the view's profile type counts a node's own samples: off is
+ * whether the node is the [off-CPU] node or below it. */
+static bool counted(unsigned frames, bool off)
+{
+	if (frames & VIEW_WALL)
+		return true;
+	return (frames & VIEW_OFFCPU) ? off : !off;
+}
+
 int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 		   struct slice_window *window, struct cct *out)
 {
@@ -35,15 +50,22 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 	uint64_t *self = calloc(n ? n : 1, sizeof(*self)), *total = calloc(n ? n : 1, sizeof(*total));
 	uint32_t *to = calloc(n ? n : 1, sizeof(*to));
 	bool *in_other = calloc(n ? n : 1, sizeof(*in_other)); /* an [other] node or below one (a pruned method) */
+	bool *off = calloc(n ? n : 1, sizeof(*off)); /* the [off-CPU] node or below it */
 	int rc = -1;
 
-	if (cct_init(out, UINT32_MAX - 2) != 0 || !self || !total || !to || !in_other)
+	if (cct_init(out, UINT32_MAX - 2) != 0 || !self || !total || !to || !in_other || !off)
 		goto cleanup;
 	if (window)
 		cct_slices_window(&c->slices, self, n, window);
 	else
 		for (size_t i = 0; i < n; i++)
 			self[i] = c->self.v[i];
+	/* The profile type: the samples of the other kind are not there. */
+	for (size_t i = 1; i < n; i++) {
+		off[i] = off_cpu_root(&c->nodes.v[i]) || off[c->nodes.v[i].parent];
+		if (!counted(frames, off[i]))
+			self[i] = 0;
+	}
 	/* A moved subtree's samples are not its carrier frames' any more. */
 	for (size_t i = n; i-- > 0;) {
 		total[i] += self[i];
@@ -56,7 +78,10 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 
 		if (!total[i])
 			continue;
-		if (i && !(frames & VIEW_MIXED) && (node->type == FRAME_KERNEL || node->type == FRAME_C)) {
+		if (i && off_cpu_root(node)) {
+			/* its paths start at the view's root */
+			to[i] = 0;
+		} else if (i && !(frames & VIEW_MIXED) && (node->type == FRAME_KERNEL || node->type == FRAME_C)) {
 			/* kernel and C frames sit above the Java frames */
 			to[i] = to[node->parent];
 		} else if (i) {
@@ -79,5 +104,6 @@ cleanup:
 	free(total);
 	free(to);
 	free(in_other);
+	free(off);
 	return rc;
 }

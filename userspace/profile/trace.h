@@ -36,6 +36,9 @@ enum pseudo_frame {
 	/* The root of a virtual thread's frames: what lies below them is
 	 * its carrier's (the scheduler that mounted it). */
 	PSEUDO_VTHREAD,
+	/* The root of the off-CPU samples' paths (bpf/sampler.h,
+	 * JS_SAMPLE_OFFCPU): only the offcpu and wall views show them. */
+	PSEUDO_OFFCPU,
 	PSEUDO_COUNT
 };
 

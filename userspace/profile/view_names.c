@@ -22,3 +22,24 @@ int cct_view_parse(const char *word)
 			return (int)views[i].frames;
 	return -1;
 }
+
+static const char *const type_names[] = {
+	[0] = "cpu",
+	[VIEW_OFFCPU] = "offcpu",
+	[VIEW_WALL] = "wall",
+};
+
+int cct_profile_type_parse(const char *word)
+{
+	for (unsigned i = 0; word && i < sizeof(type_names) / sizeof(type_names[0]); i++)
+		if (type_names[i] && strcmp(word, type_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *cct_profile_type_name(unsigned view)
+{
+	unsigned t = view & VIEW_TYPE_MASK;
+
+	return t < sizeof(type_names) / sizeof(type_names[0]) && type_names[t] ? type_names[t] : "cpu";
+}

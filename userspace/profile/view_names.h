@@ -10,10 +10,28 @@
  * carrier frames below its [virtual thread] node. Without it every
  * [virtual thread] node is moved to the root, so a virtual thread's
  * methods add up wherever it was mounted. */
-enum cct_view_frames { VIEW_JAVA = 0, VIEW_MIXED = 1u << 0, VIEW_CARRIER = 1u << 1 };
+enum cct_view_frames {
+	VIEW_JAVA = 0,
+	VIEW_MIXED = 1u << 0,
+	VIEW_CARRIER = 1u << 1,
+	/* The profile type, which samples a view counts: CPU samples (no
+	 * flag), off-CPU samples (VIEW_OFFCPU: the paths below the root's
+	 * [off-CPU] node), or both (VIEW_WALL: a thread's whole time, on and
+	 * off CPU). Every count stands for one sampling period. */
+	VIEW_OFFCPU = 1u << 2,
+	VIEW_WALL = 1u << 3,
+};
+#define VIEW_FRAMES_MASK (VIEW_MIXED | VIEW_CARRIER)
+#define VIEW_TYPE_MASK (VIEW_OFFCPU | VIEW_WALL)
 
 /* A view's name as users write it: "java", "mixed", "carrier" or
  * "mixed,carrier" (either order). The VIEW_* flags; -1 if it is none. */
 int cct_view_parse(const char *word);
+
+/* A profile type as users write it: "cpu", "offcpu" or "wall". Its VIEW_*
+ * type flag (cpu: 0); -1 if it is none. */
+int cct_profile_type_parse(const char *word);
+/* The name of the profile type of view flags: "cpu", "offcpu", "wall". */
+const char *cct_profile_type_name(unsigned view);
 
 #endif

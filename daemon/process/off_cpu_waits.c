@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#include "off_cpu_waits.h"
+
+#include <string.h>
+
+/* A thread's tick: tid and time together (0 is no key of a u64_map). */
+static uint64_t key_of(const struct js_sample *s)
+{
+	uint64_t k = u64_hash(s->time_ns ^ ((uint64_t)s->tid << 40));
+	return k ? k : 1;
+}
+
+void off_cpu_waits_init(struct off_cpu_waits *w)
+{
+	memset(w, 0, sizeof(*w));
+	u64_map_init(&w->by_sample);
+}
+
+void off_cpu_waits_free(struct off_cpu_waits *w)
+{
+	u64_map_free(&w->by_sample);
+}
+
+void off_cpu_waits_take(struct off_cpu_waits *w, const struct js_sample *s)
+{
+	struct js_wait wait;
+
+	if (s->stack_len != sizeof(wait)) {
+		w->malformed++;
+		return;
+	}
+	memcpy(&wait, s->stack, sizeof(wait));
+	if (wait.ticks == 0) {
+		w->malformed++;
+		return;
+	}
+	if (w->by_sample.count >= OFF_CPU_WAITS_MAX) {
+		w->forgotten += w->by_sample.count;
+		u64_map_clear(&w->by_sample);
+	}
+	if (u64_map_put(&w->by_sample, key_of(s), (uint64_t)wait.ticks << 32 | wait.syscall) == 0)
+		w->taken++;
+}
+
+bool off_cpu_waits_use(struct off_cpu_waits *w, const struct js_sample *s, struct off_cpu_weight *out)
+{
+	uint64_t key = key_of(s), *v = w->by_sample.count ? u64_map_get(&w->by_sample, key) : NULL;
+
+	if (!v)
+		return false;
+	out->ticks = (uint32_t)(*v >> 32);
+	out->syscall = (uint32_t)*v;
+	u64_map_del(&w->by_sample, key);
+	return true;
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Off-CPU and wall-clock profiles against the truth. WorkloadWaits runs
+# threads that wait on known stacks (sleep, Object.wait, a contended
+# monitor and ReentrantLock, a socket read, a blocking queue) and one that
+# burns CPU, each timing its own calls; jsampled (--offcpu on) profiles it.
+# check_offcpu_truth.py matches the offcpu and wall profiles with the
+# truth: the sites' shares of the time by TVD, and the time the profiles
+# account for against the time the threads measured. On JDK 17 and on the
+# machine image's JDK 25.
+. "$(dirname "$0")/lib.sh"
+require_environment
+[ -f "$B/java/WorkloadWaits.class" ] || fail "WorkloadWaits not built (run 'make java')"
+
+HZ=499
+SECONDS_RUN=8
+
+# truth NAME JAVA
+truth() {
+	local name=$1 java=$2 pid
+	[ -x "$java" ] || fail "no $java (the machine image's JDK: see ../shared/platform.md)"
+	start_daemon --frequency $HZ --offcpu on
+	JAVA=$java start_jvm "$name" WorkloadWaits $SECONDS_RUN
+	pid=$JVM_PID
+	wait_profiled "$pid"
+	# Until the JVM has printed its truth: its last waits have come back.
+	for _ in $(seq 1 $((SECONDS_RUN * 10 + 100))); do
+		grep -q '^run ' "$TMP/$name.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q '^run ' "$TMP/$name.out" || fail "$name: WorkloadWaits printed no truth: $(cat "$TMP/$name.err")"
+	wait "$pid" || fail "the $name JVM failed: $(cat "$TMP/$name.err")"
+	for type in cpu offcpu wall; do
+		ctl cct "$pid" --format collapsed --type $type >"$TMP/$name.$type" 2>"$TMP/ctl.err" ||
+			fail "jsamplectl cct --type $type failed: $(cat "$TMP/ctl.err")"
+	done
+	ctl stats "$pid" >"$TMP/$name.stats" 2>&1 || true
+	ctl stats >"$TMP/$name.global-stats" 2>&1 || true
+	stop_daemon
+	"$PY" "$(dirname "$0")/check_offcpu_truth.py" "$TMP/$name.out" $HZ "$TMP/$name.cpu" "$TMP/$name.offcpu" \
+		"$TMP/$name.wall" >"$TMP/$name.truth" 2>&1 || { cat "$TMP/$name.truth"; fail "$name: the profiles miss the truth"; }
+	cat "$TMP/$name.truth"
+	grep -E '^(offcpu|switches|offcpu_)' "$TMP/$name.global-stats" | tr '\n' ' ' | sed "s/^/[$TEST_NAME] $name: BPF: /"
+	echo
+}
+
+truth jdk17 "$JAVA"
+truth jdk25 "${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
+note passed
