@@ -33,6 +33,7 @@ const volatile bool native_stacks = false;
  * reload may change. */
 volatile __u64 offcpu_period_ns = 0;
 const volatile __u32 nr_cpus = 1; /* possible CPUs */
+const volatile __u32 stash_slots = 1; /* entries of the stash map */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -56,7 +57,7 @@ struct {
 } threads SEC(".maps");
 
 /* One record under construction per CPU and program kind. A plain array
- * indexed by CPU (off-CPU samples: by CPU + nr_cpus, since a timer tick's
+ * indexed by CPU (off-CPU samples: + nr_cpus at system calls' returns, + 2 nr_cpus at switches, since a timer tick's
  * sample may interrupt one on the same CPU), because per-CPU map values
  * are limited to 32 KiB. The extra page lets the
  * page-wise copy below use a masked offset the verifier can bound. */
@@ -434,17 +435,35 @@ static __always_inline void emit_frozen_chunk(struct js_sample *s, __u8 *stack, 
 	s->stack_end = ti->stack_end;
 }
 
+/* A thread preempted in user code: the sample of the wait to come,
+ * copied as it leaves its CPU (its stack is readable only then), waits
+ * here, in slot tid % stash_slots, until it is back and the wait's ticks
+ * are known. A slot taken over by another thread meanwhile is counted. */
+#define JS_STASH_BYTES JS_DEFAULT_FRAGMENT_BYTES
+struct stash {
+	__u64 time_ns; /* the record's; 0: free */
+	__u32 tid;
+	__u32 len; /* of rec: the header and the stack */
+	__u8 rec[sizeof(struct js_sample) + JS_STASH_BYTES];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* stash_slots, set by the loader */
+	__type(key, __u32);
+	__type(value, struct stash);
+} stash SEC(".maps");
+
 /* Copies the thread's registers, frame anchor and stack into the sample
- * record and writes it, with the records that go before it: its kernel
+ * record and writes it (or, to set, keeps it there), with the records that go before it: its kernel
  * stack (ctx set: a tick in the kernel), its off-CPU weight (wait set), its
  * virtual thread's frozen frames and gap-filling windows. */
 static __always_inline int emit_sample(struct bpf_perf_event_data *ctx, const struct js_wait *wait,
-				       struct task_struct *task, const struct js_target *tg,
+				       struct stash *to, struct task_struct *task, const struct js_target *tg,
 				       struct js_thread_info *ti, const struct pt_regs *regs, __u32 flags,
 				       struct js_counters *cnt)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id(), slot = wait ? cpu + nr_cpus : cpu;
+	__u32 cpu = bpf_get_smp_processor_id(), slot = to ? cpu + 2 * nr_cpus : wait ? cpu + nr_cpus : cpu;
 	struct scratch *sc = bpf_map_lookup_elem(&scratch, &slot);
 	if (!sc)
 		return 0;
@@ -519,7 +538,7 @@ static __always_inline int emit_sample(struct bpf_perf_event_data *ctx, const st
 		}
 		s->flags = kept;
 	}
-	if (ti && (ti->thread_flags & JS_THREAD_CONTINUATIONS)) {
+	if (!to && ti && (ti->thread_flags & JS_THREAD_CONTINUATIONS)) {
 		__u64 asp = s->anchor_sp, afp = s->anchor_fp, apc = s->anchor_pc;
 
 		emit_frozen_chunk(s, stack, ti, tg, cnt);
@@ -548,8 +567,12 @@ static __always_inline int emit_sample(struct bpf_perf_event_data *ctx, const st
 	} else {
 		s->flags |= JS_SAMPLE_STACK_END_UNKNOWN;
 	}
-	if (ti && fill_bytes && (ti->thread_flags & JS_THREAD_FILL_GAPS))
+	if (!to && ti && fill_bytes && (ti->thread_flags & JS_THREAD_FILL_GAPS))
 		fill_gap(s, stack, ti, from, want, cnt);
+	if (to && want > JS_STASH_BYTES) {
+		want = JS_STASH_BYTES;
+		s->flags |= JS_SAMPLE_STACK_CAPPED;
+	}
 
 	/* Holes are zero-filled only where the stack's end is known: the
 	 * copy then ends within the thread's stack. */
@@ -560,6 +583,16 @@ static __always_inline int emit_sample(struct bpf_perf_event_data *ctx, const st
 	if (len > JS_MAX_FRAGMENT_BYTES)
 		len = JS_MAX_FRAGMENT_BYTES;
 	s->stack_len = (__u32)len;
+	if (to) {
+		if (len > JS_STASH_BYTES)
+			return 0;
+		if (bpf_probe_read_kernel(to->rec, sizeof(struct js_sample) + len, s) != 0)
+			return 0;
+		to->len = sizeof(struct js_sample) + (__u32)len;
+		to->tid = s->tid;
+		to->time_ns = s->time_ns;
+		return 1;
+	}
 
 	__u64 avail = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA);
 	__u64 rb_flags = BPF_RB_NO_WAKEUP;
@@ -633,7 +666,7 @@ int sample_stack(struct bpf_perf_event_data *ctx)
 	} else if (ti && !ti->ticked) {
 		ti->ticked = 1;
 	}
-	emit_sample(ctx, NULL, task, tg, ti, &regs, flags, cnt);
+	emit_sample(ctx, NULL, NULL, task, tg, ti, &regs, flags, cnt);
 	return 0;
 }
 
@@ -653,21 +686,36 @@ struct {
 
 #define JS_TASK_RUNNING 0
 
+/* The ticks of the thread's off-CPU clock that fall in a wait of d ns. */
+static __always_inline __u32 ticks_in(struct js_offcpu_thread *st, __u64 d)
+{
+	__u64 period = offcpu_period_ns, past;
+
+	if (!period)
+		return 0;
+	if (d < st->to_tick) {
+		st->to_tick -= d;
+		return 0;
+	}
+	past = d - st->to_tick;
+	st->to_tick = period - past % period;
+	return (__u32)(1 + past / period);
+}
+
 static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int prev_state, __u64 now)
 {
 	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid), zero = 0;
+	struct js_target *tg = bpf_map_lookup_elem(&targets, &tgid);
 	struct js_offcpu_thread *st;
 	struct js_counters *cnt;
 	struct pt_regs *ur;
-	__u64 ip, sp;
+	struct pt_regs regs;
 
-	if (!bpf_map_lookup_elem(&targets, &tgid) || !BPF_CORE_READ(prev, mm))
+	if (!tg || !BPF_CORE_READ(prev, mm))
 		return;
 	ur = (struct pt_regs *)bpf_task_pt_regs(prev);
-	if (!ur)
+	if (!ur || bpf_probe_read_kernel(&regs, sizeof(regs), ur) != 0)
 		return;
-	ip = BPF_CORE_READ(ur, ip);
-	sp = BPF_CORE_READ(ur, sp);
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (cnt)
 		cnt->switches++;
@@ -682,32 +730,102 @@ static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int 
 		if (!st)
 			return;
 	}
-	if (st->waited_ns && (st->ip != ip || st->sp != sp)) {
+	if (st->waited_ns && (st->ip != regs.ip || st->sp != regs.sp)) {
 		/* The wait seen so far ended where no system call returned. */
 		if (cnt)
 			cnt->offcpu_unplaced_ns += st->waited_ns;
 		st->waited_ns = 0;
 		st->runnable_ns = 0;
 	}
-	st->ip = ip;
-	st->sp = sp;
+	st->ip = regs.ip;
+	st->sp = regs.sp;
 	st->left_ns = now;
 	st->preempted = prev_state == JS_TASK_RUNNING;
+	st->stashed = 0;
+	/* Preempted in user code (not in a system call: orig_ax is
+	 * negative): no system call's return will take its sample, so it is
+	 * taken now, kept until the wait's length is known. */
+	if (st->preempted && (__s64)regs.orig_ax < 0 && offcpu_period_ns) {
+		__u32 slot = tid % stash_slots;
+		struct stash *to = bpf_map_lookup_elem(&stash, &slot);
+		struct js_thread_info *ti;
+
+		if (!to)
+			return;
+		if (to->time_ns && cnt)
+			cnt->offcpu_stash_taken++;
+		to->time_ns = 0;
+		ti = thread_info(prev, tgid, tid, regs.sp, cnt);
+		if (emit_sample(NULL, NULL, to, prev, tg, ti, &regs, JS_SAMPLE_OFFCPU, cnt))
+			st->stashed = 1;
+	}
+}
+
+/* A thread preempted in user code is back: its kept sample goes out if
+ * the wait held a tick, after its weight. */
+static __always_inline void offcpu_unstash(struct js_offcpu_thread *st, __u32 tid, __u64 d)
+{
+	__u32 zero = 0, slot = tid % stash_slots, cpu = bpf_get_smp_processor_id() + 2 * nr_cpus, len;
+	struct js_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct stash *from = bpf_map_lookup_elem(&stash, &slot);
+	struct scratch *sc = bpf_map_lookup_elem(&scratch, &cpu);
+	struct js_wait w = {.waited_ns = d, .runnable_ns = d, .syscall = (__u32)-1};
+	struct js_sample *s;
+
+	w.ticks = ticks_in(st, d);
+	if (!w.ticks) {
+		if (from && from->tid == tid)
+			from->time_ns = 0;
+		if (cnt)
+			cnt->offcpu_short++;
+		return;
+	}
+	if (!from || !sc || from->tid != tid || !from->time_ns) {
+		if (cnt)
+			cnt->offcpu_unplaced_ns += d; /* another thread's now */
+		return;
+	}
+	s = (struct js_sample *)sc->buf;
+	if (bpf_probe_read_kernel(s, sizeof(*s), from->rec) != 0)
+		return;
+	s->flags = JS_SAMPLE_WAIT;
+	s->stack_addr = 0;
+	s->stack_len = sizeof(w);
+	__builtin_memcpy(sc->buf + sizeof(*s), &w, sizeof(w));
+	len = from->len;
+	from->time_ns = 0;
+	if (len > sizeof(from->rec) || bpf_ringbuf_output(&samples, s, sizeof(*s) + sizeof(w), BPF_RB_NO_WAKEUP) != 0 ||
+	    bpf_ringbuf_output(&samples, from->rec, len, BPF_RB_NO_WAKEUP) != 0) {
+		if (cnt)
+			cnt->ringbuf_full++;
+		return;
+	}
+	if (cnt) {
+		cnt->emitted++;
+		cnt->bytes += len - sizeof(*s);
+		cnt->offcpu_samples++;
+		cnt->offcpu_ticks += w.ticks;
+	}
 }
 
 static __always_inline void offcpu_enter(struct task_struct *next, __u64 now)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
 	struct js_offcpu_thread *st = bpf_map_lookup_elem(&offcpu, &tid);
+	__u64 d;
 
 	if (!st || !st->left_ns)
 		return;
-	if (now > st->left_ns) {
-		st->waited_ns += now - st->left_ns;
-		if (st->preempted)
-			st->runnable_ns += now - st->left_ns;
-	}
+	d = now > st->left_ns ? now - st->left_ns : 0;
 	st->left_ns = 0;
+	if (st->stashed) {
+		st->stashed = 0;
+		offcpu_unstash(st, tid, d);
+		return;
+	}
+	st->waited_ns += d;
+	if (st->preempted)
+		st->runnable_ns += d;
 }
 
 SEC("tp_btf/sched_switch")
@@ -746,24 +864,19 @@ int BPF_PROG(sample_offcpu, struct pt_regs *uregs, long ret)
 			cnt->offcpu_unplaced_ns += w.waited_ns;
 		return 0;
 	}
-	if (!offcpu_period_ns)
-		return 0;
-	if (w.waited_ns < st->to_tick) {
-		st->to_tick -= w.waited_ns;
+	w.ticks = ticks_in(st, w.waited_ns);
+	if (!w.ticks) {
 		if (cnt)
 			cnt->offcpu_short++;
 		return 0;
 	}
-	__u64 past = w.waited_ns - st->to_tick;
-	w.ticks = (__u32)(1 + past / offcpu_period_ns);
-	st->to_tick = offcpu_period_ns - past % offcpu_period_ns;
 
 	tg = bpf_map_lookup_elem(&targets, &tgid);
 	if (!tg)
 		return 0;
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct js_thread_info *ti = thread_info(task, tgid, tid, regs.sp, cnt);
-	if (emit_sample(NULL, &w, task, tg, ti, &regs, JS_SAMPLE_OFFCPU, cnt) && cnt) {
+	if (emit_sample(NULL, &w, NULL, task, tg, ti, &regs, JS_SAMPLE_OFFCPU, cnt) && cnt) {
 		cnt->offcpu_samples++;
 		cnt->offcpu_ticks += w.ticks;
 	}

@@ -111,7 +111,7 @@ struct js_wait {
 	__u64 waited_ns;   /* off CPU in the system call, in all */
 	__u64 runnable_ns; /* of which runnable (preempted, waiting for a CPU) */
 	__u32 ticks;       /* offcpu_period_ns ticks that fell in it */
-	__u32 syscall;     /* the system call's number (x86-64) */
+	__u32 syscall;     /* the system call's number (x86-64); (__u32)-1: none, preempted in user code */
 };
 
 /* User registers kept per sample (x86-64). Interpreter and stub heuristics use
@@ -286,6 +286,10 @@ struct js_counters {
 	/* Off-CPU time not ended by a system call's return (a page fault, a
 	 * preemption in user code): no stack to give it; the ns are counted. */
 	__u64 offcpu_unplaced_ns;
+	/* Samples of threads preempted in user code whose stash slot another
+	 * preempted thread took before they were back (their wait is
+	 * counted in offcpu_unplaced_ns). */
+	__u64 offcpu_stash_taken;
 };
 
 /* A target thread's off-CPU state (the offcpu map, keyed by tid). */
@@ -297,6 +301,8 @@ struct js_offcpu_thread {
 	__u64 to_tick;     /* off-CPU ns until its next tick */
 	__u32 tgid;
 	__u32 preempted;   /* it left runnable */
+	__u32 stashed;     /* its sample is kept in the stash (preempted in user code) */
+	__u32 reserved;
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

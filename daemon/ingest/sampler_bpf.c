@@ -105,7 +105,11 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 	bpf_program__set_autoload(s->skel->progs.note_switch, cfg->offcpu);
 	bpf_program__set_autoload(s->skel->progs.sample_offcpu, cfg->offcpu);
 	s->skel->rodata->nr_cpus = (__u32)s->ncpus;
-	bpf_map__set_max_entries(s->skel->maps.scratch, (cfg->offcpu ? 2 : 1) * (__u32)s->ncpus);
+	/* Off-CPU samples have two more slots per CPU: the system calls'
+	 * returns, the switches (bpf/sampler.bpf.c). */
+	bpf_map__set_max_entries(s->skel->maps.scratch, (cfg->offcpu ? 3 : 1) * (__u32)s->ncpus);
+	s->skel->rodata->stash_slots = cfg->offcpu ? (s->ncpus * 4 > 64 ? (__u32)s->ncpus * 4 : 64) : 1;
+	bpf_map__set_max_entries(s->skel->maps.stash, s->skel->rodata->stash_slots);
 	bpf_map__set_max_entries(s->skel->maps.samples, (__u32)cfg->ringbuf_bytes);
 
 	e = sampler_bpf__load(s->skel);

@@ -139,6 +139,8 @@ static void mark_off_cpu(struct process *p, struct trace *tr, uint32_t syscall)
 	memmove(&tr->frames[1], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
 	tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_OFFCPU, .type = FRAME_PSEUDO, .bci = -1};
 	tr->n++;
+	if ((int32_t)syscall < 0)
+		return; /* preempted in user code */
 	syscall_frame_name(syscall, name, sizeof(name));
 	if (tr->n < TRACE_MAX_FRAMES && (id = kernel_symbols_intern_for(&p->names, name)))
 		tr->frames[tr->n++] = (struct trace_frame){.method_id = id, .type = FRAME_KERNEL, .bci = -1};

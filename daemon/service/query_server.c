@@ -259,6 +259,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"offcpu_ticks", k.offcpu_ticks},
 		{"offcpu_short", k.offcpu_short},
 		{"offcpu_unplaced_ns", k.offcpu_unplaced_ns},
+		{"offcpu_stash_taken", k.offcpu_stash_taken},
 		{"run_time_ns", run_ns},
 		{"run_cnt", run_cnt},
 		{"switch_run_time_ns", switch_ns},

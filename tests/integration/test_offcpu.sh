@@ -20,7 +20,10 @@ truth() {
 	local name=$1 java=$2 pid
 	[ -x "$java" ] || fail "no $java (the machine image's JDK: see ../shared/platform.md)"
 	start_daemon --frequency $HZ --offcpu on
-	JAVA=$java start_jvm "$name" WorkloadWaits $SECONDS_RUN
+	# Each site a compiled method of its own (not inlined into the
+	# loop), so that its samples name it whatever the JIT does.
+	JAVA=$java start_jvm "$name" -XX:CompileCommand=quiet '-XX:CompileCommand=dontinline,WorkloadWaits::*' \
+		WorkloadWaits $SECONDS_RUN
 	pid=$JVM_PID
 	wait_profiled "$pid"
 	# Until the JVM has printed its truth: its last waits have come back.

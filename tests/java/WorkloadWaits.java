@@ -19,7 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *  - siteSleep: Thread.sleep
  *  - siteWait: Object.wait with a timeout, never notified
  *  - siteMonitor: entering a synchronized block that holdMonitor holds
- *  - siteLock: ReentrantLock.lock while holdLock holds it
+ *    (then holding it briefly)
+ *  - siteLock: ReentrantLock.lock while holdLock holds it (the same)
  *  - siteSocket: a blocking socket read from a peer that answers after a
  *    fixed delay (the peer's own wait, sitePeer, is a site too)
  *  - siteTake: BlockingQueue.take, a producer (siteProduce) putting an
@@ -63,9 +64,10 @@ public class WorkloadWaits {
         }
     }
 
-    static void siteMonitor() {
+    /** Waits for the monitor, then holds it a little (so the loop never spins through free calls). */
+    static void siteMonitor() throws InterruptedException {
         synchronized (MONITOR) {
-            sink++;
+            Thread.sleep(2);
         }
     }
 
@@ -77,10 +79,10 @@ public class WorkloadWaits {
         Thread.sleep(5);
     }
 
-    static void siteLock() {
+    static void siteLock() throws InterruptedException {
         LOCK.lock();
         try {
-            sink++;
+            Thread.sleep(2);
         } finally {
             LOCK.unlock();
         }
