@@ -32,6 +32,10 @@ const volatile bool native_stacks = false;
  * CPU (0: none). Not a constant: it follows the sampling period, which a
  * reload may change. */
 volatile __u64 offcpu_period_ns = 0;
+/* Changes whenever the targets change (jsampled adds or removes one, this
+ * program removes one at an exec or exit): a thread's cached answer to "is
+ * its process a target" is checked again then. */
+volatile __u64 targets_gen = 1;
 const volatile __u32 nr_cpus = 1; /* possible CPUs */
 const volatile __u32 stash_slots = 1; /* entries of the stash map */
 
@@ -677,10 +681,12 @@ int sample_stack(struct bpf_perf_event_data *ctx)
  * ticks that fell in the wait as its weight. Waits that end with no
  * system call's return (a page fault, a preemption in user code) are only
  * counted: their user stack cannot be told apart from a later one's. */
+/* Task storage: a switch finds a thread's state (or that it is none of a
+ * target's) without a hash lookup; it goes with the thread. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, JS_MAX_THREADS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct js_offcpu_thread);
 } offcpu SEC(".maps");
 
@@ -704,55 +710,72 @@ static __always_inline __u32 ticks_in(struct js_offcpu_thread *st, __u64 d)
 
 static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int prev_state, __u64 now)
 {
-	__u32 tgid = BPF_CORE_READ(prev, tgid), tid = BPF_CORE_READ(prev, pid), zero = 0;
-	struct js_target *tg = bpf_map_lookup_elem(&targets, &tgid);
+	__u64 gen = targets_gen;
+	__u32 tgid, tid, zero = 0;
 	struct js_offcpu_thread *st;
 	struct js_counters *cnt;
 	struct pt_regs *ur;
-	struct pt_regs regs;
+	__u64 ip, sp;
+	__s64 orig_ax;
 
-	if (!tg || !BPF_CORE_READ(prev, mm))
+	if (!prev->mm)
+		return; /* a kernel thread */
+	st = bpf_task_storage_get(&offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return;
+	tgid = prev->tgid;
+	if (st->gen != gen) {
+		bool target = bpf_map_lookup_elem(&targets, &tgid) != NULL;
+
+		st->gen = gen;
+		if (target && (!st->target || st->tgid != tgid)) {
+			/* A new target's thread (or its thread since an exec). */
+			__builtin_memset(st, 0, sizeof(*st));
+			st->gen = gen;
+			st->tgid = tgid;
+			st->to_tick = offcpu_period_ns ? bpf_get_prandom_u32() % offcpu_period_ns + 1 : 1;
+		}
+		st->target = target;
+	}
+	if (!st->target)
 		return;
 	ur = (struct pt_regs *)bpf_task_pt_regs(prev);
-	if (!ur || bpf_probe_read_kernel(&regs, sizeof(regs), ur) != 0)
+	if (!ur)
 		return;
+	ip = BPF_CORE_READ(ur, ip);
+	sp = BPF_CORE_READ(ur, sp);
+	orig_ax = (__s64)BPF_CORE_READ(ur, orig_ax);
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (cnt)
 		cnt->switches++;
-	st = bpf_map_lookup_elem(&offcpu, &tid);
-	if (!st || st->tgid != tgid) {
-		struct js_offcpu_thread fresh = {
-			.tgid = tgid,
-			.to_tick = offcpu_period_ns ? bpf_get_prandom_u32() % offcpu_period_ns + 1 : 1,
-		};
-		bpf_map_update_elem(&offcpu, &tid, &fresh, BPF_ANY);
-		st = bpf_map_lookup_elem(&offcpu, &tid);
-		if (!st)
-			return;
-	}
-	if (st->waited_ns && (st->ip != regs.ip || st->sp != regs.sp)) {
+	if (st->waited_ns && (st->ip != ip || st->sp != sp)) {
 		/* The wait seen so far ended where no system call returned. */
 		if (cnt)
 			cnt->offcpu_unplaced_ns += st->waited_ns;
 		st->waited_ns = 0;
 		st->runnable_ns = 0;
 	}
-	st->ip = regs.ip;
-	st->sp = regs.sp;
+	st->ip = ip;
+	st->sp = sp;
 	st->left_ns = now;
 	st->preempted = prev_state == JS_TASK_RUNNING;
 	st->stashed = 0;
 	/* Preempted in user code (not in a system call: orig_ax is
 	 * negative): no system call's return will take its sample, so it is
 	 * taken now, kept until the wait's length is known. */
-	if (st->preempted && (__s64)regs.orig_ax < 0 && offcpu_period_ns) {
-		__u32 slot = tid % stash_slots;
-		struct stash *to = bpf_map_lookup_elem(&stash, &slot);
+	if (st->preempted && orig_ax < 0 && offcpu_period_ns) {
+		struct js_target *tg = bpf_map_lookup_elem(&targets, &tgid);
+		__u32 slot;
+		struct stash *to;
 		struct js_thread_info *ti;
+		struct pt_regs regs;
 
-		if (!to)
+		tid = prev->pid;
+		slot = tid % stash_slots;
+		to = bpf_map_lookup_elem(&stash, &slot);
+		if (!to || !tg || bpf_probe_read_kernel(&regs, sizeof(regs), ur) != 0)
 			return;
-		if (to->time_ns && cnt)
+		if (to->time_ns && to->tid != tid && cnt)
 			cnt->offcpu_stash_taken++;
 		to->time_ns = 0;
 		ti = thread_info(prev, tgid, tid, regs.sp, cnt);
@@ -810,12 +833,13 @@ static __always_inline void offcpu_unstash(struct js_offcpu_thread *st, __u32 ti
 
 static __always_inline void offcpu_enter(struct task_struct *next, __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
-	struct js_offcpu_thread *st = bpf_map_lookup_elem(&offcpu, &tid);
+	struct js_offcpu_thread *st = bpf_task_storage_get(&offcpu, next, 0, 0);
+	__u32 tid;
 	__u64 d;
 
 	if (!st || !st->left_ns)
 		return;
+	tid = next->pid;
 	d = now > st->left_ns ? now - st->left_ns : 0;
 	st->left_ns = 0;
 	if (st->stashed) {
@@ -843,7 +867,8 @@ int BPF_PROG(sample_offcpu, struct pt_regs *uregs, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid, tgid = pid_tgid >> 32, zero = 0;
-	struct js_offcpu_thread *st = bpf_map_lookup_elem(&offcpu, &tid);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct js_offcpu_thread *st = bpf_task_storage_get(&offcpu, task, 0, 0);
 	struct js_counters *cnt;
 	struct js_target *tg;
 	struct pt_regs regs;
@@ -874,7 +899,6 @@ int BPF_PROG(sample_offcpu, struct pt_regs *uregs, long ret)
 	tg = bpf_map_lookup_elem(&targets, &tgid);
 	if (!tg)
 		return 0;
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct js_thread_info *ti = thread_info(task, tgid, tid, regs.sp, cnt);
 	if (emit_sample(NULL, &w, NULL, task, tg, ti, &regs, JS_SAMPLE_OFFCPU, cnt) && cnt) {
 		cnt->offcpu_samples++;
@@ -900,8 +924,10 @@ int BPF_PROG(forget_thread, struct task_struct *task)
 	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	bpf_map_delete_elem(&threads, &tid);
-	if (BPF_CORE_READ(cur, signal, live.counter) == 0)
+	if (BPF_CORE_READ(cur, signal, live.counter) == 0) {
 		bpf_map_delete_elem(&targets, &tgid);
+		__sync_fetch_and_add(&targets_gen, 1);
+	}
 	return 0;
 }
 
@@ -928,6 +954,7 @@ int BPF_PROG(note_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 
 	if (bpf_map_lookup_elem(&targets, &tgid)) {
 		bpf_map_delete_elem(&targets, &tgid);
+		__sync_fetch_and_add(&targets_gen, 1);
 		flags |= JS_EXEC_WAS_TARGET;
 	}
 	e = bpf_ringbuf_reserve(&execs, sizeof(*e), 0);

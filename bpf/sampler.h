@@ -292,7 +292,8 @@ struct js_counters {
 	__u64 offcpu_stash_taken;
 };
 
-/* A target thread's off-CPU state (the offcpu map, keyed by tid). */
+/* A thread's off-CPU state (the BPF program's task storage): whether it
+ * is a target's, as of targets_gen, and its waits if so. */
 struct js_offcpu_thread {
 	__u64 left_ns;     /* when it left its CPU; 0 while it runs */
 	__u64 waited_ns;   /* off CPU since it entered its current system call (as far as seen) */
@@ -302,7 +303,8 @@ struct js_offcpu_thread {
 	__u32 tgid;
 	__u32 preempted;   /* it left runnable */
 	__u32 stashed;     /* its sample is kept in the stash (preempted in user code) */
-	__u32 reserved;
+	__u32 target;      /* its process is a target (as of gen) */
+	__u64 gen;         /* targets_gen when target was found */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

@@ -21,7 +21,39 @@ struct sampler {
 	struct sampler_bpf *skel;
 	struct sampler_events *events;
 	int ncpus;
+	/* Off-CPU programs: loaded (cfg->offcpu), wanted (sampler_set_offcpu)
+	 * and not paused (sampler_enable): attached only when all three. */
+	bool offcpu_loaded, offcpu_wanted, paused;
 };
+
+/* Attaches or detaches the off-CPU programs as the state says. */
+static int offcpu_links(struct sampler *s)
+{
+	bool on = s->offcpu_loaded && s->offcpu_wanted && !s->paused;
+	struct bpf_link **sw = &s->skel->links.note_switch, **ex = &s->skel->links.sample_offcpu;
+
+	if (!on) {
+		bpf_link__destroy(*sw);
+		bpf_link__destroy(*ex);
+		*sw = NULL;
+		*ex = NULL;
+		return 0;
+	}
+	/* Both: the switches measure the time, the system calls' returns
+	 * take the stack. */
+	if (!*sw)
+		*sw = bpf_program__attach(s->skel->progs.note_switch);
+	if (*sw && !*ex)
+		*ex = bpf_program__attach(s->skel->progs.sample_offcpu);
+	if (*sw && *ex)
+		return 0;
+	int e = -errno;
+	bpf_link__destroy(*sw);
+	bpf_link__destroy(*ex);
+	*sw = NULL;
+	*ex = NULL;
+	return e ? e : -EINVAL;
+}
 
 static int libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -131,17 +163,11 @@ int sampler_open(struct sampler **out, const struct sampler_config *cfg, char *e
 				 strerror(errno));
 	}
 
-	if (cfg->offcpu) {
-		/* Off-CPU samples need both: the switches measure the time,
-		 * the system calls' returns take the stack. */
-		s->skel->links.note_switch = bpf_program__attach(s->skel->progs.note_switch);
-		s->skel->links.sample_offcpu = bpf_program__attach(s->skel->progs.sample_offcpu);
-		if (!s->skel->links.note_switch || !s->skel->links.sample_offcpu) {
-			e = -errno;
-			snprintf(err, errlen, "cannot attach the off-CPU programs (sched_switch, sys_exit): %s",
-				 strerror(-e));
-			goto cleanup;
-		}
+	s->offcpu_loaded = s->offcpu_wanted = cfg->offcpu;
+	e = offcpu_links(s);
+	if (e) {
+		snprintf(err, errlen, "cannot attach the off-CPU programs (sched_switch, sys_exit): %s", strerror(-e));
+		goto cleanup;
 	}
 
 	e = sampler_events_open(&s->events, cfg->events, bpf_program__fd(s->skel->progs.sample_stack),
@@ -204,7 +230,22 @@ int sampler_set_frequency(struct sampler *s, unsigned frequency_hz)
 
 int sampler_enable(struct sampler *s, int on)
 {
+	s->paused = !on;
+	offcpu_links(s);
 	return sampler_events_enable(s->events, on);
+}
+
+int sampler_set_offcpu(struct sampler *s, bool on)
+{
+	if (!s->offcpu_loaded)
+		return on ? -EOPNOTSUPP : 0;
+	s->offcpu_wanted = on;
+	return offcpu_links(s);
+}
+
+bool sampler_offcpu(const struct sampler *s)
+{
+	return s->offcpu_loaded && s->offcpu_wanted;
 }
 
 void sampler_read_events(const struct sampler *s, struct sampler_events_counters *c)
@@ -229,6 +270,7 @@ int sampler_add_target(struct sampler *s, pid_t pid, const struct js_target *tg)
 
 	if (e)
 		return e;
+	__sync_fetch_and_add(&s->skel->data->targets_gen, 1);
 	/* The entry first: the events' first ticks find it. */
 	e = sampler_events_add(s->events, pid);
 	if (e < 0) {
@@ -245,6 +287,7 @@ int sampler_remove_target(struct sampler *s, pid_t pid)
 	__u32 key = (__u32)pid;
 	int e = bpf_map__delete_elem(s->skel->maps.targets, &key, sizeof(key), 0);
 
+	__sync_fetch_and_add(&s->skel->data->targets_gen, 1);
 	sampler_events_remove(s->events, pid);
 	return e == -ENOENT ? 0 : e;
 }

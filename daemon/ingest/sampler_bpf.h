@@ -50,8 +50,13 @@ int sampler_exec_ringbuf_fd(const struct sampler *s);
 int sampler_watch_sigquit(struct sampler *s, bool on);
 /* A new sampling frequency, without losing the loaded program (SIGHUP). */
 int sampler_set_frequency(struct sampler *s, unsigned frequency_hz);
-/* Enables or disables every perf event (a paused sampler costs nothing). */
+/* Enables or disables every perf event, and the off-CPU programs (a
+ * paused sampler costs nothing). */
 int sampler_enable(struct sampler *s, int on);
+/* Off-CPU sampling on or off (the programs detached: nothing runs at a
+ * switch); -EOPNOTSUPP if the sampler was opened without it. */
+int sampler_set_offcpu(struct sampler *s, bool on);
+bool sampler_offcpu(const struct sampler *s);
 /* The perf events: their mode's name ("threads" or "cpus") and counters. */
 const char *sampler_events_name(const struct sampler *s);
 void sampler_read_events(const struct sampler *s, struct sampler_events_counters *c);

@@ -633,6 +633,20 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		}
 		d->paused = !on;
 		wbuf_printf(out, "OK\nsampling %s\n", on ? "on" : "off");
+	} else if (strcmp(args[0], "offcpu") == 0 && n == 2 &&
+		   (strcmp(args[1], "on") == 0 || strcmp(args[1], "off") == 0)) {
+		/* Off-CPU sampling alone, of a daemon started with it. Root only. */
+		bool on = strcmp(args[1], "on") == 0;
+		if (v->uid != 0) {
+			error_line(out, "only root may switch off-CPU sampling");
+			return QUERY_ANSWERED;
+		}
+		if (!d->sampler || sampler_set_offcpu(d->sampler, on) != 0) {
+			error_line(out, on ? "off-CPU sampling cannot go on (jsampled runs without --offcpu on)"
+					   : "cannot switch off-CPU sampling");
+			return QUERY_ANSWERED;
+		}
+		wbuf_printf(out, "OK\noffcpu %s\n", on ? "on" : "off");
 	} else if (strcmp(args[0], "profile") == 0 && n == 2) {
 		/* A non-Java process, on request: root or its owner. */
 		char why[160];

@@ -7,6 +7,8 @@ import java.io.File;
  * creates it once jsampled has attached to this JVM), repeat one round of
  * work until SECONDS have passed, print "total N UNIT in R rounds", then wait
  * for GO_FILE's removal so the harness can read jsampled's stats meanwhile.
+ * With APPLOOP_ROUNDS=1 in the environment, each round also prints
+ * "round START_MS END_MS UNITS" (epoch ms): throughput over time.
  */
 final class AppLoop {
     interface Round {
@@ -19,9 +21,13 @@ final class AppLoop {
         waitFor(go, true);
         long deadline = System.nanoTime() + (long) (Double.parseDouble(args[0]) * 1e9);
         long units = 0, rounds = 0;
+        boolean each = "1".equals(System.getenv("APPLOOP_ROUNDS"));
         while (System.nanoTime() < deadline) {
-            units += round.run();
+            long t0 = System.currentTimeMillis(), u = round.run();
+            units += u;
             rounds++;
+            if (each)
+                System.out.println("round " + t0 + " " + System.currentTimeMillis() + " " + u);
         }
         System.out.println("total " + units + " " + unit + " in " + rounds + " rounds");
         System.out.flush();
