@@ -368,6 +368,13 @@ bench-decode-apps: all java
 bench-cost: all java
 	tests/bench/bench_cost.py $(BENCH_COST_ARGS)
 
+# What off-CPU sampling costs: a switch-heavy program, the servlet container
+# and a process it does not profile, with it on and off in interleaved
+# phases, async-profiler's wall mode beside (BENCH_OFFCPU_ARGS="--asprof DIR").
+.PHONY: bench-offcpu
+bench-offcpu: all java
+	tests/bench/bench_offcpu.py $(BENCH_OFFCPU_ARGS)
+
 # What a first write to fresh memory costs here, in small and huge pages
 # (why big arrays go on huge pages: userspace/common/big_alloc.h).
 .PHONY: bench-page-faults

@@ -36,6 +36,9 @@ volatile __u64 offcpu_period_ns = 0;
  * program removes one at an exec or exit): a thread's cached answer to "is
  * its process a target" is checked again then. */
 volatile __u64 targets_gen = 1;
+/* Changes each time the off-CPU programs are attached: a wait that began
+ * while they were not is of unknown length, and forgotten. */
+volatile __u64 offcpu_epoch = 1;
 const volatile __u32 nr_cpus = 1; /* possible CPUs */
 const volatile __u32 stash_slots = 1; /* entries of the stash map */
 
@@ -739,6 +742,11 @@ static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int 
 	}
 	if (!st->target)
 		return;
+	if (st->epoch != offcpu_epoch) {
+		st->epoch = offcpu_epoch;
+		st->waited_ns = 0;
+		st->runnable_ns = 0;
+	}
 	ur = (struct pt_regs *)bpf_task_pt_regs(prev);
 	if (!ur)
 		return;
@@ -839,6 +847,12 @@ static __always_inline void offcpu_enter(struct task_struct *next, __u64 now)
 
 	if (!st || !st->left_ns)
 		return;
+	if (st->epoch != offcpu_epoch) {
+		/* It left before the programs were attached. */
+		st->left_ns = 0;
+		st->stashed = 0;
+		return;
+	}
 	tid = next->pid;
 	d = now > st->left_ns ? now - st->left_ns : 0;
 	st->left_ns = 0;
@@ -876,6 +890,11 @@ int BPF_PROG(sample_offcpu, struct pt_regs *uregs, long ret)
 
 	if (!st || !st->waited_ns)
 		return 0;
+	if (st->epoch != offcpu_epoch) {
+		st->waited_ns = 0;
+		st->runnable_ns = 0;
+		return 0;
+	}
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (bpf_probe_read_kernel(&regs, sizeof(regs), uregs) != 0 || st->tgid != tgid)
 		return 0;

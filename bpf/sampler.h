@@ -305,6 +305,7 @@ struct js_offcpu_thread {
 	__u32 stashed;     /* its sample is kept in the stash (preempted in user code) */
 	__u32 target;      /* its process is a target (as of gen) */
 	__u64 gen;         /* targets_gen when target was found */
+	__u64 epoch;       /* offcpu_epoch of its waits */
 };
 
 #endif /* JSAMPLED_BPF_SAMPLER_H */

@@ -40,7 +40,9 @@ static int offcpu_links(struct sampler *s)
 		return 0;
 	}
 	/* Both: the switches measure the time, the system calls' returns
-	 * take the stack. */
+	 * take the stack. Waits begun while detached are forgotten. */
+	if (!*sw)
+		__sync_fetch_and_add(&s->skel->data->offcpu_epoch, 1);
 	if (!*sw)
 		*sw = bpf_program__attach(s->skel->progs.note_switch);
 	if (*sw && !*ex)
