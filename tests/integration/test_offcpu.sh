@@ -15,6 +15,21 @@ require_environment
 HZ=499
 SECONDS_RUN=8
 
+# pprof_type FILE TYPE COLLAPSED: go tool pprof reads the profile with its
+# type's sample type (TYPE/nanoseconds), and as many samples as the
+# collapsed profile of the same type.
+pprof_type() {
+	local raw want got
+	raw=$(HOME=$TMP GOCACHE=$TMP/gocache go tool pprof -raw "$1" 2>"$TMP/pprof.err") ||
+		fail "go tool pprof -raw $1: $(cat "$TMP/pprof.err")"
+	grep -qE "^samples/count $2/nanoseconds(\\[dflt\\])?$" <<<"$raw" ||
+		fail "pprof of type $2 has sample types: $(echo "$raw" | sed -n '/^Samples:/{n;p}')"
+	want=$(awk '{ s += $NF } END { print s + 0 }' "$3")
+	got=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 } on && $2 ~ /:$/ { s += $1 } END { print s + 0 }' <<<"$raw")
+	[ "$got" = "$want" ] || fail "pprof of type $2 holds $got samples, its collapsed profile $want"
+	note "pprof --type $2: $2/nanoseconds, $got samples as collapsed"
+}
+
 # truth NAME JAVA
 truth() {
 	local name=$1 java=$2 pid
@@ -36,6 +51,9 @@ truth() {
 	for type in cpu offcpu wall; do
 		ctl cct "$pid" --format collapsed --type $type >"$TMP/$name.$type" 2>"$TMP/ctl.err" ||
 			fail "jsamplectl cct --type $type failed: $(cat "$TMP/ctl.err")"
+		ctl cct "$pid" --format pprof --type $type -o "$TMP/$name.$type.pb.gz" 2>"$TMP/ctl.err" ||
+			fail "jsamplectl cct --format pprof --type $type failed: $(cat "$TMP/ctl.err")"
+		pprof_type "$TMP/$name.$type.pb.gz" $type "$TMP/$name.$type"
 	done
 	ctl stats "$pid" >"$TMP/$name.stats" 2>&1 || true
 	ctl stats >"$TMP/$name.global-stats" 2>&1 || true
