@@ -17,6 +17,10 @@
 --                     ([from, until) applies to `time`, the interval start)
 --   a_from, a_until, b_from, b_until: the two windows of the diff
 --
+-- Each is of one profile type: the CPU samples' rows have profile_type ''
+-- (add `AND profile_type = 'wall'` for wall-clock, 'offcpu' for waits; the
+-- conditions below are the CPU's).
+--
 -- The shape of all of them: samples may hold duplicates of a row until
 -- ReplacingMergeTree merges them (a retried batch), so the innermost query
 -- takes any(count) per row identity (the ORDER BY key: service, host, time,
@@ -50,7 +54,7 @@ FROM
     (
         SELECT service, host, time, pid, stack_hash, any(count) AS c
         FROM jsampled.samples
-        WHERE service = {service:String}
+        WHERE service = {service:String} AND profile_type = ''
           AND ({host:String} = '' OR host = {host:String})
           AND date >= toDate(toDateTime({from:UInt32}, 'UTC'))
           AND date <= toDate(toDateTime({until:UInt32}, 'UTC'))
@@ -79,7 +83,7 @@ FROM
 (
     SELECT service, host, time, pid, stack_hash, any(count) AS c
     FROM jsampled.samples
-    WHERE service = {service:String}
+    WHERE service = {service:String} AND profile_type = ''
       AND ({host:String} = '' OR host = {host:String})
       AND date >= toDate(toDateTime({from:UInt32}, 'UTC'))
       AND date <= toDate(toDateTime({until:UInt32}, 'UTC'))
@@ -98,7 +102,7 @@ FROM
 (
     SELECT service, host, time, pid, stack_hash, any(count) AS c
     FROM jsampled.samples
-    WHERE service = {service:String}
+    WHERE service = {service:String} AND profile_type = ''
       AND ({host:String} = '' OR host = {host:String})
       AND date >= toDate(toDateTime({from:UInt32}, 'UTC'))
       AND date <= toDate(toDateTime({until:UInt32}, 'UTC'))
@@ -134,7 +138,7 @@ FROM
             time >= toDateTime({a_from:UInt32}, 'UTC') AND time < toDateTime({a_until:UInt32}, 'UTC') AS in_a,
             time >= toDateTime({b_from:UInt32}, 'UTC') AND time < toDateTime({b_until:UInt32}, 'UTC') AS in_b
         FROM jsampled.samples
-        WHERE service = {service:String}
+        WHERE service = {service:String} AND profile_type = ''
           AND ({host:String} = '' OR host = {host:String})
           AND ((date >= toDate(toDateTime({a_from:UInt32}, 'UTC'))
                 AND date <= toDate(toDateTime({a_until:UInt32}, 'UTC')))

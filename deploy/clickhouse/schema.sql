@@ -72,7 +72,10 @@ CREATE TABLE IF NOT EXISTS jsampled.samples_local
     label_values Array(String),   -- key and value arrays (no Map type)
     stack_hash   UInt64,          -- refers to stacks.stack_hash
     count        UInt64,          -- samples of this stack in the interval
-    batch_id     String           -- the exporter's batch (same on a retry)
+    batch_id     String,          -- the exporter's batch (same on a retry)
+    profile_type String           -- '' for CPU samples (a row of an older
+                                  -- exporter has none), 'offcpu', 'wall';
+                                  -- added to an older table by fleet init
 )
 ENGINE = ReplacingMergeTree()
 PARTITION BY date

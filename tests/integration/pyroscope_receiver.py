@@ -35,6 +35,12 @@ PARAMS = {"name", "from", "until", "format", "spyName", "sampleRate"}
 
 def pprof_samples(data, tmp):
     """Sample count of a (gzipped) pprof, as go tool pprof reads it."""
+    return pprof_read(data, tmp)[0]
+
+
+def pprof_read(data, tmp):
+    """(sample count, the time sample type's name) of a (gzipped) pprof, as
+    go tool pprof reads it: cpu, offcpu or wall."""
     fd, path = tempfile.mkstemp(suffix=".pb.gz", dir=tmp)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
@@ -47,7 +53,10 @@ def pprof_samples(data, tmp):
     lines = re.findall(r"^\s+(\d+)\s+(\d+):\s+[\d ]+$", raw.stdout, re.M)
     if not lines:
         raise ValueError("no samples in the profile")
-    return sum(int(a) for a, _ in lines)
+    kind = re.search(r"^samples/count (\w+)/nanoseconds", raw.stdout, re.M)
+    if not kind:
+        raise ValueError("no samples/count TYPE/nanoseconds sample types")
+    return sum(int(a) for a, _ in lines), kind.group(1)
 
 
 class Receiver(http.server.BaseHTTPRequestHandler):
@@ -134,11 +143,16 @@ class Receiver(http.server.BaseHTTPRequestHandler):
             return self.refuse(400, "no multipart part named profile (parts: %s)" % sorted(parts))
         data = parts["profile"].get_payload(decode=True)
         try:
-            samples = pprof_samples(data, a.tmp)
+            samples, kind = pprof_read(data, a.tmp)
         except Exception as e:  # a profile that does not decode breaks the contract
             return self.refuse(400, "profile: %s" % e)
+        # The profile type: the name's suffix (APP.wall), the same as the
+        # pprof's sample type; none for CPU.
+        suffix = m.group(1).rsplit(".", 1)[1] if "." in m.group(1) else ""
+        if (suffix if suffix in ("wall", "offcpu") else "cpu") != kind:
+            return self.refuse(400, "name %s with a %s profile" % (m.group(1), kind))
         self.record({"app": m.group(1), "labels": labels, "from": frm, "until": until, "sampleRate": rate,
-                     "samples": samples, "bytes": len(data)})
+                     "samples": samples, "type": kind, "bytes": len(data)})
         self.send_response(200)
         self.end_headers()
 

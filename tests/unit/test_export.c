@@ -263,6 +263,14 @@ static void test_config(void)
 	CHECK(export_config_set(&c, "interval_s", "0", 1, err, sizeof(err)) != 0);
 	CHECK(export_config_set(&c, "nonsense", "1", 0, err, sizeof(err)) != 0);
 	CHECK(export_config_set(&c, "service", "x color *", 0, err, sizeof(err)) != 0);
+	/* Profile types: cpu by default, a list of the three names. */
+	CHECK_EQ(c.types, EXPORT_TYPE_CPU);
+	CHECK(export_config_set(&c, "types", "cpu,wall", 0, err, sizeof(err)) == 0);
+	CHECK_EQ(c.types, EXPORT_TYPE_CPU | EXPORT_TYPE_WALL);
+	CHECK(export_config_set(&c, "types", "offcpu", 0, err, sizeof(err)) == 0);
+	CHECK_EQ(c.types, EXPORT_TYPE_OFFCPU);
+	CHECK(export_config_set(&c, "types", "cpu,walls", 0, err, sizeof(err)) != 0);
+	CHECK(export_config_set(&c, "types", "", 0, err, sizeof(err)) != 0);
 	unlink(path);
 	/* a missing default file is fine, a missing named one is not */
 	CHECK_EQ(export_config_load(&c, path, 0, err, sizeof(err)), 0);
@@ -375,7 +383,7 @@ static void test_clickhouse_rows(void)
 
 	ch_stacks_written_init(&written, 100);
 	ch_batch_init(&b, "web-1", 86400 * 20000 + 15, 15);
-	CHECK(ch_batch_add_profile(&b, &written, &p, "orders", 42, labels, 4) == 0);
+	CHECK(ch_batch_add_profile(&b, &written, &p, "cpu", "orders", 42, labels, 4) == 0);
 	CHECK(b.rows == 2);
 	CHECK(b.samples_total == 15);
 	CHECK(b.new_stacks.n == 2);
@@ -398,11 +406,11 @@ static void test_clickhouse_rows(void)
 	ch_stacks_written_add(&written, b.new_stacks.v, b.new_stacks.n, (86400 * 20000 + 15) / 86400);
 	ch_batch_free(&b);
 	ch_batch_init(&b, "web-1", 86400 * 20000 + 30, 15);
-	CHECK(ch_batch_add_profile(&b, &written, &p, "orders", 42, labels, 4) == 0);
+	CHECK(ch_batch_add_profile(&b, &written, &p, "cpu", "orders", 42, labels, 4) == 0);
 	CHECK(b.new_stacks.n == 0 && b.stacks.len == 0 && b.rows == 2);
 	ch_batch_free(&b);
 	ch_batch_init(&b, "web-1", 86400 * 20001, 15);
-	CHECK(ch_batch_add_profile(&b, &written, &p, "orders", 42, labels, 4) == 0);
+	CHECK(ch_batch_add_profile(&b, &written, &p, "cpu", "orders", 42, labels, 4) == 0);
 	CHECK(b.new_stacks.n == 2);
 	ch_batch_free(&b);
 	ch_stacks_written_free(&written);

@@ -165,9 +165,10 @@ static void day_text(int64_t t, char *date, size_t datelen, char *stamp, size_t 
 }
 
 int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *written,
-			 const Perftools__Profiles__Profile *p, const char *service, int pid,
+			 const Perftools__Profiles__Profile *p, const char *profile_type, const char *service, int pid,
 			 const char *const *labels, size_t n_labels)
 {
+	int cpu = strcmp(profile_type, "cpu") == 0;
 	static const char *names[CH_MAX_FRAMES], *kinds[CH_MAX_FRAMES];
 	struct u64_map counts; /* stack hash -> samples in this profile */
 	int64_t day = b->from_s / 86400;
@@ -187,6 +188,11 @@ int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *wri
 		if (n == 0)
 			continue;
 		h = ch_stack_hash(names, kinds, n);
+		/* Another type's rows of the same stack must not collapse
+		 * with the CPU's in the samples table's key: they name the
+		 * stack by a hash of its own. */
+		if (!cpu)
+			h = fnv1a_str(h, profile_type);
 		have = u64_map_get(&counts, h);
 		if (u64_map_put(&counts, h, (have ? *have : 0) + (uint64_t)s->value[0]) != 0)
 			b->oom = 1;
@@ -234,6 +240,12 @@ int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *wri
 		wbuf_printf(&b->samples, ",\"stack_hash\":%" PRIu64 ",\"count\":%" PRIu64 ",\"batch_id\":", counts.slots[i].key,
 			    counts.slots[i].val);
 		json_quote(&b->samples, b->batch_id);
+		/* CPU rows have none ('' in the store): a store of an older
+		 * schema still takes them. */
+		if (!cpu) {
+			wbuf_put(&b->samples, ",\"profile_type\":", 16);
+			json_quote(&b->samples, profile_type);
+		}
 		wbuf_put(&b->samples, "}\n", 2);
 		b->rows++;
 		b->samples_total += counts.slots[i].val;

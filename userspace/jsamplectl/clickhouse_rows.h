@@ -50,10 +50,11 @@ void ch_stacks_written_add(struct ch_stacks_written *w, const uint64_t *hashes, 
 
 void ch_batch_init(struct ch_batch *b, const char *host, int64_t from_s, uint32_t interval_s);
 void ch_batch_free(struct ch_batch *b);
-/* Adds one process's profile for the batch's interval. labels: pairs of
- * key, value (value "" skipped). -1 if out of memory. */
+/* Adds one process's profile of a type ("cpu", "offcpu", "wall") for the
+ * batch's interval. labels: pairs of key, value (value "" skipped). -1 if
+ * out of memory. */
 int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *written,
-			 const Perftools__Profiles__Profile *p, const char *service, int pid,
+			 const Perftools__Profiles__Profile *p, const char *profile_type, const char *service, int pid,
 			 const char *const *labels, size_t n_labels);
 
 /* The stack hash of frames (root first) with their kind names. */

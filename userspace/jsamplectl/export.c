@@ -238,14 +238,17 @@ static void jvm_version(const char *vm, char *out, size_t cap)
 
 /* service{host=..,pid=..,jvm=..,...}: Pyroscope's name with labels. */
 static void series_name(char *out, size_t cap, const struct export_config *c, const struct process_identity *id,
-			int pid, const char *jvm)
+			int pid, const char *jvm, unsigned type)
 {
 	char host[128];
 	int n;
 
 	snprintf(host, sizeof(host), "%s", c->host);
 	identity_sanitize(host);
-	n = snprintf(out, cap, "%s{host=%s,pid=%d", id->service, host, pid);
+	/* cpu as ever; the other types with Pyroscope's suffix of a type
+	 * (the name Java's wall-clock profiles have there: SERVICE.wall). */
+	n = snprintf(out, cap, "%s%s%s{host=%s,pid=%d", id->service, type ? "." : "", type ? export_type_names[type] : "",
+		     host, pid);
 	if (jvm[0])
 		n += snprintf(out + n, cap - (size_t)n, ",jvm=%s", jvm);
 	if (id->unit[0] && (size_t)n < cap)
@@ -261,13 +264,16 @@ static void series_name(char *out, size_t cap, const struct export_config *c, co
 /* One process's profile of [from, until): pprof its frame of the
  * "profiles" answer, NULL when it had none (no sample in the window). */
 static void export_process(struct exporter *e, json_t *proc, int64_t from, int64_t until, const uint8_t *pprof,
-			   size_t len)
+			   size_t len, unsigned type)
 {
 	int pid = (int)json_integer_value(json_object_get(proc, "pid"));
 	const char *comm = json_string_value(json_object_get(proc, "comm"));
 	const char *vm = json_string_value(json_object_get(proc, "vm"));
-	struct export_item item = {.from_s = from, .until_s = until, .pid = pid};
-	int to_pyroscope = e->pyroscope && !resumed_already(e, from, pid);
+	/* What a restart remembers as pushed: the pid, and the type above its
+	 * bits (pids are below 2^22). */
+	int key = pid | (int)(type << 24);
+	struct export_item item = {.from_s = from, .until_s = until, .pid = key};
+	int to_pyroscope = e->pyroscope && !resumed_already(e, from, key);
 	struct process_identity id;
 	Perftools__Profiles__Profile *prof;
 	char jvm[96];
@@ -300,13 +306,13 @@ static void export_process(struct exporter *e, json_t *proc, int64_t from, int64
 	if (e->clickhouse) {
 		const char *labels[] = {"jvm", jvm, "unit", id.unit, "container", id.container, "pod", id.pod};
 
-		if (ch_batch_add_profile(&e->batch, &e->ch_written, prof, id.service, pid, labels,
-					 sizeof(labels) / sizeof(labels[0]) / 2) != 0)
+		if (ch_batch_add_profile(&e->batch, &e->ch_written, prof, export_type_names[type], id.service, pid,
+					 labels, sizeof(labels) / sizeof(labels[0]) / 2) != 0)
 			snprintf(e->last_error, sizeof(e->last_error), "out of memory building ClickHouse rows");
 	}
 	perftools__profiles__profile__free_unpacked(prof, NULL);
 	if (to_pyroscope) {
-		series_name(item.name, sizeof(item.name), e->c, &id, pid, jvm);
+		series_name(item.name, sizeof(item.name), e->c, &id, pid, jvm, type);
 		item.body = malloc(len);
 		if (!item.body) {
 			e->pyroscope->q.c.dropped++;
@@ -425,17 +431,52 @@ static void note_settings(struct exporter *e, json_t *proc)
 	}
 }
 
-/* Fetches [from, until) of every process jsampled lets us see: the list
- * (names, versions) and one "profiles" query, which jsampled renders in
+/* One profile type's profiles of the interval, exported process by process. */
+static int fetch_type(struct exporter *e, json_t *list, int64_t from, int64_t until, unsigned type)
+{
+	char *profiles = NULL, err[256], request[128];
+	size_t plen = 0, i, n_frames = 0, hint = 0;
+	struct profile_frame *frames = NULL;
+	json_t *proc;
+	int rc = -1;
+
+	snprintf(request, sizeof(request), "profiles %" PRId64 "..%" PRId64 "%s%s %s", from, until,
+		 e->c->view[0] ? " " : "", e->c->view, export_type_names[type]);
+	if (query_to_memory(e->c->socket_path, request, &profiles, &plen, err, sizeof(err)) != QUERY_OK) {
+		e->query_errors++;
+		snprintf(e->last_error, sizeof(e->last_error), "profiles: %s", err);
+		goto cleanup;
+	}
+	if (read_frames(profiles, plen, &frames, &n_frames) != 0) {
+		e->query_errors++;
+		snprintf(e->last_error, sizeof(e->last_error), "profiles: jsampled's answer is malformed or cut short");
+		goto cleanup;
+	}
+	json_array_foreach(list, i, proc) {
+		const struct profile_frame *f =
+			frame_of(frames, n_frames, &hint, (int)json_integer_value(json_object_get(proc, "pid")));
+
+		if (type == 0)
+			note_settings(e, proc);
+		export_process(e, proc, from, until, f ? f->pprof : NULL, f ? f->len : 0, type);
+	}
+	rc = 0;
+cleanup:
+	free(frames);
+	free(profiles);
+	return rc;
+}
+
+/* One interval: the list of processes, then one "profiles" query per
+ * profile type exported, whose answer holds every process's pprof, built in
  * one child for all of them (a render per process forked its whole heap
  * fifty times an interval). */
 static int fetch_interval(struct exporter *e, int64_t from, int64_t until)
 {
-	char *body = NULL, *profiles = NULL, err[256], request[96];
-	size_t len, plen = 0, i, n_frames = 0, hint = 0;
-	struct profile_frame *frames = NULL;
+	char *body = NULL, err[256];
+	size_t len;
 	json_error_t jerr;
-	json_t *list = NULL, *proc;
+	json_t *list = NULL;
 	int rc = -1;
 
 	if (e->clickhouse)
@@ -451,34 +492,15 @@ static int fetch_interval(struct exporter *e, int64_t from, int64_t until)
 		snprintf(e->last_error, sizeof(e->last_error), "list: not a JSON array: %s", jerr.text);
 		goto cleanup;
 	}
-	snprintf(request, sizeof(request), "profiles %" PRId64 "..%" PRId64 "%s%s", from, until,
-		 e->c->view[0] ? " " : "", e->c->view);
-	if (json_array_size(list) &&
-	    query_to_memory(e->c->socket_path, request, &profiles, &plen, err, sizeof(err)) != QUERY_OK) {
-		e->query_errors++;
-		snprintf(e->last_error, sizeof(e->last_error), "profiles: %s", err);
-		goto cleanup;
-	}
-	if (profiles && read_frames(profiles, plen, &frames, &n_frames) != 0) {
-		e->query_errors++;
-		snprintf(e->last_error, sizeof(e->last_error), "profiles: jsampled's answer is malformed or cut short");
-		goto cleanup;
-	}
-	json_array_foreach(list, i, proc) {
-		const struct profile_frame *f =
-			frame_of(frames, n_frames, &hint, (int)json_integer_value(json_object_get(proc, "pid")));
-
-		note_settings(e, proc);
-		export_process(e, proc, from, until, f ? f->pprof : NULL, f ? f->len : 0);
-	}
+	for (unsigned t = 0; t < EXPORT_TYPES && json_array_size(list); t++)
+		if ((e->c->types & (1u << t)) && fetch_type(e, list, from, until, t) != 0)
+			goto cleanup;
 	rc = 0;
 	if (e->clickhouse)
 		queue_batch(e, from, until);
 cleanup:
 	if (rc != 0 && e->clickhouse)
 		ch_batch_free(&e->batch);
-	free(frames);
-	free(profiles);
 	free(body);
 	json_decref(list);
 	return rc;

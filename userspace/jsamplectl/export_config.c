@@ -27,6 +27,29 @@ void export_config_defaults(struct export_config *c)
 	c->queue_bytes = 64u << 20;
 	c->timeout_s = 10;
 	snprintf(c->clickhouse_database, sizeof(c->clickhouse_database), "jsampled");
+	c->types = EXPORT_TYPE_CPU;
+}
+
+const char *const export_type_names[EXPORT_TYPES] = {"cpu", "offcpu", "wall"};
+
+/* "cpu,wall" -> EXPORT_TYPE_* bits; 0 if a word is none of them. */
+static unsigned parse_types(const char *value)
+{
+	char buf[64], *save = NULL;
+	unsigned bits = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s", value) >= (int)sizeof(buf))
+		return 0;
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		unsigned i = 0;
+
+		while (i < EXPORT_TYPES && strcmp(w, export_type_names[i]) != 0)
+			i++;
+		if (i == EXPORT_TYPES)
+			return 0;
+		bits |= 1u << i;
+	}
+	return bits;
 }
 
 int export_config_is_secret(const char *key)
@@ -152,6 +175,13 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 		/* java is the default: a Java process's Java frames, a native
 		 * process's own. */
 		return set_text(c->view, sizeof(c->view), key, strcmp(value, "java") == 0 ? "" : value, err, errlen);
+	}
+	if (strcmp(key, "types") == 0) {
+		if (!(c->types = parse_types(value))) {
+			snprintf(err, errlen, "types: a list of cpu, offcpu and wall, such as cpu,wall");
+			return -1;
+		}
+		return 0;
 	}
 	if (strcmp(key, "service") == 0)
 		return add_rule(c, value, err, errlen);

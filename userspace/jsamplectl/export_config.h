@@ -21,6 +21,9 @@
  *   timeout_s = 10
  *   view = java|mixed|carrier    (mixed: with kernel frames; carrier: a
  *                                 virtual thread's carrier frames too)
+ *   types = cpu[,offcpu][,wall]  (the profile types exported, each its own
+ *                                 series and rows; offcpu and wall need
+ *                                 jsampled --offcpu on)
  *   service = NAME exe|main|unit|cgroup GLOB   (a naming rule; first match wins)
  */
 #ifndef JSAMPLECTL_EXPORT_CONFIG_H
@@ -33,6 +36,10 @@
 #define EXPORT_MAX_RULES 64
 
 enum rule_field { RULE_EXE, RULE_MAIN, RULE_UNIT, RULE_CGROUP };
+
+/* The profile types an exporter sends: bit i is export_type_names[i]. */
+enum { EXPORT_TYPE_CPU = 1u << 0, EXPORT_TYPE_OFFCPU = 1u << 1, EXPORT_TYPE_WALL = 1u << 2, EXPORT_TYPES = 3 };
+extern const char *const export_type_names[EXPORT_TYPES];
 
 struct service_rule {
 	char name[128];
@@ -58,6 +65,7 @@ struct export_config {
 	char clickhouse_password[256];
 	char clickhouse_database[64];
 	char view[16]; /* jsampled's --view (cct_view.h); "": each process's default */
+	unsigned types; /* EXPORT_TYPE_* bits */
 	struct service_rule rules[EXPORT_MAX_RULES];
 	size_t n_rules;
 	uint32_t max_intervals; /* runs this many intervals then stops (tests; 0: forever) */

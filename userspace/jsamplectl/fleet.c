@@ -45,6 +45,9 @@ static void samples_where(struct wbuf *w, const struct fleet_query *q, int64_t f
 		    " AND date >= toDate(toDateTime(%" PRId64 ")) - 1 AND date <= toDate(toDateTime(%" PRId64
 		    ")) + 1 AND time >= toDateTime(%" PRId64 ") AND time < toDateTime(%" PRId64 ")",
 		    from, until, from, until);
+	/* CPU rows have no type (''), the others theirs. */
+	wbuf_printf(w, " AND profile_type = ");
+	sql_quote(w, q->profile_type && strcmp(q->profile_type, "cpu") != 0 ? q->profile_type : "");
 }
 
 static void distinct_rows(struct wbuf *w, const struct fleet_query *q, int64_t from, int64_t until,
@@ -280,8 +283,11 @@ static int print_hosts(const struct wbuf *rows, FILE *out)
 static int render(const struct fleet_query *q, struct fleet_tree *a, struct fleet_tree *b, FILE *out)
 {
 	char title[300], base_title[320];
-	/* Kernel frames are in the store only if the exporter sent them. */
-	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title, .view = VIEW_MIXED};
+	/* Kernel frames are in the store only if the exporter sent them. The
+	 * tree holds one type's samples only: all counted, named by it. */
+	const char *type = q->profile_type ? q->profile_type : "cpu";
+	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title, .view = VIEW_MIXED | VIEW_WALL,
+				     .profile_type = type};
 	struct wbuf w;
 	int f = cct_format_parse(q->format), rc;
 
@@ -289,7 +295,8 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 	wbuf_init(&w);
 	/* Rendered whole, then written (the streaming spill sends to sockets). */
 	if (q->command == FLEET_DIFF) {
-		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title, .view = VIEW_MIXED};
+		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title,
+					      .view = VIEW_MIXED | VIEW_WALL, .profile_type = type};
 
 		snprintf(base_title, sizeof(base_title), "%s (base)", title);
 		src.cct = &b->cct;

@@ -28,6 +28,7 @@ struct fleet_query {
 	int64_t from, until;   /* seconds since the epoch, [from, until) */
 	int64_t base_from, base_until; /* diff: the base window */
 	const char *format;    /* a jsampled format name */
+	const char *profile_type; /* "cpu", "offcpu" or "wall" */
 };
 
 /* Runs q, writes the result to out. Exit status for main: 0, 1 when

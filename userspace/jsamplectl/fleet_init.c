@@ -12,6 +12,36 @@ void fleet_init_advice(const char *shown_url, char *out, size_t len)
 			   "each server of a cluster)", shown_url);
 }
 
+/* Whether database.table has the column: 1, 0, or -1 (err). */
+static int has_column(const struct clickhouse_server *s, const char *database, const char *table, const char *column,
+		      char *err, size_t errlen)
+{
+	struct wbuf answer;
+	char sql[300];
+	int rc;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT count() FROM system.columns WHERE database = '%s' AND table = '%s' AND name = '%s' FORMAT "
+		 "TabSeparated",
+		 database, table, column);
+	wbuf_init(&answer);
+	rc = clickhouse_run(s, sql, &answer, err, errlen);
+	if (rc == 0)
+		rc = answer.len > 0 && answer.data[0] != '0';
+	else
+		rc = -1;
+	wbuf_free(&answer);
+	return rc;
+}
+
+/* The columns later schemas added, each with the table it went into:
+ * fleet init adds them to a store made before. */
+static const struct added_column {
+	const char *table, *column, *type;
+} added_columns[] = {
+	{.table = "samples", .column = "profile_type", .type = "String"},
+};
+
 int fleet_schema_check(const struct clickhouse_server *server, const char *database, char *why, size_t len)
 {
 	/* A query alone: no body to be gzipped (an empty one is no gzip stream). */
@@ -39,9 +69,24 @@ int fleet_schema_check(const struct clickhouse_server *server, const char *datab
 	n = fleet_schema_missing(answer.data ? (const char *)answer.data : "", answer.len, missing, sizeof(missing));
 	wbuf_free(&sql);
 	wbuf_free(&answer);
-	if (n == 0)
-		return 1;
 	fleet_init_advice(s->url, advice, sizeof(advice));
+	if (n == 0) {
+		for (size_t i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++) {
+			const struct added_column *c = &added_columns[i];
+			int has = has_column(s, database, c->table, c->column, err, sizeof(err));
+
+			if (has < 0) {
+				snprintf(why, len, "cannot list the columns: %s", err);
+				return -1;
+			}
+			if (!has) {
+				snprintf(why, len, "ClickHouse's %s.%s has no column %s (an older schema): %s", database,
+					 c->table, c->column, advice);
+				return 0;
+			}
+		}
+		return 1;
+	}
 	snprintf(why, len, "ClickHouse has no table%s %s in database %s: %s", n > 1 ? "s" : "", missing, database,
 		 advice);
 	return 0;
@@ -102,6 +147,31 @@ int fleet_init(const struct clickhouse_server *server, const char *database, con
 		if (clickhouse_run(s, stmt, &ignored, err, sizeof(err)) != 0) {
 			fprintf(stderr, "jsamplectl fleet init: %s\n  (statement: %.200s)\n", err, stmt);
 			goto cleanup;
+		}
+	}
+	/* A store of an older schema: the columns added since. */
+	for (size_t i = 0; i < sizeof(added_columns) / sizeof(added_columns[0]); i++) {
+		const struct added_column *c = &added_columns[i];
+
+		for (int local = cluster ? 1 : 0; local >= 0; local--) {
+			char table[64], stmt[300];
+			int has;
+
+			snprintf(table, sizeof(table), "%s%s", c->table, local ? "_local" : "");
+			has = has_column(s, database, table, c->column, err, sizeof(err));
+			if (has < 0) {
+				fprintf(stderr, "jsamplectl fleet init: cannot list the columns of %s: %s\n", table, err);
+				goto cleanup;
+			}
+			if (has)
+				continue;
+			snprintf(stmt, sizeof(stmt), "ALTER TABLE %s.%s ADD COLUMN %s %s", database, table, c->column, c->type);
+			ignored.len = 0;
+			if (clickhouse_run(s, stmt, &ignored, err, sizeof(err)) != 0) {
+				fprintf(stderr, "jsamplectl fleet init: %s\n  (statement: %s)\n", err, stmt);
+				goto cleanup;
+			}
+			fprintf(out, "jsamplectl fleet init: added column %s to %s.%s\n", c->column, database, table);
 		}
 	}
 	ok = fleet_schema_check(s, database, err, sizeof(err));

@@ -25,7 +25,7 @@ static const struct fleet_table tables[] = {
 		.name = "samples",
 		.columns = "date Date, time DateTime('UTC'), interval_s UInt32, host String, service String, pid UInt32, "
 			   "label_keys Array(String), label_values Array(String), stack_hash UInt64, count UInt64, "
-			   "batch_id String",
+			   "batch_id String, profile_type String",
 		.engine = "ReplacingMergeTree()",
 		.partition_by = "date",
 		.order_by = "(service, host, time, pid, stack_hash)",

@@ -57,7 +57,7 @@ static void usage(FILE *f)
 		"                  [--clickhouse-url URL] [--host NAME] [--state-dir DIR] [--lag-s N]\n"
 		"                  [--max-intervals N] [--status]\n"
 		"                  (settings and secrets: /etc/jsampled/export.conf, see export_config.h)\n"
-		"       jsamplectl fleet [--config FILE] [--clickhouse-url URL] cct --service S [--host H]\n"
+		"       jsamplectl fleet [--config FILE] [--clickhouse-url URL] cct --service S [--host H] [--type T]\n"
 		"                  [--since AGE | --from TIME --until TIME] [--format F] [-o FILE]\n"
 		"       jsamplectl fleet ... diff --service S [--host H] --base FROM..UNTIL --target FROM..UNTIL\n"
 		"                  [--format html|text] [-o FILE]\n"
@@ -94,7 +94,7 @@ static const struct option_scope {
 	{.opt = 'V', .name = "service", .commands = " fleet "},
 	{.opt = 'Q', .name = "cluster", .commands = " fleet "},
 	{.opt = 'W', .name = "view", .commands = " cct "},
-	{.opt = 'Y', .name = "type", .commands = " cct "},
+	{.opt = 'Y', .name = "type", .commands = " cct fleet "},
 };
 
 /* 0 if every option given (seen[opt]) is one the subcommand takes; else
@@ -164,11 +164,12 @@ static int fleet_schema_main(const struct export_config *ec, const char *command
 /* `fleet cct|diff|hosts`: the query from the options. */
 static int fleet_main(const struct export_config *ec, const char *command, const char *service, const char *host,
 		      const char *since, const char *from, const char *until, const char *base, const char *target,
-		      const char *format, const char *output, time_t now)
+		      const char *format, const char *type, const char *output, time_t now)
 {
 	struct fleet_query q = {.server = {.url = ec->clickhouse_url, .user = ec->clickhouse_user,
 					   .password = ec->clickhouse_password, .timeout_s = 60},
-				.database = ec->clickhouse_database, .service = service, .host = host};
+				.database = ec->clickhouse_database, .service = service, .host = host,
+				.profile_type = type};
 	char window[80];
 	FILE *out = stdout;
 	int rc;
@@ -437,7 +438,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "jsamplectl fleet %s takes no --cluster\n", argv[1]);
 			return 2;
 		}
-		return fleet_main(&ec, argv[1], service, host, since, from, until, base, target, format, output, now);
+		return fleet_main(&ec, argv[1], service, host, since, from, until, base, target, format, type, output, now);
 	} else {
 		usage(stderr);
 		return 2;

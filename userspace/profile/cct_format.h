@@ -40,7 +40,11 @@ struct profile_source {
 	struct slice_window *window; /* NULL: every sample of the tree */
 	const char *title;           /* "pid 4242 (java)"; NULL: none */
 	uint32_t frequency_hz;       /* the sampling rate (pprof's period); 0 unknown */
-	unsigned view;               /* which frames (cct_view.h VIEW_*) */
+	unsigned view;               /* which frames and samples (cct_view.h VIEW_*) */
+	/* The profile type named in pprof ("cpu", "offcpu", "wall"); NULL:
+	 * view's. A tree of one type's samples only (the fleet's) counts
+	 * them all (VIEW_WALL) under its own type's name. */
+	const char *profile_type;
 	pid_t pid;
 };
 

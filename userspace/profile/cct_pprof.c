@@ -298,11 +298,11 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, s
 		goto cleanup;
 	str_id(&b.str, ""); /* string 0 is the empty string */
 	p.sample_type = calloc(2, sizeof(*p.sample_type));
-	p.period_type = value_type(&b, cct_profile_type_name(src->view), "nanoseconds");
+	p.period_type = value_type(&b, src->profile_type ? src->profile_type : cct_profile_type_name(src->view), "nanoseconds");
 	if (!p.sample_type || !p.period_type)
 		goto cleanup;
 	p.sample_type[p.n_sample_type++] = value_type(&b, "samples", "count");
-	p.sample_type[p.n_sample_type++] = value_type(&b, cct_profile_type_name(src->view), "nanoseconds");
+	p.sample_type[p.n_sample_type++] = value_type(&b, src->profile_type ? src->profile_type : cct_profile_type_name(src->view), "nanoseconds");
 	if (!p.sample_type[0] || !p.sample_type[1])
 		goto cleanup;
 	p.default_sample_type = p.sample_type[1]->type;
