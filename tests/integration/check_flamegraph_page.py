@@ -423,6 +423,7 @@ class LiveHandler(http.server.BaseHTTPRequestHandler):
     """Serves the live page and, at /data.json, a profile growing per request;
     from the third request on without runPhases (the zoomed frame goes)."""
     page, data, requests = b"", None, 0
+    template, page_data = "", None
 
     def do_GET(self):
         cls = type(self)
@@ -432,6 +433,10 @@ class LiveHandler(http.server.BaseHTTPRequestHandler):
             ctype = "application/json"
         elif self.path == "/live.html":
             body, ctype = cls.page, "text/html; charset=utf-8"
+        elif self.path.startswith("/live.html?type="):
+            kind = self.path.split("=", 1)[1]
+            body = make_page.make_page(cls.template, dict(cls.page_data, profile_type=kind)).encode()
+            ctype = "text/html; charset=utf-8"
         else:
             self.send_error(404)
             return
@@ -470,6 +475,7 @@ def live_total(data, k):
 def check_live(template, data):
     page_data = dict(data, live={"url": "/data.json?format=page", "interval_s": 1})
     LiveHandler.page = make_page.make_page(template, page_data).encode()
+    LiveHandler.template, LiveHandler.page_data = template, page_data
     LiveHandler.data = data
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LiveHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -496,6 +502,15 @@ def check_live(template, data):
                   "#total %s (want %s), zoom root %s, %d requests served"
                   % (wd.text_of("#total"), third, zoom_root(wd), LiveHandler.requests))
             check_console(wd, "live page")
+            # The profile type: another one is the same page with type= set.
+            shown = wd.execute("return !document.getElementById('ptype-box').hidden && "
+                               "document.getElementById('ptype').value")
+            wd.execute("const s = document.getElementById('ptype'); s.value = 'wall'; "
+                       "s.dispatchEvent(new Event('change'));")
+            got = wait_for(lambda: "type=wall" in wd.execute("return location.href") and
+                           wd.execute("const s = document.getElementById('ptype'); return s && s.value") == "wall", 5)
+            check(shown == "cpu" and got, "the live view's type selector opens the page of another profile type",
+                  "shown as %r, then %s" % (shown, wd.execute("return location.href")))
     finally:
         server.shutdown()
         server.server_close()

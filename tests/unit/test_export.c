@@ -319,6 +319,15 @@ static void test_serve_routes(void)
 	CHECK_EQ(r.kind, SERVE_BAD_REQUEST);
 	serve_route(&(struct serve_query){.url = "/p/1", .since = "99999999999999999d", .now = 1764000000}, &r);
 	CHECK_EQ(r.kind, SERVE_BAD_REQUEST);
+	/* The profile type: its own names only, cpu as no word. */
+	serve_route(&(struct serve_query){.url = "/api/page/7", .since = "5m", .type = "wall", .now = 1764000000}, &r);
+	CHECK_STR(r.request, "cct 7 page 1763999700.. wall");
+	serve_route(&(struct serve_query){.url = "/download/7.pb.gz", .type = "offcpu", .now = 1764000000}, &r);
+	CHECK_STR(r.request, "cct 7 pprof offcpu");
+	serve_route(&(struct serve_query){.url = "/p/7", .type = "cpu", .now = 1764000000}, &r);
+	CHECK_STR(r.request, "cct 7 page");
+	serve_route(&(struct serve_query){.url = "/p/7", .type = "wall\nstats", .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_BAD_REQUEST);
 }
 
 /* A pprof as jsampled writes it: Thread.run (interpreted) calls a compiled

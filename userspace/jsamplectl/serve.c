@@ -120,14 +120,14 @@ static char *make_page(const char *data, size_t data_len, const char *live_url, 
 	return page;
 }
 
-static enum MHD_Result flame_page(struct server *s, struct MHD_Connection *c, const char *pid, const char *window)
+/* The flame-graph page of pid: request is its "cct PID page ..." line. */
+static enum MHD_Result flame_page(struct server *s, struct MHD_Connection *c, const char *pid, const char *request)
 {
-	char request[160], live_url[400], err[512], *data, *page;
+	char live_url[400], err[512], *data, *page;
 	const char *q;
 	size_t len, page_len;
 	int rc;
 
-	snprintf(request, sizeof(request), "cct %s page%s", pid, window);
 	rc = query_to_memory(s->socket_path, request, &data, &len, err, sizeof(err));
 	if (rc == QUERY_ERROR)
 		return reply_text(c, MHD_HTTP_NOT_FOUND, "jsampled: %s\n", err);
@@ -138,8 +138,8 @@ static enum MHD_Result flame_page(struct server *s, struct MHD_Connection *c, co
 	/* Updates come from the same window, by the same query string
 	 * (relative times move on with the clock). */
 	int n = snprintf(live_url, sizeof(live_url), "/api/page/%s", pid);
-	const char *keys[] = {"since", "from", "until"};
-	for (size_t k = 0; k < 3 && n > 0 && (size_t)n < sizeof(live_url); k++) {
+	const char *keys[] = {"since", "from", "until", "type"};
+	for (size_t k = 0; k < 4 && n > 0 && (size_t)n < sizeof(live_url); k++) {
 		q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, keys[k]);
 		if (q && *q)
 			n += snprintf(live_url + n, sizeof(live_url) - (size_t)n, "%c%s=%s", strchr(live_url, '?') ? '&' : '?',
@@ -202,6 +202,7 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c, const c
 		.until = arg(c, "until"),
 		.base = arg(c, "base"),
 		.target = arg(c, "target"),
+		.type = arg(c, "type"),
 		.now = time(NULL),
 	};
 	struct serve_route r;
@@ -213,7 +214,7 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c, const c
 		return page ? reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page, strlen(page), NULL) : MHD_NO;
 	}
 	case SERVE_FLAME_PAGE:
-		return flame_page(s, c, r.pid, r.window);
+		return flame_page(s, c, r.pid, r.request);
 	case SERVE_PROXY:
 		return proxy(s, c, r.request, r.type, r.filename[0] ? r.filename : NULL);
 	case SERVE_BAD_REQUEST:

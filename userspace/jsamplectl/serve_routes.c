@@ -7,6 +7,7 @@
 
 #include "time_spec.h"
 #include "userspace/common/pid_text.h"
+#include "userspace/profile/view_names.h"
 
 /* The window of the query, " FROM..UNTIL" (or "" for none). 0, or -1. */
 static int window_of(const struct serve_query *q, char *out, size_t outlen)
@@ -64,6 +65,18 @@ void serve_route(const struct serve_query *q, struct serve_route *r)
 		r->error = "cannot read the time window";
 		return;
 	}
+	/* Only the type's own names reach a request line. */
+	if (q->type && *q->type) {
+		int t = cct_profile_type_parse(q->type);
+
+		if (t < 0) {
+			r->kind = SERVE_BAD_REQUEST;
+			r->error = "type must be cpu, offcpu or wall";
+			return;
+		}
+		if (t)
+			snprintf(r->ptype, sizeof(r->ptype), " %s", cct_profile_type_name((unsigned)t));
+	}
 	if (strcmp(url, "/") == 0) {
 		r->kind = SERVE_INDEX;
 	} else if (strcmp(url, "/api/list") == 0) {
@@ -73,10 +86,10 @@ void serve_route(const struct serve_query *q, struct serve_route *r)
 	} else if (strncmp(url, "/p/", 3) == 0 && pid_from_text_n(url + 3, strlen(url + 3))) {
 		r->kind = SERVE_FLAME_PAGE;
 		snprintf(r->pid, sizeof(r->pid), "%s", url + 3);
-		snprintf(r->request, sizeof(r->request), "cct %s page%s", r->pid, r->window);
+		snprintf(r->request, sizeof(r->request), "cct %s page%s%s", r->pid, r->window, r->ptype);
 	} else if (strncmp(url, "/api/page/", 10) == 0 && pid_from_text_n(url + 10, strlen(url + 10))) {
 		r->kind = SERVE_PROXY;
-		snprintf(r->request, sizeof(r->request), "cct %s page%s", url + 10, r->window);
+		snprintf(r->request, sizeof(r->request), "cct %s page%s%s", url + 10, r->window, r->ptype);
 		r->type = "application/json";
 	} else if (strcmp(url, "/diff") == 0 || strcmp(url, "/api/diff") == 0) {
 		bool text = url[1] == 'a';
@@ -98,8 +111,8 @@ void serve_route(const struct serve_query *q, struct serve_route *r)
 			if (strcmp(dot, downloads[k].ext) != 0)
 				continue;
 			r->kind = SERVE_PROXY;
-			snprintf(r->request, sizeof(r->request), "cct %.*s %s%s", (int)n, pid, downloads[k].format,
-				 r->window);
+			snprintf(r->request, sizeof(r->request), "cct %.*s %s%s%s", (int)n, pid, downloads[k].format,
+				 r->window, r->ptype);
 			snprintf(r->filename, sizeof(r->filename), "jsampled-%.*s%s", (int)n, pid, downloads[k].ext);
 			r->type = downloads[k].type;
 			break;

@@ -16,6 +16,7 @@ struct serve_query {
 	const char *url;
 	const char *since, *from, *until; /* the time window */
 	const char *base, *target;        /* a diff's sides: PID[@FROM..UNTIL] */
+	const char *type;                 /* the profile type: cpu, offcpu, wall */
 	time_t now;
 };
 
@@ -34,6 +35,7 @@ struct serve_route {
 	char filename[64];
 	char pid[16];
 	char window[96]; /* " FROM..UNTIL" or "" */
+	char ptype[16];  /* the profile type: " offcpu", " wall" or "" (cpu) */
 	const char *error;
 };
 

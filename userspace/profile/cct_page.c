@@ -38,7 +38,10 @@ static void utc(int64_t t, char *out, size_t outlen)
 /* "12345 samples at 999 Hz, 18:00:00 .. 18:05:00 UTC" */
 static void describe(const struct profile_source *src, uint64_t samples, char *out, size_t outlen)
 {
-	int n = snprintf(out, outlen, "%" PRIu64 " samples", samples);
+	const char *type = src->profile_type ? src->profile_type : cct_profile_type_name(src->view);
+	/* What the samples are of: CPU time, off-CPU time, wall time. */
+	const char *of = strcmp(type, "offcpu") == 0 ? " of off-CPU time" : strcmp(type, "wall") == 0 ? " of wall time" : "";
+	int n = snprintf(out, outlen, "%" PRIu64 " samples%s", samples, of);
 
 	if (src->frequency_hz && n > 0 && (size_t)n < outlen)
 		n += snprintf(out + n, outlen - (size_t)n, " at %u Hz per CPU", src->frequency_hz);
@@ -56,6 +59,7 @@ static void describe(const struct profile_source *src, uint64_t samples, char *o
 
 struct page_opts {
 	const char *title, *subtitle;
+	const char *profile_type; /* cpu, offcpu, wall */
 	const char *base_title; /* a diff: the base side */
 };
 
@@ -88,7 +92,8 @@ static int write_page_data(const struct named_tree *t, const struct page_opts *o
 	json_quote_html(out, o->title ? o->title : "");
 	wbuf_printf(out, ",\"subtitle\":");
 	json_quote_html(out, o->subtitle ? o->subtitle : "");
-	wbuf_printf(out, ",\"unit\":\"samples\",\"kinds\":[");
+	wbuf_printf(out, ",\"profile_type\":\"%s\",\"unit\":\"samples\",\"kinds\":[",
+		    o->profile_type ? o->profile_type : "cpu");
 	for (int k = 0; k < KIND_COUNT; k++)
 		wbuf_printf(out, "%s\"%s\"", k ? "," : "", frame_kind_name((enum frame_kind)k));
 	wbuf_printf(out, "],\"names\":[");
@@ -170,7 +175,9 @@ int cct_render_page(const struct profile_source *src, const struct cct *view, bo
 {
 	struct named_tree t;
 	char subtitle[256];
-	struct page_opts o = {.title = src->title, .subtitle = subtitle};
+	struct page_opts o = {.title = src->title,
+			      .subtitle = subtitle,
+			      .profile_type = src->profile_type ? src->profile_type : cct_profile_type_name(src->view)};
 	int rc = -1;
 
 	if (named_tree_init(&t) != 0 || named_tree_add_view(&t, view, src->methods, false) != 0)
