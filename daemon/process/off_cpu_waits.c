@@ -38,7 +38,9 @@ void off_cpu_waits_take(struct off_cpu_waits *w, const struct js_sample *s)
 		w->forgotten += w->by_sample.count;
 		u64_map_clear(&w->by_sample);
 	}
-	if (u64_map_put(&w->by_sample, key_of(s), (uint64_t)wait.ticks << 32 | wait.syscall) == 0)
+	if (u64_map_put(&w->by_sample, key_of(s),
+			(uint64_t)wait.ticks << 32 | (uint64_t)(wait.runnable_ns * 2 > wait.waited_ns) << 31 |
+				(wait.syscall & 0x7fffffffu)) == 0)
 		w->taken++;
 }
 
@@ -49,7 +51,10 @@ bool off_cpu_waits_use(struct off_cpu_waits *w, const struct js_sample *s, struc
 	if (!v)
 		return false;
 	out->ticks = (uint32_t)(*v >> 32);
-	out->syscall = (uint32_t)*v;
+	out->runnable = (*v >> 31) & 1;
+	out->syscall = (uint32_t)*v & 0x7fffffffu;
+	if (out->syscall == 0x7fffffffu)
+		out->syscall = UINT32_MAX;
 	u64_map_del(&w->by_sample, key);
 	return true;
 }

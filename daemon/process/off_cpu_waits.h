@@ -17,7 +17,7 @@
 #define OFF_CPU_WAITS_MAX 4096
 
 struct off_cpu_waits {
-	struct u64_map by_sample; /* mix(tid, time) -> ticks << 32 | system call */
+	struct u64_map by_sample; /* mix(tid, time) -> ticks << 32 | runnable << 31 | system call */
 	uint64_t taken, malformed, forgotten;
 };
 
@@ -25,7 +25,8 @@ struct off_cpu_waits {
  * the system call it waited in. */
 struct off_cpu_weight {
 	uint32_t ticks;
-	uint32_t syscall;
+	uint32_t syscall; /* (uint32_t)-1: none */
+	bool runnable;    /* runnable for most of the wait, not blocked */
 };
 
 void off_cpu_waits_init(struct off_cpu_waits *w);

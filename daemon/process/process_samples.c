@@ -129,7 +129,7 @@ static uint32_t contextualize(struct process *p, const struct js_sample *s, enum
  * every view but offcpu and wall leaves out (cct_view.h), and ends in the
  * system call it waited in, a kernel frame. When the trace is full, its
  * innermost frame gives way to the marker. */
-static void mark_off_cpu(struct process *p, struct trace *tr, uint32_t syscall)
+static void mark_off_cpu(struct process *p, struct trace *tr, const struct off_cpu_weight *w)
 {
 	char name[32];
 	uint32_t id;
@@ -139,11 +139,16 @@ static void mark_off_cpu(struct process *p, struct trace *tr, uint32_t syscall)
 	memmove(&tr->frames[1], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
 	tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_OFFCPU, .type = FRAME_PSEUDO, .bci = -1};
 	tr->n++;
-	if ((int32_t)syscall < 0)
-		return; /* preempted in user code */
-	syscall_frame_name(syscall, name, sizeof(name));
-	if (tr->n < TRACE_MAX_FRAMES && (id = kernel_symbols_intern_for(&p->names, name)))
-		tr->frames[tr->n++] = (struct trace_frame){.method_id = id, .type = FRAME_KERNEL, .bci = -1};
+	/* No system call: preempted in user code. */
+	if (w->syscall != UINT32_MAX && tr->n < TRACE_MAX_FRAMES - 1) {
+		syscall_frame_name(w->syscall, name, sizeof(name));
+		if ((id = kernel_symbols_intern_for(&p->names, name)))
+			tr->frames[tr->n++] = (struct trace_frame){.method_id = id, .type = FRAME_KERNEL, .bci = -1};
+	}
+	if (tr->n == TRACE_MAX_FRAMES)
+		tr->n--;
+	tr->frames[tr->n++] = (struct trace_frame){
+		.method_id = w->runnable ? PSEUDO_RUNNABLE : PSEUDO_BLOCKED, .type = FRAME_PSEUDO, .bci = -1};
 }
 
 /* Inserts a decoded trace into the process's tree: a CPU sample stands
@@ -158,7 +163,7 @@ static void into_tree(struct process_table *t, struct process *p, const struct j
 			p->stats.offcpu_unweighed++;
 			return;
 		}
-		mark_off_cpu(p, tr, w.syscall);
+		mark_off_cpu(p, tr, &w);
 	}
 	if (cct_add_samples(&p->cct, tr->frames, tr->n, w.ticks,
 			    (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u), s->tid) != 0) {

@@ -392,17 +392,22 @@ static void test_off_cpu_sample_weighed_by_its_wait(void)
 	CHECK_EQ(cpu.samples, 1);
 	CHECK_EQ(off.samples, 3);
 	CHECK_EQ(wall.samples, 4);
-	/* The same Java path in all three: root and the method, no [off-CPU]. */
+	/* The same Java path in all three, no [off-CPU]; the waits end in
+	 * [blocked] (the record says it was runnable for none of it). */
 	CHECK_EQ(cpu.nodes.n, 2);
-	CHECK_EQ(off.nodes.n, 2);
-	CHECK_EQ(wall.nodes.n, 2);
-	if (wall.nodes.n == 2)
-		CHECK_EQ(wall.self.v[1], 4);
-	CHECK_EQ(mixed.nodes.n, 3);
-	if (mixed.nodes.n == 3) {
+	CHECK_EQ(off.nodes.n, 3);
+	CHECK_EQ(wall.nodes.n, 3);
+	if (wall.nodes.n == 3) {
+		CHECK_EQ(wall.self.v[1], 1);
+		CHECK_EQ(wall.nodes.v[2].method_id, PSEUDO_BLOCKED);
+		CHECK_EQ(wall.self.v[2], 3);
+	}
+	CHECK_EQ(mixed.nodes.n, 4);
+	if (mixed.nodes.n == 4) {
 		CHECK_EQ(mixed.nodes.v[2].type, FRAME_KERNEL);
 		CHECK_STR(kernel_symbols_name(mixed.nodes.v[2].method_id), "sys_futex");
-		CHECK_EQ(mixed.self.v[2], 3);
+		CHECK_EQ(mixed.nodes.v[3].method_id, PSEUDO_BLOCKED);
+		CHECK_EQ(mixed.self.v[3], 3);
 	}
 	cct_free(&cpu);
 	cct_free(&off);

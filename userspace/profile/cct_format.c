@@ -36,6 +36,8 @@ static const char *const pseudo_names[PSEUDO_COUNT] = {
 	[PSEUDO_VTHREAD_FROZEN] = "[virtual thread: older frames unmounted]",
 	[PSEUDO_VTHREAD] = "[virtual thread]",
 	[PSEUDO_OFFCPU] = "[off-CPU]",
+	[PSEUDO_BLOCKED] = "[blocked]",
+	[PSEUDO_RUNNABLE] = "[runnable]",
 };
 
 const char *pseudo_frame_name(uint32_t id)

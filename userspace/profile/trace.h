@@ -39,6 +39,11 @@ enum pseudo_frame {
 	/* The root of the off-CPU samples' paths (bpf/sampler.h,
 	 * JS_SAMPLE_OFFCPU): only the offcpu and wall views show them. */
 	PSEUDO_OFFCPU,
+	/* The innermost frame of an off-CPU sample: how the thread spent
+	 * most of the wait, blocked (asleep in the kernel) or runnable (ready,
+	 * waiting for a CPU). */
+	PSEUDO_BLOCKED,
+	PSEUDO_RUNNABLE,
 	PSEUDO_COUNT
 };
 
