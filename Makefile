@@ -326,7 +326,7 @@ $(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(B)/fuzz/libjsdaemon.a $
 	$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ -o $@ $(DAEMON_LIBS) $(NATIVE_LIBS)
 # Targets in jsamplectl's code link its file(s) too.
 $(B)/fuzz/fuzz_pprof_read: $(call fuzz_obj,userspace/jsamplectl/pprof_read.c)
-$(B)/fuzz/fuzz_serve_router: $(call fuzz_obj,userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c)
+$(B)/fuzz/fuzz_serve_router: $(call fuzz_obj,userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c userspace/profile/view_names.c)
 $(B)/fuzz/fuzz_process_identity: $(call fuzz_obj,userspace/jsamplectl/process_identity.c)
 $(call fuzz_obj,tests/fuzz/fuzz_pprof_read.c userspace/jsamplectl/pprof_read.c): $(B)/gen/profile.pb-c.h
 .PHONY: fuzz
