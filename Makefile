@@ -57,7 +57,7 @@ DEB_PACKAGES := gcc make clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf
 	libsystemd-dev libcap-dev libseccomp-dev pkg-config dpkg-dev openjdk-17-jdk-headless python3 procps systemd \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev libmicrohttpd-dev \
 	protobuf-compiler golang-go chromium chromium-driver libcurl4-openssl-dev libjansson-dev \
-	clickhouse-server clickhouse-client libdw-dev musl-tools debootstrap podman uidmap runc
+	clickhouse-server clickhouse-client libdw-dev musl-tools xxd debootstrap podman uidmap runc
 # pprof's profile.proto, as Debian ships it with Google's pprof sources.
 PROFILE_PROTO := /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
@@ -171,6 +171,14 @@ AGENT_OPT := $(filter-out -flto%,$(OPT))
 $(B)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(AGENT_OPT) -fPIC -fvisibility=hidden $(JNI_INC) $(CFLAGS) -c $< -o $@
+
+# The class the agent defines in the boot loader to bind Unsafe.park
+# (userspace/agent/park_hook.c), as a C array. Class file version 52: JDK 8+.
+$(B)/gen/park_binder_class.h: userspace/agent/java/jsampled/ParkBinder.java
+	@mkdir -p $(B)/gen/park_binder
+	$(JAVAC) --release 8 -Xlint:-options -d $(B)/gen/park_binder $<
+	cd $(B)/gen/park_binder && xxd -i -n park_binder_class jsampled/ParkBinder.class > ../park_binder_class.h
+$(B)/pic/userspace/agent/park_hook.o $(B)/musl/userspace/agent/park_hook.o: $(B)/gen/park_binder_class.h
 
 # The same agent for musl-based JVMs (Alpine images), by Debian's musl-gcc.
 $(B)/musl/%.o: %.c

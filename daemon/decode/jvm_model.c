@@ -112,6 +112,8 @@ int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *paylo
 	case JS_REC_THREAD:
 		e = apply_thread(m, &r);
 		break;
+	case JS_REC_EVENTS:
+		return 0; /* samples, not facts about the JVM: the process takes them */
 	default:
 		m->unknown_records++;
 		return 0;

@@ -101,6 +101,9 @@ static void freeze_trees(struct daemon *d, long uid)
 		if ((uid >= 0 && p->uid != (uid_t)uid) || (p->cct.max_bytes && p->cct.max_bytes <= held))
 			continue;
 		cct_set_caps(&p->cct, p->cct.max_nodes, held);
+		for (int k = 0; k < EVENT_TREE_COUNT; k++)
+			if (p->events.tree[k])
+				cct_set_caps(p->events.tree[k], p->events.tree[k]->max_nodes, cct_bytes(p->events.tree[k]));
 		d->counters.trees_frozen++;
 	}
 }

@@ -73,7 +73,30 @@ static int on_batch(void *ctx, struct agent_link *l, const void *payload, size_t
 	return 0;
 }
 
-static const struct agent_link_hooks hooks = {.on_hello = on_hello, .on_batch = on_batch};
+static void on_config(void *ctx, uint64_t *alloc_interval, uint64_t *lock_interval)
+{
+	const struct daemon *d = ctx;
+
+	*alloc_interval = d->opt.alloc ? d->opt.alloc_interval : 0;
+	*lock_interval = d->opt.lock ? d->opt.lock_interval_us * 1000 : 0;
+}
+
+void agents_configure_all(struct daemon *d)
+{
+	uint64_t alloc, lock;
+
+	on_config(d, &alloc, &lock);
+	for (struct watch *w = d->loop.connections; w; w = w->next) {
+		struct agent_link *l = w->obj;
+
+		if (w->kind != W_AGENT || !l->proc)
+			continue;
+		if (agent_link_configure(l, alloc, lock) == 0)
+			watch_mod(&d->loop, w, EPOLLIN | (agent_link_wants_write(l) ? EPOLLOUT : 0));
+	}
+}
+
+static const struct agent_link_hooks hooks = {.on_hello = on_hello, .on_batch = on_batch, .config = on_config};
 
 static void link_hooks(struct daemon *d, struct agent_link_hooks *h)
 {

@@ -29,6 +29,8 @@ void agents_maintain(struct daemon *d, uint64_t now);
 /* After a reload: agents of processes the new rules exclude are let go. */
 void agents_apply_rules(struct daemon *d);
 void agents_close_all(struct daemon *d);
+/* Tells every connected agent the sampling settings (--alloc, --lock). */
+void agents_configure_all(struct daemon *d);
 /* What discovery asks about agents (has pid one? is a container's socket
  * still used?) and tells about their listening sockets; ctx is the daemon. */
 extern const struct discovery_hooks agent_discovery_hooks;

@@ -83,6 +83,20 @@ static void queue_error(struct agent_link *l, const char *why)
 	agent_link_flush(l);
 }
 
+int agent_link_configure(struct agent_link *l, uint64_t alloc_interval, uint64_t lock_interval)
+{
+	struct wbuf w;
+
+	if (!(l->features & JS_AGENT_TAKES_CONFIG))
+		return 0;
+	wbuf_init(&w);
+	wbuf_u64(&w, alloc_interval);
+	wbuf_u64(&w, lock_interval);
+	queue_frame(l, JS_MSG_CONFIG, &w);
+	wbuf_free(&w);
+	return agent_link_flush(l);
+}
+
 int agent_link_fetch(struct agent_link *l, uint64_t now_ns)
 {
 	struct wbuf w;
@@ -109,6 +123,7 @@ static int handle_hello(struct agent_link *l, struct rbuf *r, const struct agent
 	rbuf_u64(r);
 	rbuf_str_copy(r, vm_name, sizeof(vm_name));
 	rbuf_str_copy(r, vm_version, sizeof(vm_version));
+	l->features = rbuf_left(r) >= 4 ? rbuf_u32(r) : 0;
 	if (r->err || magic != JS_AGENT_MAGIC) {
 		queue_error(l, "malformed HELLO");
 		return fail(l, "malformed HELLO");
@@ -130,6 +145,12 @@ static int handle_hello(struct agent_link *l, struct rbuf *r, const struct agent
 	if (!l->proc) {
 		queue_error(l, "refused");
 		return fail(l, why[0] ? why : "refused by jsampled");
+	}
+	if (h->config) {
+		uint64_t alloc = 0, lock = 0;
+		h->config(h->ctx, &alloc, &lock);
+		if (agent_link_configure(l, alloc, lock) != 0)
+			return -1;
 	}
 	return agent_link_fetch(l, monotonic_ns());
 }

@@ -40,6 +40,7 @@ struct agent_link {
 	uint64_t batches, batch_bytes;
 	uint32_t quiet_batches; /* answers in a row that brought no record (agent_conns.c) */
 	bool said_bye; /* the JVM announced its exit (VMDeath) */
+	uint32_t features; /* its HELLO's (enum js_agent_features) */
 	bool counted_pending; /* counts against its user's pending connections */
 	char why_closed[160];
 };
@@ -55,6 +56,9 @@ struct agent_link_hooks {
 	 * Non-zero if it is malformed or over a limit (why says which). */
 	int (*on_batch)(void *ctx, struct agent_link *l, const void *payload, size_t len, struct batch_info *info,
 			char *why, size_t whylen);
+	/* What the agent is to sample (CONFIG): intervals, 0 for off. NULL:
+	 * nothing is sent. */
+	void (*config)(void *ctx, uint64_t *alloc_interval, uint64_t *lock_interval);
 };
 
 /* Takes ownership of fd (accepted, non-blocking); reads the peer's
@@ -72,6 +76,8 @@ int agent_link_take_frames(struct agent_link *l, const struct agent_link_hooks *
 /* Flushes pending output; -1 on error. */
 int agent_link_flush(struct agent_link *l);
 bool agent_link_wants_write(const struct agent_link *l);
+/* Queues a CONFIG (if the agent takes one) and flushes; -1 on error. */
+int agent_link_configure(struct agent_link *l, uint64_t alloc_interval, uint64_t lock_interval);
 /* Queues a FETCH for everything after the last version received. */
 int agent_link_fetch(struct agent_link *l, uint64_t now_ns);
 /* Sets why_closed (printf-style). */

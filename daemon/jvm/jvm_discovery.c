@@ -345,7 +345,7 @@ static void check(struct discovery *d, struct candidate *c, uint64_t now)
 {
 	struct proc_status st;
 	struct attach_target target;
-	char why[256], build[256], agent[256], sock[128], opts[160];
+	char why[256], build[256], agent[256], sock[128], opts[256];
 	enum attach_result r;
 	int jvm, report[2];
 

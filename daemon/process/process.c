@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "userspace/common/agent_protocol.h"
 #include "daemon/decode/decoder.h"
 #include "daemon/record/recording.h"
 #include "daemon/support/clock.h"
@@ -69,6 +70,7 @@ void process_free(struct process *p)
 	session_state_free(p);
 	jvm_model_free(&p->jvm);
 	cct_free(&p->cct);
+	event_profiles_free(&p->events);
 	name_refs_release(&p->names);
 	free(p);
 }
@@ -241,7 +243,7 @@ bool process_table_forget(struct process_table *t, struct process *p)
 size_t process_memory_bytes(const struct process *p)
 {
 	return sizeof(*p) + jvm_model_bytes(&p->jvm) + p->held.bytes + cct_bytes(&p->cct) + p->bottoms.bytes +
-	       p->reuse.bytes + p->names.bytes + p->native_bytes;
+	       p->reuse.bytes + p->names.bytes + p->native_bytes + event_profiles_bytes(&p->events);
 }
 
 static int mark_used(void *ctx, uint32_t id)
@@ -256,14 +258,51 @@ static bool named_by_tree(void *ctx, uint32_t id)
 
 /* Puts the method of every Java frame of the tree into used; -1 if out of
  * memory. */
-static int mark_tree_methods(const struct process *p, struct u64_map *used)
+static int mark_methods_of(const struct cct *c, struct u64_map *used)
 {
-	for (size_t i = 1; i < p->cct.nodes.n; i++) {
-		const struct cct_node *n = &p->cct.nodes.v[i];
-		if (n->type <= FRAME_NATIVE && mark_used(used, n->method_id) != 0)
+	for (size_t i = 1; i < c->nodes.n; i++) {
+		const struct cct_node *n = &c->nodes.v[i];
+		if ((n->type <= FRAME_NATIVE || n->type == FRAME_JAVA) && mark_used(used, n->method_id) != 0)
 			return -1;
 	}
 	return 0;
+}
+
+static int mark_tree_methods(const struct process *p, struct u64_map *used)
+{
+	if (mark_methods_of(&p->cct, used) != 0)
+		return -1;
+	for (int i = 0; i < EVENT_TREE_COUNT; i++)
+		if (p->events.tree[i] && mark_methods_of(p->events.tree[i], used) != 0)
+			return -1;
+	return 0;
+}
+
+/* The EVENTS records of a batch the model took (jvm_model.c leaves them):
+ * into the process's allocation and lock trees. */
+static void take_events(const struct process_table *t, struct process *p, const void *payload, size_t len)
+{
+	struct event_caps caps = {.max_nodes = t->limits.cct_max_nodes / 4 ? t->limits.cct_max_nodes / 4 : 1,
+				  .max_bytes = t->limits.cct_max_bytes / 4,
+				  .slice_s = t->limits.slice_s,
+				  .slice_max_bytes = t->limits.slice_max_bytes / 4};
+	struct rbuf r;
+
+	rbuf_init(&r, payload, len);
+	rbuf_u64(&r);
+	rbuf_u64(&r);
+	rbuf_u64(&r);
+	rbuf_u8(&r);
+	uint32_t count = rbuf_u32(&r);
+	for (uint32_t i = 0; i < count && !r.err; i++) {
+		uint16_t kind = rbuf_u16(&r);
+		uint32_t rlen = rbuf_u32(&r);
+		const void *body = rbuf_bytes(&r, rlen);
+
+		if (!r.err && kind == JS_REC_EVENTS)
+			event_profiles_apply(&p->events, &caps, &p->jvm.methods, &p->names, (int64_t)t->wall_offset_ns,
+					     body, rlen);
+	}
 }
 
 /* Unloaded classes whose records may go: reported at least this long ago
@@ -331,6 +370,7 @@ int process_apply_batch(struct process_table *t, struct process *p, const void *
 	p->jvm.thread_changes.n = 0;
 	if (r != BATCH_OK)
 		return r;
+	take_events(t, p, payload, len);
 	process_samples_retry(t, p, false, now);
 	drop_unloaded_classes(t, p, max_model_bytes, 0, now);
 	return BATCH_OK;

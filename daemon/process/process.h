@@ -16,6 +16,7 @@
 
 #include "daemon/decode/frozen_chunks.h"
 #include "daemon/decode/kernel_stacks.h"
+#include "daemon/process/event_profiles.h"
 #include "daemon/process/off_cpu_waits.h"
 #include "userspace/profile/kernel_symbols.h"
 #include "userspace/common/u64_map.h"
@@ -67,6 +68,7 @@ struct process {
 	uint64_t agent_cut_ns; /* agent clock of the newest complete batch */
 	struct sample_queue held;
 	struct cct cct;
+	struct event_profiles events; /* its agent's allocation and lock samples */
 	struct decode_stats stats;
 	uint64_t hold_ns;
 	bool wants_fetch; /* held samples need newer agent data */

@@ -204,6 +204,13 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 		{"cpu_ms", p->cpu_ns / 1000000},
 		{"profiled_cpu_ms", p->profiled_ns / 1000000},
 		{"profiled_offcpu_ms", p->offcpu_ns / 1000000},
+		{"alloc_events", p->events.alloc_events},
+		{"monitor_events", p->events.monitor_events},
+		{"park_events", p->events.park_events},
+		{"events_malformed", p->events.malformed},
+		{"events_agent_dropped", p->events.agent_dropped},
+		{"events_no_memory", p->events.no_memory},
+		{"event_tree_bytes", event_profiles_bytes(&p->events)},
 	};
 	/* The share of its CPU time (the kernel's count, as last read) that its
 	 * profile covers: samples in the tree times the sampling period. */

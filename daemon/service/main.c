@@ -143,6 +143,9 @@ static void maintenance(struct daemon *d, uint64_t now)
 			codemap_prune(&p->jvm.code, now - CODE_GRACE_NS);
 		/* Time slices age into hours and out, sampled or not. */
 		cct_slices_tidy(&p->cct.slices, wall_s);
+		for (int k = 0; k < EVENT_TREE_COUNT; k++)
+			if (p->events.tree[k])
+				cct_slices_tidy(&p->events.tree[k]->slices, wall_s);
 	}
 	native_processes_check(d, now);
 	native_live_tick(d, now);

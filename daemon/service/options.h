@@ -52,6 +52,10 @@ struct options {
 	bool kernel_stacks;          /* JS_SAMPLE_KSTACK records */
 	bool native_stacks;          /* copy and unwind native frames */
 	bool offcpu;                 /* off-CPU samples (JS_SAMPLE_OFFCPU) */
+	bool alloc;                  /* the agents sample allocations (profile type alloc) */
+	uint64_t alloc_interval;     /* bytes, mean between sampled allocations */
+	bool lock;                   /* the agents sample contended lock waits (profile type lock) */
+	uint64_t lock_interval_us;   /* mean wait between sampled lock waits */
 	char native_helper_path[256]; /* the sandboxed unwinder (native_helper.h) */
 	char native_helper_user[64];  /* the user it runs as */
 	size_t native_helper_bytes;   /* its heap */

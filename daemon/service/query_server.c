@@ -427,9 +427,43 @@ static void describe_process(const struct process *p, const struct render_side *
 }
 
 /* Whether p has samples in [from, until). */
-static bool sampled_in(const struct process *p, int64_t from, int64_t until)
+/* An empty tree, for a profile type a process has no events of. */
+static const struct cct *empty_tree(void)
 {
-	const struct cct_slices *s = &p->cct.slices;
+	static struct cct empty;
+	static bool made;
+
+	if (!made && cct_init(&empty, 1) == 0)
+		made = true;
+	return &empty;
+}
+
+/* The tree a view of p counts: the CPU tree (cpu, offcpu, wall) or the
+ * agent's event trees (alloc, lock), with how its values are named. */
+static void source_trees(const struct process *p, unsigned view, struct profile_source *src)
+{
+	const struct event_profiles *e = &p->events;
+	int first = (view & VIEW_ALLOC) ? EVENT_ALLOC_BYTES : EVENT_LOCK_DELAY;
+
+	src->cct = &p->cct;
+	src->view = view;
+	if (!(view & VIEW_EVENT_MASK))
+		return;
+	src->cct = e->tree[first] ? e->tree[first] : empty_tree();
+	src->cct2 = e->tree[first + 1] ? e->tree[first + 1] : empty_tree();
+	src->values = (view & VIEW_ALLOC) ? VALUES_ALLOC : VALUES_LOCK;
+	src->interval = (view & VIEW_ALLOC) ? e->alloc_interval : e->lock_interval;
+	src->profile_type = cct_profile_type_name(view);
+	/* an event tree holds its type's samples only: the view counts them all */
+	src->view = (view & ~VIEW_TYPE_MASK) | VIEW_WALL;
+}
+
+static bool sampled_in(const struct process *p, unsigned view, int64_t from, int64_t until)
+{
+	struct profile_source src = {0};
+
+	source_trees(p, view, &src);
+	const struct cct_slices *s = &src.cct->slices;
 
 	return s->first_s != 0 && s->last_s >= from && s->first_s < until;
 }
@@ -449,12 +483,12 @@ static int render_every(struct daemon *d, const struct render_request *r, struct
 		const struct process *p = d->processes.all.v[i];
 		char title[96];
 
-		if (!may_see(&r->who, p) || !sampled_in(p, w->from_s, w->until_s))
+		if (!may_see(&r->who, p) || !sampled_in(p, view_of(p, r), w->from_s, w->until_s))
 			continue;
 		describe_process(p, w, title, sizeof(title));
-		const struct profile_source src = {.cct = &p->cct, .methods = &p->jvm.methods, .window = &win,
-						   .title = title, .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
-						   .view = view_of(p, r)};
+		struct profile_source src = {.methods = &p->jvm.methods, .window = &win, .title = title,
+					     .frequency_hz = d->opt.frequency_hz, .pid = p->pid};
+		source_trees(p, view_of(p, r), &src);
 		wbuf_reset(&one);
 		if (cct_render_stream(&src, CCT_FORMAT_PPROF, &one, -1) != 0 || one.oom) {
 			rc = -1;
@@ -493,10 +527,10 @@ int query_render(struct daemon *d, const struct render_request *r, struct wbuf *
 		}
 		describe_process(p, &r->side[i], titles[i], sizeof(titles[i]));
 		win[i] = (struct slice_window){.from_s = r->side[i].from_s, .until_s = r->side[i].until_s};
-		src[i] = (struct profile_source){.cct = &p->cct, .methods = &p->jvm.methods,
+		src[i] = (struct profile_source){.methods = &p->jvm.methods,
 						 .window = r->side[i].windowed ? &win[i] : NULL, .title = titles[i],
-						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
-						 .view = view_of(p, r)};
+						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid};
+		source_trees(p, view_of(p, r), &src[i]);
 	}
 	wbuf_printf(out, "OK\n");
 	if (r->diff)
@@ -536,7 +570,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 	if (n > 0 && strcmp(args[0], "list") != 0 && d->drain.rb)
 		ringbuf_drain_run(&d->drain, 0);
 	if (n == 0) {
-		error_line(out, "empty request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] [cpu|offcpu|wall] | "
+		error_line(out, "empty request; try: list [json] | cct <pid> [<format>] [<from>..<until>] [java|mixed] [cpu|offcpu|wall|alloc|lock] | "
 				"diff <pid>[@<window>] <pid>[@<window>] [html|text|page] | stats [<pid>] [json]");
 		return QUERY_ANSWERED;
 	}
@@ -569,7 +603,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		}
 		if (n > rest) {
 			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>] [java|mixed|carrier|mixed,carrier] "
-					"[cpu|offcpu|wall]");
+					"[cpu|offcpu|wall|alloc|lock]");
 			return QUERY_ANSWERED;
 		}
 		return render_or_defer(d, &r, out, defer);
@@ -591,7 +625,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		struct render_request r = {.every = true, .view = -1, .who = *v};
 
 		if (take_view_words(args, n, 2, &r) != 2) {
-			error_line(out, "usage: profiles <from>..<until> [java|mixed|carrier|mixed,carrier] [cpu|offcpu|wall]");
+			error_line(out, "usage: profiles <from>..<until> [java|mixed|carrier|mixed,carrier] [cpu|offcpu|wall|alloc|lock]");
 			return QUERY_ANSWERED;
 		}
 		if (parse_window(args[1], &r.side[0]) != 0) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "daemon/jvm/agent_conns.h"
 #include "daemon/support/log.h"
 #include "daemon/ingest/sampler_bpf.h"
 
@@ -59,8 +60,12 @@ int daemon_reload(struct daemon *d, int argc, char **argv)
 	if (fresh.nice != old->nice && setpriority(PRIO_PROCESS, 0, fresh.nice) != 0)
 		log_warn("reload: cannot set CPU priority %d: %s", fresh.nice, strerror(errno));
 	log_set_level(fresh.verbose ? LOG_DEBUG : LOG_INFO);
+	bool sampling_changed = fresh.alloc != old->alloc || fresh.alloc_interval != old->alloc_interval ||
+				fresh.lock != old->lock || fresh.lock_interval_us != old->lock_interval_us;
 	d->opt = fresh;
 	daemon_apply_limits(d);
+	if (sampling_changed)
+		agents_configure_all(d);
 	discovery_recheck(&d->discovery, monotonic_ns());
 	log_info("reload: settings from %s applied (%u Hz, retention %llu s, attach %s, %u processes max)",
 		 d->opt.config_path[0] ? d->opt.config_path : "the command line", d->opt.frequency_hz,

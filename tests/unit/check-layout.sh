@@ -19,7 +19,7 @@ fi
 missing=$(grep -rHo --include='*.[ch]' '^#include "[^"]*"' bpf daemon userspace tests | while IFS= read -r hit; do
 	file=${hit%%:*}
 	inc=${hit#*\"}; inc=${inc%\"}
-	case $inc in *.skel.h|vmlinux.h|profile.pb-c.h) continue ;; esac
+	case $inc in *.skel.h|vmlinux.h|profile.pb-c.h|park_binder_class.h) continue ;; esac
 	[ -f "$(dirname "$file")/$inc" ] || [ -f "$inc" ] || echo "$file: $inc"
 done)
 if [ -n "$missing" ]; then

@@ -243,7 +243,14 @@ static int on_batch(void *ctx, struct agent_link *l, const void *payload, size_t
 	return process_apply_batch(&D.processes, l->proc, payload, len, info, 0, monotonic_ns());
 }
 
-static const struct agent_link_hooks hooks = {NULL, on_hello, on_batch};
+static void on_config(void *ctx, uint64_t *alloc_interval, uint64_t *lock_interval)
+{
+	(void)ctx;
+	*alloc_interval = 524288;
+	*lock_interval = 1000000;
+}
+
+static const struct agent_link_hooks hooks = {.on_hello = on_hello, .on_batch = on_batch, .config = on_config};
 
 /* A socketpair with the daemon end non-blocking. */
 static struct agent_link *pair(int *peer)
@@ -383,6 +390,33 @@ static void test_agent_link_good(void)
 	close(peer);
 }
 
+/* An agent that takes CONFIG gets the sampling settings before its first
+ * FETCH; one that does not (the test above) gets the FETCH alone. */
+static void test_agent_link_config(void)
+{
+	int peer;
+	struct agent_link *l = pair(&peer);
+	struct wbuf w;
+	uint8_t got[64];
+	struct rbuf r;
+
+	wbuf_init(&w);
+	hello_payload(&w, JS_AGENT_MAGIC, JS_AGENT_PROTOCOL_VERSION);
+	wbuf_u32(&w, JS_AGENT_TAKES_CONFIG);
+	send_frame(peer, JS_MSG_HELLO, w.data, (uint32_t)w.len);
+	CHECK(agent_link_on_readable(l, &hooks) == 0);
+	CHECK_EQ(l->features, JS_AGENT_TAKES_CONFIG);
+	CHECK(read(peer, got, sizeof(got)) == (8 + 16) + (8 + 12));
+	CHECK_EQ(got[4], JS_MSG_CONFIG);
+	rbuf_init(&r, got + 8, 16);
+	CHECK_EQ(rbuf_u64(&r), 524288);
+	CHECK_EQ(rbuf_u64(&r), 1000000);
+	CHECK_EQ(got[24 + 4], JS_MSG_FETCH);
+	wbuf_free(&w);
+	agent_link_free(l);
+	close(peer);
+}
+
 static void expect_closed(const void *bytes, size_t n, const char *why)
 {
 	int peer;
@@ -499,6 +533,7 @@ int main(void)
 	RUN(test_stats_text_and_json_agree);
 	RUN(test_agent_closed_while_forked);
 	RUN(test_agent_link_good);
+	RUN(test_agent_link_config);
 	RUN(test_agent_link_garbage);
 	answer(0, "list");
 	process_table_free(&D.processes);

@@ -73,6 +73,8 @@ void agent_disable(const char *why)
 								   code_events[i], NULL);
 	if (g_agent.jvmti && g_agent.tracks_unloading)
 		(*g_agent.jvmti)->SetEventNotificationMode(g_agent.jvmti, JVMTI_DISABLE, JVMTI_EVENT_OBJECT_FREE, NULL);
+	if (g_agent.jvmti)
+		sampled_events_stop(g_agent.jvmti);
 	if (g_agent.wake_fd >= 0)
 		eventfd_write(g_agent.wake_fd, 1);
 }
@@ -269,6 +271,7 @@ static int setup(JavaVM *vm, char *options, int late)
 	g_agent.tracks_unloading = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;
 	if (!g_agent.tracks_unloading)
 		agent_log(0, "no object tags: unloaded classes will not be reported");
+	sampled_events_setup(jvmti, &cb);
 	cb.VMInit = on_vm_init;
 	cb.VMDeath = on_vm_death;
 	cb.CompiledMethodLoad = on_compiled_method_load;

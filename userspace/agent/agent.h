@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "agent_store.h"
+#include "sampled_events.h"
 #include "hotspot_layout.h"
 #include "vmstructs.h"
 
@@ -55,6 +56,10 @@ void record_interpreter_entries(void);
 /* class_events.c */
 void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass);
 void register_loaded_classes(jvmtiEnv *jvmti, JNIEnv *jni);
+/* The class id of a class met outside ClassPrepare (an array class, an
+ * allocated object's): registered now if its mirror has no tag. 0 if it
+ * cannot be. */
+uint32_t class_events_register(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass);
 /* ObjectFree: a tagged class mirror was freed, so its class was unloaded. */
 void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag);
 /* Turns the classes unloaded since the last call into CLASS_UNLOAD records

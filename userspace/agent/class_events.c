@@ -191,6 +191,11 @@ static uint32_t register_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass, int f
 	return class_id;
 }
 
+uint32_t class_events_register(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass)
+{
+	return register_class(jvmti, jni, klass, 1);
+}
+
 void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
 	(void)thread;

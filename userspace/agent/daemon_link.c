@@ -26,6 +26,7 @@
 #define IO_TIMEOUT_S 10
 #define COMPACT_DEAD_THRESHOLD 512
 #define MAX_REQUEST_BYTES 4096
+#define COMPACT_EVENT_BYTES (1u << 20)
 /* Methods resolved before answering a FETCH: a JVM starting up has tens of
  * thousands, and jsampled needs its code map at once; the rest follows in
  * the next batches (marked "more", so jsampled asks again at once). */
@@ -81,6 +82,7 @@ static int send_hello(int fd, struct wbuf *w)
 	wbuf_u64(w, g_agent.start_time_ns);
 	wbuf_str(w, g_agent.vm_name);
 	wbuf_str(w, g_agent.vm_version);
+	wbuf_u32(w, JS_AGENT_TAKES_CONFIG);
 	return send_frame(fd, w, JS_MSG_HELLO);
 }
 
@@ -115,6 +117,7 @@ static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes
 /* Reads and answers one request. Returns -1 when the connection must go. */
 static int serve_request(JNIEnv *jni, int fd, struct wbuf *w, uint64_t *acked)
 {
+	static uint64_t flushed; /* event bytes appended since the last compaction */
 	uint8_t hdr[JS_FRAME_HEADER_BYTES], body[MAX_REQUEST_BYTES];
 	uint32_t len;
 	uint16_t type;
@@ -141,10 +144,23 @@ static int serve_request(JNIEnv *jni, int fd, struct wbuf *w, uint64_t *acked)
 		/* Resolve first, so the batch names what its code refers to. */
 		size_t pending = resolve_pending_methods(g_agent.jvmti, jni, RESOLVE_PER_FETCH);
 		report_unloaded_classes(jni);
+		sampled_events_flush(&g_agent.store);
 		*acked = since;
-		if (g_agent.store.dead >= COMPACT_DEAD_THRESHOLD)
+		/* Fetched events are dead weight at once: compact them by bytes. */
+		flushed += sampled_events_take_flushed_bytes();
+		if (g_agent.store.dead >= COMPACT_DEAD_THRESHOLD || flushed >= COMPACT_EVENT_BYTES) {
+			flushed = 0;
 			store_compact(&g_agent.store, since);
+		}
 		return send_batch(fd, w, since, max_bytes, pending > 0);
+	}
+	case JS_MSG_CONFIG: {
+		uint64_t alloc = rbuf_u64(&r), lock = rbuf_u64(&r);
+
+		if (r.err)
+			return -1;
+		sampled_events_configure(g_agent.jvmti, jni, alloc, lock);
+		return 0;
 	}
 	case JS_MSG_ERROR: {
 		char why[256];
@@ -203,6 +219,8 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 		if (fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
 			if (serve_request(jni, fd, &w, &acked) != 0) {
 				agent_log(1, "disconnected from jsampled");
+				/* no one to send events to */
+				sampled_events_configure(jvmti, jni, 0, 0);
 				close(fd);
 				fd = -1;
 				/* No one is waiting for history now: drop dead code. */
@@ -213,6 +231,7 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	}
 	if (fd >= 0) {
 		/* The JVM is exiting: push what jsampled has not fetched yet. */
+		sampled_events_flush(&g_agent.store);
 		if (send_batch(fd, &w, acked, JS_AGENT_MAX_RECORD, 0) == 0) {
 			begin_frame(&w);
 			send_frame(fd, &w, JS_MSG_BYE);

@@ -6,7 +6,7 @@
  * ("version 'GLIBC_2.34' not found"). So the few such functions the agent
  * calls are bound to their oldest x86-64 versions below, and the build
  * checks the result (tests/unit/check-agent-abi.sh):
- *   dlopen, dlsym, dlinfo, dlclose  GLIBC_2.34 in libc (libdl before), also
+ *   dlopen, dlsym, dlinfo, dlclose, dladdr  GLIBC_2.34 in libc (libdl before), also
  *                                   exported as GLIBC_2.2.5 (libdl.so.2 on
  *                                   older systems: the agent links it)
  *   fstat                           GLIBC_2.33 (before: __fxstat): a syscall
@@ -25,6 +25,7 @@ __asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
 __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
 __asm__(".symver dlinfo,dlinfo@GLIBC_2.3.3");
 __asm__(".symver dlclose,dlclose@GLIBC_2.2.5");
+__asm__(".symver dladdr,dladdr@GLIBC_2.2.5");
 #endif
 
 /* fstat(2) itself: the kernel's struct stat is libc's on x86-64. */

@@ -38,12 +38,20 @@ enum js_msg_type {
 	JS_MSG_BATCH = 3, /* agent -> jsampled */
 	JS_MSG_ERROR = 4, /* either way: str reason; the sender closes */
 	JS_MSG_BYE = 5,   /* agent -> jsampled: the JVM is exiting */
+	JS_MSG_CONFIG = 6, /* jsampled -> agent (if its HELLO offers JS_AGENT_TAKES_CONFIG) */
+};
+
+/* HELLO's features (appended: absent from older agents, which then get no
+ * CONFIG). */
+enum js_agent_features {
+	JS_AGENT_TAKES_CONFIG = 1u << 0,
 };
 
 /*
  * HELLO: u32 magic, u32 protocol version, u32 pid as the agent sees it (its
  *        own pid namespace), u8 late_attach, u64 agent start time (ns,
- *        CLOCK_MONOTONIC), str vm name, str vm version.
+ *        CLOCK_MONOTONIC), str vm name, str vm version, then u32 features
+ *        (enum js_agent_features; absent: none).
  * FETCH: u64 since_version, u32 max_bytes.
  * BATCH: u64 since_version (as requested), u64 upto_version (the highest
  *        version included; the next FETCH asks for records after it),
@@ -51,6 +59,10 @@ enum js_msg_type {
  *        event the agent had seen by then is included unless more is set),
  *        u8 more, u32 record count, records.
  * ERROR: str reason.
+ * CONFIG: u64 alloc_interval (bytes; 0: allocations are not sampled),
+ *        u64 lock_interval (ns; 0: lock waits are not sampled). Sent after
+ *        HELLO and whenever jsampled's settings change; the agent applies
+ *        it before its next answer.
  */
 
 enum js_record_kind {
@@ -62,6 +74,7 @@ enum js_record_kind {
 	JS_REC_THREAD = 6,      /* a Java thread started or ended */
 	JS_REC_METHOD_REF = 7,  /* a method's Method* before its names are resolved */
 	JS_REC_CLASS_UNLOAD = 8, /* classes the JVM unloaded (their mirrors were freed) */
+	JS_REC_EVENTS = 9,      /* sampled allocations and lock waits, with their stacks */
 };
 
 /*
@@ -166,7 +179,33 @@ enum js_code_flags {
  *   gone; older jsampled ignore the record.
  * THREAD: u32 tid (agent's namespace), u8 alive, u64 JavaThread*,
  *   u64 stack_base (highest address), u64 stack_size, u64 time_ns, str name.
+ * EVENTS: u64 alloc_interval (bytes; 0: allocations are not sampled),
+ *   u64 lock_interval (ns; 0: lock waits are not sampled), u64 dropped
+ *   by the rate cap, u64 dropped for want of buffer, u64 dropped without
+ *   a stack (all three counted since the agent started), u32 count,
+ *   count x { u8 kind (enum js_event_kind), u8 flags (enum
+ *   js_event_flags), u16 depth (at most JS_MAX_EVENT_DEPTH), u32 tid
+ *   (agent's namespace), u64 time_ns, u64 value (by kind), u32 class_id
+ *   (the allocated object's class, the lock's; 0 unknown), depth x
+ *   { u32 method_id, i32 bci } leaf first }. Each event was sampled with
+ *   probability 1 - exp(-value / interval) (HotSpot's heap sampling picks
+ *   bytes at exponentially distributed distances; the agent does the same
+ *   over wait time), from which jsampled estimates what all events
+ *   weighed. Sent once: compacted when fetched.
  */
+
+enum js_event_kind {
+	JS_EVENT_ALLOC = 1,   /* value: the object's size in bytes */
+	JS_EVENT_MONITOR = 2, /* value: ns waited to enter a contended synchronized monitor */
+	JS_EVENT_PARK = 3,    /* value: ns parked waiting for a java.util.concurrent lock */
+	JS_EVENT_KIND_MAX = 3,
+};
+
+enum js_event_flags {
+	JS_EVENT_TRUNCATED = 1u << 0, /* the stack went on past depth frames */
+};
+
+#define JS_MAX_EVENT_DEPTH 1024
 
 /* The METHOD record's modifiers are the JVM's access flags (JVMS 4.6);
  * these are the ones agent and daemon test. */

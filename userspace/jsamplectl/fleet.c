@@ -121,6 +121,10 @@ static uint8_t frame_type_of(const char *kind)
 		return FRAME_PSEUDO;
 	if (strcmp(kind, "kernel") == 0)
 		return FRAME_KERNEL;
+	if (strcmp(kind, "java") == 0)
+		return FRAME_JAVA;
+	if (strcmp(kind, "class") == 0)
+		return FRAME_CLASS;
 	return FRAME_NATIVE; /* native, and kinds this build does not know */
 }
 
@@ -187,7 +191,7 @@ static int add_stack(struct fleet_tree *t, json_t *frames, json_t *kinds, uint64
 		if (pseudo) {
 			f[i].type = FRAME_PSEUDO;
 			f[i].method_id = pseudo;
-		} else if ((f[i].type = frame_type_of(kind)) == FRAME_KERNEL) {
+		} else if (frame_named_by_symbol(f[i].type = frame_type_of(kind))) {
 			f[i].method_id = kernel_symbols_intern(name);
 		} else {
 			if (f[i].type == FRAME_PSEUDO)

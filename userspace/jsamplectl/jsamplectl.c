@@ -4,7 +4,7 @@
  *
  *   jsamplectl [--socket PATH] list [--json]
  *   jsamplectl [--socket PATH] cct PID [--format F] [--since AGE | --from TIME --until TIME]
- *                                  [--view java|mixed|carrier] [--type cpu|offcpu|wall] [-o FILE]
+ *                                  [--view java|mixed|carrier] [--type cpu|offcpu|wall|alloc|lock] [-o FILE]
  *   jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]
  *                                   [--format html|text] [-o FILE]
  *   jsamplectl [--socket PATH] stats [PID] [--json]
@@ -45,7 +45,7 @@ static void usage(FILE *f)
 		"usage: jsamplectl [--socket PATH] list [--json]\n"
 		"       jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json|pprof|html|svg]\n"
 		"                  [--since AGE | --from TIME --until TIME] [--view java|mixed|carrier]\n"
-		"                  [--type cpu|offcpu|wall] [-o FILE]\n"
+		"                  [--type cpu|offcpu|wall|alloc|lock] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]\n"
 		"                  [--format html|text] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"

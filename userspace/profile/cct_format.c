@@ -66,8 +66,11 @@ const char *frame_type_suffix(uint8_t type)
 
 static const char *frame_type_name(uint8_t type)
 {
-	static const char *const names[FRAME_TYPE_COUNT] = {"interpreted", "compiled", "inlined",
-							    "native", "pseudo", "kernel", "c"};
+	static const char *const names[FRAME_TYPE_COUNT] = {
+		[FRAME_INTERPRETED] = "interpreted", [FRAME_COMPILED] = "compiled", [FRAME_INLINED] = "inlined",
+		[FRAME_NATIVE] = "native", [FRAME_PSEUDO] = "pseudo", [FRAME_KERNEL] = "kernel", [FRAME_C] = "c",
+		[FRAME_JAVA] = "java", [FRAME_CLASS] = "class",
+	};
 	return type < FRAME_TYPE_COUNT ? names[type] : "unknown";
 }
 
@@ -80,7 +83,7 @@ void cct_frame_name(const struct method_table *methods, uint32_t method_id, uint
 		snprintf(out, outlen, "%s", pseudo_frame_name(method_id));
 		return;
 	}
-	if (type == FRAME_KERNEL || type == FRAME_C)
+	if (frame_named_by_symbol(type))
 		snprintf(out, outlen, "%s", kernel_symbols_name(method_id));
 	else
 		method_table_name(methods, method_id, out, outlen);
@@ -284,6 +287,35 @@ static void render_json(const struct cct *c, const struct method_table *m, const
 	free(stack);
 }
 
+/* The second tree's values on the nodes of view (the first tree's view):
+ * each of its view's nodes found, or made, by path. The two trees take
+ * the same paths, but each prunes by its own counts. NULL if out of
+ * memory. */
+static uint64_t *second_values(const struct profile_source *src, struct cct *view)
+{
+	struct cct v2;
+	uint32_t *to = NULL;
+	uint64_t *second = NULL;
+
+	if (cct_view_build(src->cct2, VIEW_KEEP_BCI, src->view, src->window, &v2) != 0)
+		return NULL;
+	to = calloc(v2.nodes.n ? v2.nodes.n : 1, sizeof(*to));
+	for (size_t i = 1; to && i < v2.nodes.n; i++) {
+		const struct cct_node *n = &v2.nodes.v[i];
+
+		to[i] = cct_child(view, to[n->parent], n->method_id, n->type, n->bci, 1);
+		if (!to[i])
+			goto cleanup;
+	}
+	second = to ? calloc(view->nodes.n ? view->nodes.n : 1, sizeof(*second)) : NULL;
+	for (size_t i = 0; second && i < v2.nodes.n; i++)
+		second[to[i]] += v2.self.v[i];
+cleanup:
+	free(to);
+	cct_free(&v2);
+	return second;
+}
+
 int cct_render_stream(const struct profile_source *src, enum cct_format f, struct wbuf *out, int fd)
 {
 	struct cct view;
@@ -310,7 +342,13 @@ int cct_render_stream(const struct profile_source *src, enum cct_format f, struc
 		rc = 0;
 		break;
 	case CCT_FORMAT_PPROF:
-		rc = cct_render_pprof(src, &view, out);
+		if (src->cct2) {
+			uint64_t *second = second_values(src, &view);
+			rc = second ? cct_render_pprof(src, &view, second, out) : -1;
+			free(second);
+		} else {
+			rc = cct_render_pprof(src, &view, NULL, out);
+		}
 		break;
 	case CCT_FORMAT_HTML:
 	case CCT_FORMAT_PAGE:

@@ -33,6 +33,13 @@ enum cct_format {
 int cct_format_parse(const char *s);
 const char *cct_format_name(enum cct_format f);
 
+/* What a profile's values are (pprof's sample types). */
+enum profile_values {
+	VALUES_SAMPLED = 0, /* samples/count, TYPE/nanoseconds (samples x the sampling period) */
+	VALUES_ALLOC,       /* alloc_objects/count (cct2), alloc_space/bytes (cct) */
+	VALUES_LOCK,        /* contentions/count (cct2), delay/nanoseconds (cct) */
+};
+
 /* One profile to render. */
 struct profile_source {
 	const struct cct *cct;
@@ -46,6 +53,12 @@ struct profile_source {
 	 * them all (VIEW_WALL) under its own type's name. */
 	const char *profile_type;
 	pid_t pid;
+	enum profile_values values;
+	/* VALUES_ALLOC, VALUES_LOCK: the tree of the second value (objects,
+	 * waits), made from the same events; the renderings but pprof show
+	 * cct's value alone. */
+	const struct cct *cct2;
+	uint64_t interval; /* the events' sampling interval (pprof's period); 0 unknown */
 };
 
 /* Appends the rendering to out, written to fd as it grows when fd >= 0
@@ -66,7 +79,10 @@ void cct_frame_name(const struct method_table *methods, uint32_t method_id, uint
 int cct_spill(struct wbuf *out, int fd, bool all);
 
 /* The renderers of the other files (on a view, cct_view.h). */
-int cct_render_pprof(const struct profile_source *src, const struct cct *view, struct wbuf *out);
+/* second: per node of view, the second value (VALUES_ALLOC, VALUES_LOCK);
+ * NULL otherwise. */
+int cct_render_pprof(const struct profile_source *src, const struct cct *view, const uint64_t *second,
+		     struct wbuf *out);
 int cct_render_page(const struct profile_source *src, const struct cct *view, bool html, struct wbuf *out, int fd);
 int cct_render_svg(const struct profile_source *src, const struct cct *view, struct wbuf *out, int fd);
 

@@ -130,7 +130,7 @@ static uint64_t function_id(struct builder *b, uint32_t method_id, uint8_t type)
 	}
 	perftools__profiles__function__init(f);
 	f->id = b->functions.n;
-	if (type == FRAME_PSEUDO || type == FRAME_KERNEL || type == FRAME_C) {
+	if (type == FRAME_PSEUDO || frame_named_by_symbol(type)) {
 		snprintf(name, sizeof(name), "%s",
 			 type == FRAME_PSEUDO ? pseudo_frame_name(method_id) : kernel_symbols_name(method_id));
 		f->name = f->system_name = str_id(&b->str, name);
@@ -227,7 +227,7 @@ static Location *make_location(struct builder *b, uint64_t id)
 			break;
 		perftools__profiles__line__init(line);
 		line->function_id = function_id(b, key->method_id, key->type);
-		src = key->type == FRAME_PSEUDO || key->type == FRAME_KERNEL || key->type == FRAME_C ? -1 : method_table_line(b->src->methods, key->method_id, key->bci);
+		src = key->type == FRAME_PSEUDO || frame_named_by_symbol(key->type) ? -1 : method_table_line(b->src->methods, key->method_id, key->bci);
 		line->line = src > 0 ? src : 0;
 		l->line[l->n_line++] = line;
 		if (!key->prefix)
@@ -276,11 +276,23 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 	return v;
 }
 
-int cct_render_pprof(const struct profile_source *src, const struct cct *view, struct wbuf *out)
+/* The sample types of each kind of values: [0] and [1], and the period's. */
+static const struct {
+	const char *type[2], *unit[2], *period_type, *period_unit;
+} value_names[] = {
+	[VALUES_ALLOC] = {.type = {"alloc_objects", "alloc_space"}, .unit = {"count", "bytes"},
+			  .period_type = "space", .period_unit = "bytes"},
+	[VALUES_LOCK] = {.type = {"contentions", "delay"}, .unit = {"count", "nanoseconds"},
+			 .period_type = "contentions", .period_unit = "count"},
+};
+
+int cct_render_pprof(const struct profile_source *src, const struct cct *view, const uint64_t *second,
+		     struct wbuf *out)
 {
 	static const char *const mapping_names[KIND_COUNT] = {
-		"[root]", "[interpreted Java]", "[compiled Java]", "[compiled Java]", "[native]", "[kernel]",
-		"[JVM]", "[pseudo]"};
+		[KIND_ROOT] = "[root]", [KIND_INTERPRETED] = "[interpreted Java]", [KIND_COMPILED] = "[compiled Java]",
+		[KIND_INLINED] = "[compiled Java]", [KIND_NATIVE] = "[native]", [KIND_KERNEL] = "[kernel]",
+		[KIND_JVM] = "[JVM]", [KIND_PSEUDO] = "[pseudo]", [KIND_JAVA] = "[Java]", [KIND_CLASS] = "[class]"};
 	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct builder b = {.src = src, .view = view};
 	int64_t period = src->frequency_hz ? 1000000000ll / src->frequency_hz : 0;
@@ -298,15 +310,24 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, s
 		goto cleanup;
 	str_id(&b.str, ""); /* string 0 is the empty string */
 	p.sample_type = calloc(2, sizeof(*p.sample_type));
-	p.period_type = value_type(&b, src->profile_type ? src->profile_type : cct_profile_type_name(src->view), "nanoseconds");
-	if (!p.sample_type || !p.period_type)
+	if (!p.sample_type)
 		goto cleanup;
-	p.sample_type[p.n_sample_type++] = value_type(&b, "samples", "count");
-	p.sample_type[p.n_sample_type++] = value_type(&b, src->profile_type ? src->profile_type : cct_profile_type_name(src->view), "nanoseconds");
-	if (!p.sample_type[0] || !p.sample_type[1])
+	if (src->values == VALUES_ALLOC || src->values == VALUES_LOCK) {
+		p.period_type = value_type(&b, value_names[src->values].period_type, value_names[src->values].period_unit);
+		for (int k = 0; k < 2; k++)
+			p.sample_type[p.n_sample_type++] =
+				value_type(&b, value_names[src->values].type[k], value_names[src->values].unit[k]);
+		p.period = src->values == VALUES_ALLOC ? (int64_t)src->interval : 1;
+	} else {
+		const char *type = src->profile_type ? src->profile_type : cct_profile_type_name(src->view);
+		p.period_type = value_type(&b, type, "nanoseconds");
+		p.sample_type[p.n_sample_type++] = value_type(&b, "samples", "count");
+		p.sample_type[p.n_sample_type++] = value_type(&b, type, "nanoseconds");
+		p.period = period;
+	}
+	if (!p.period_type || !p.sample_type[0] || !p.sample_type[1])
 		goto cleanup;
 	p.default_sample_type = p.sample_type[1]->type;
-	p.period = period;
 
 	/* The first mapping is the program (what pprof calls "File"); then
 	 * one per frame kind, naming it. */
@@ -353,16 +374,16 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, s
 	 * first. */
 	size_t nsamples = 0;
 	for (size_t i = 0; i < view->nodes.n; i++)
-		nsamples += view->self.v[i] > 0;
+		nsamples += view->self.v[i] > 0 || (second && second[i] > 0);
 	p.sample = calloc(nsamples + 1, sizeof(*p.sample));
 	if (!p.sample)
 		goto cleanup;
 	int64_t pid_key = str_id(&b.str, "pid");
 	for (size_t i = 0; i < view->nodes.n; i++) {
-		uint64_t self = view->self.v[i];
+		uint64_t self = view->self.v[i], other = second ? second[i] : 0;
 		size_t depth = 0;
 
-		if (!self)
+		if (!self && !other)
 			continue;
 		for (uint32_t k = (uint32_t)i; k; k = view->nodes.v[b.group[k]].parent)
 			stack[depth++] = b.loc_of[k];
@@ -381,8 +402,8 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, s
 		}
 		memcpy(s->location_id, stack, depth * sizeof(*stack));
 		s->n_location_id = depth;
-		s->value[0] = (int64_t)self;
-		s->value[1] = (int64_t)self * period;
+		s->value[0] = second ? (int64_t)other : (int64_t)self;
+		s->value[1] = second ? (int64_t)self : (int64_t)self * period;
 		s->n_value = 2;
 		perftools__profiles__label__init(l);
 		l->key = pid_key;

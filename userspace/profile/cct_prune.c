@@ -124,7 +124,7 @@ struct dropped_leaf {
 
 static bool native_frame(const struct cct_node *n)
 {
-	return n->type == FRAME_KERNEL || n->type == FRAME_C;
+	return frame_named_by_symbol(n->type);
 }
 
 /* Marks each node kept or not at threshold t (a node stays if its parent

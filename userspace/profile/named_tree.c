@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const kind_names[KIND_COUNT] = {"root", "interpreted", "compiled", "inlined",
-						   "native", "kernel", "jvm", "pseudo"};
+						   "native", "kernel", "jvm", "pseudo", "java", "class"};
 
 const char *frame_kind_name(enum frame_kind k)
 {
@@ -30,6 +30,10 @@ enum frame_kind frame_kind_of(uint8_t frame_type, uint32_t method_id)
 		return KIND_KERNEL;
 	case FRAME_C:
 		return KIND_NATIVE;
+	case FRAME_JAVA:
+		return KIND_JAVA;
+	case FRAME_CLASS:
+		return KIND_CLASS;
 	default:
 		switch (method_id) {
 		case 0:
@@ -144,7 +148,7 @@ int named_tree_add_view(struct named_tree *t, const struct cct *view, const stru
 		if (i) {
 			if (n->type == FRAME_PSEUDO)
 				snprintf(name, sizeof(name), "%s", pseudo_frame_name(n->method_id));
-			else if (n->type == FRAME_KERNEL || n->type == FRAME_C)
+			else if (frame_named_by_symbol(n->type))
 				snprintf(name, sizeof(name), "%s", kernel_symbols_name(n->method_id));
 			else
 				method_table_name(m, n->method_id, name, sizeof(name));

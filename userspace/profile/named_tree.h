@@ -26,6 +26,8 @@ enum frame_kind {
 	KIND_KERNEL,
 	KIND_JVM,    /* JVM-internal threads: [GC], [JIT compiler], [VM] */
 	KIND_PSEUDO, /* [truncated], [other], ... */
+	KIND_JAVA,   /* a Java frame of an allocation or lock event's stack */
+	KIND_CLASS,  /* the allocated or locked class */
 	KIND_COUNT
 };
 

@@ -17,8 +17,16 @@ enum frame_type {
 	FRAME_PSEUDO = 4,   /* [GC], [truncated], ...: method_id is enum pseudo_frame */
 	FRAME_KERNEL = 5,   /* a kernel function: method_id is a kernel_symbols.h id */
 	FRAME_C = 6,        /* a native (C/C++) function: method_id is a kernel_symbols.h name id */
+	FRAME_JAVA = 7,     /* a Java method from the JVM's own stack walk (JVMTI): compiled or not is not told */
+	FRAME_CLASS = 8,    /* the class an event concerns (allocated, locked): a kernel_symbols.h name id */
 	FRAME_TYPE_COUNT
 };
+
+/* Frames named by a kernel_symbols.h name id rather than a method id. */
+static inline bool frame_named_by_symbol(uint8_t type)
+{
+	return type == FRAME_KERNEL || type == FRAME_C || type == FRAME_CLASS;
+}
 
 enum pseudo_frame {
 	PSEUDO_TRUNCATED = 1, /* the stack continued beyond the copied fragment */

@@ -27,6 +27,8 @@ static const char *const type_names[] = {
 	[0] = "cpu",
 	[VIEW_OFFCPU] = "offcpu",
 	[VIEW_WALL] = "wall",
+	[VIEW_ALLOC] = "alloc",
+	[VIEW_LOCK] = "lock",
 };
 
 int cct_profile_type_parse(const char *word)

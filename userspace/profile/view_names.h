@@ -20,18 +20,26 @@ enum cct_view_frames {
 	 * off CPU). Every count stands for one sampling period. */
 	VIEW_OFFCPU = 1u << 2,
 	VIEW_WALL = 1u << 3,
+	/* The agent's sampled events, in trees of their own
+	 * (event_profiles.h): allocations (estimated bytes and objects) and
+	 * lock waits (estimated wait time and waits). */
+	VIEW_ALLOC = 1u << 4,
+	VIEW_LOCK = 1u << 5,
 };
 #define VIEW_FRAMES_MASK (VIEW_MIXED | VIEW_CARRIER)
-#define VIEW_TYPE_MASK (VIEW_OFFCPU | VIEW_WALL)
+#define VIEW_TYPE_MASK (VIEW_OFFCPU | VIEW_WALL | VIEW_ALLOC | VIEW_LOCK)
+#define VIEW_EVENT_MASK (VIEW_ALLOC | VIEW_LOCK)
 
 /* A view's name as users write it: "java", "mixed", "carrier" or
  * "mixed,carrier" (either order). The VIEW_* flags; -1 if it is none. */
 int cct_view_parse(const char *word);
 
-/* A profile type as users write it: "cpu", "offcpu" or "wall". Its VIEW_*
+/* A profile type as users write it: "cpu", "offcpu", "wall", "alloc" or
+ * "lock". Its VIEW_*
  * type flag (cpu: 0); -1 if it is none. */
 int cct_profile_type_parse(const char *word);
-/* The name of the profile type of view flags: "cpu", "offcpu", "wall". */
+/* The name of the profile type of view flags: "cpu", "offcpu", "wall",
+ * "alloc", "lock". */
 const char *cct_profile_type_name(unsigned view);
 
 #endif
