@@ -86,7 +86,8 @@ static int send_hello(int fd, struct wbuf *w)
 	return send_frame(fd, w, JS_MSG_HELLO);
 }
 
-static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes, int pending)
+/* *sent: the last version the batch holds, once it is sent. */
+static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes, int pending, uint64_t *sent)
 {
 	uint64_t upto;
 	int more;
@@ -111,11 +112,16 @@ static int send_batch(int fd, struct wbuf *w, uint64_t since, uint32_t max_bytes
 	/* Unresolved methods also mean "more": the batch is not complete up
 	 * to its cut time yet. */
 	w->data[more_at] = (uint8_t)(more || pending);
-	return send_frame(fd, w, JS_MSG_BATCH);
+	if (send_frame(fd, w, JS_MSG_BATCH) != 0)
+		return -1;
+	*sent = upto;
+	return 0;
 }
 
 /* Reads and answers one request. Returns -1 when the connection must go. */
-static int serve_request(JNIEnv *jni, int fd, struct wbuf *w, uint64_t *acked)
+/* *sent: the last version sent to jsampled (the push at exit starts after
+ * it: an EVENTS record sent twice would count twice). */
+static int serve_request(JNIEnv *jni, int fd, struct wbuf *w, uint64_t *sent)
 {
 	static uint64_t flushed; /* event bytes appended since the last compaction */
 	uint8_t hdr[JS_FRAME_HEADER_BYTES], body[MAX_REQUEST_BYTES];
@@ -145,14 +151,13 @@ static int serve_request(JNIEnv *jni, int fd, struct wbuf *w, uint64_t *acked)
 		size_t pending = resolve_pending_methods(g_agent.jvmti, jni, RESOLVE_PER_FETCH);
 		report_unloaded_classes(jni);
 		sampled_events_flush(&g_agent.store);
-		*acked = since;
 		/* Fetched events are dead weight at once: compact them by bytes. */
 		flushed += sampled_events_take_flushed_bytes();
 		if (g_agent.store.dead >= COMPACT_DEAD_THRESHOLD || flushed >= COMPACT_EVENT_BYTES) {
 			flushed = 0;
-			store_compact(&g_agent.store, since);
+			store_compact(&g_agent.store, since); /* jsampled has everything up to since */
 		}
-		return send_batch(fd, w, since, max_bytes, pending > 0);
+		return send_batch(fd, w, since, max_bytes, pending > 0, sent);
 	}
 	case JS_MSG_CONFIG: {
 		uint64_t alloc = rbuf_u64(&r), lock = rbuf_u64(&r);
@@ -183,7 +188,7 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
 	struct wbuf w;
 	int fd = -1;
-	uint64_t next_connect = 0, backoff = RECONNECT_MIN_MS, acked = 0;
+	uint64_t next_connect = 0, backoff = RECONNECT_MIN_MS, sent = 0;
 	int warned = 0;
 
 	(void)arg;
@@ -210,14 +215,14 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 				agent_log(1, "connected to jsampled at %s", g_agent.socket_path);
 				backoff = RECONNECT_MIN_MS;
 				warned = 0;
-				acked = 0;
+				sent = 0;
 			}
 		}
 		p[1].fd = fd;
 		if (poll(p, fd >= 0 ? 2 : 1, left ? 0 : IDLE_POLL_MS) < 0 && errno != EINTR)
 			break;
 		if (fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			if (serve_request(jni, fd, &w, &acked) != 0) {
+			if (serve_request(jni, fd, &w, &sent) != 0) {
 				agent_log(1, "disconnected from jsampled");
 				/* no one to send events to */
 				sampled_events_configure(jvmti, jni, 0, 0);
@@ -232,7 +237,7 @@ void JNICALL agent_thread_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 	if (fd >= 0) {
 		/* The JVM is exiting: push what jsampled has not fetched yet. */
 		sampled_events_flush(&g_agent.store);
-		if (send_batch(fd, &w, acked, JS_AGENT_MAX_RECORD, 0) == 0) {
+		if (send_batch(fd, &w, sent, JS_AGENT_MAX_RECORD, 0, &sent) == 0) {
 			begin_frame(&w);
 			send_frame(fd, &w, JS_MSG_BYE);
 		}
