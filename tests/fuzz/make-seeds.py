@@ -30,7 +30,7 @@ def frame(kind, payload):
 
 
 HELLO, FETCH, BATCH, ERROR, BYE = 1, 2, 3, 4, 5
-REC = {"layout": 1, "load": 2, "unload": 3, "class": 4, "method": 5, "thread": 6, "ref": 7}
+REC = {"layout": 1, "load": 2, "unload": 3, "class": 4, "method": 5, "thread": 6, "ref": 7, "events": 9}
 
 
 def hello():
@@ -79,6 +79,16 @@ def thread(tid, alive):
     return struct.pack("<IBQQQQ", tid, alive, 0x7f0000001000, 0x7ffe00000000, 1 << 20, 5) + s("main")
 
 
+def events(evs):
+    """An EVENTS record: (kind, value, class id, [method ids leaf first])."""
+    b = struct.pack("<QQQQQI", 524288, 1000000, 0, 0, 0, len(evs))
+    for kind, value, cid, ids in evs:
+        b += struct.pack("<BBHIQQI", kind, 0, len(ids), 1234, 5000000000, value, cid)
+        for i, mid in enumerate(ids):
+            b += struct.pack("<Ii", mid, i)
+    return b
+
+
 def batch(records, more=0):
     b = struct.pack("<QQQBI", 0, len(records), 100, more, len(records))
     for kind, body in records:
@@ -90,7 +100,8 @@ records = [(REC["layout"], layout()), (REC["class"], klass(1, "Lapp/Main;", "Mai
            (REC["method"], method(1, 1, 0x7000, "run")), (REC["method"], method(2, 1, 0x7100, "work")),
            (REC["ref"], ref(3, 1, 0x7200)), (REC["load"], code_load(1, 1, 0x10001000, 0x100, 1)),
            (REC["load"], code_load(2, 8, 0x10000000, 0x100, 0, 0)), (REC["unload"], struct.pack("<QQ", 2, 50)),
-           (REC["thread"], thread(1234, 1)), (REC["thread"], thread(1234, 0))]
+           (REC["thread"], thread(1234, 1)), (REC["thread"], thread(1234, 0)),
+           (REC["events"], events([(1, 4096, 1, [2, 1]), (2, 50000, 1, [1]), (3, 900, 0, [2, 2, 1])]))]
 
 # agent link: whole conversations
 put("agent_link", "hello", hello())
