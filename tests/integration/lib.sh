@@ -155,6 +155,22 @@ wait_profiled() {
 	fail "pid $1 was not profiled within 15 s"
 }
 
+# start_pyroscope_receiver [receiver args...]: the Pyroscope stand-in
+# (pyroscope_receiver.py) on a free port of 127.0.0.1, logging what it
+# takes to $TMP/received.jsonl; sets PORT and RECEIVER.
+start_pyroscope_receiver() {
+	PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$PY" "$ROOT/tests/integration/pyroscope_receiver.py" --port "$PORT" --log "$TMP/received.jsonl" --tmp "$TMP" \
+		"$@" >"$TMP/receiver.log" 2>&1 &
+	RECEIVER=$!
+	JVM_PIDS+=("$RECEIVER")
+	for _ in $(seq 1 100); do
+		grep -q listening "$TMP/receiver.log" && break
+		sleep 0.05
+	done
+	grep -q listening "$TMP/receiver.log" || fail "the receiver did not start: $(cat "$TMP/receiver.log")"
+}
+
 # stats_field PID FIELD: one number from `jsamplectl stats PID --json`.
 stats_field() {
 	ctl stats "$1" --json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['$2'])"

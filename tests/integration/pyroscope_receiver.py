@@ -39,8 +39,10 @@ def pprof_samples(data, tmp):
 
 
 def pprof_read(data, tmp):
-    """(sample count, the time sample type's name) of a (gzipped) pprof, as
-    go tool pprof reads it: cpu, offcpu or wall."""
+    """(sample count, the profile type) of a (gzipped) pprof, as go tool
+    pprof reads it: cpu, offcpu or wall (samples/count TYPE/nanoseconds),
+    alloc (alloc_objects/count alloc_space/bytes) or lock
+    (contentions/count delay/nanoseconds)."""
     fd, path = tempfile.mkstemp(suffix=".pb.gz", dir=tmp)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
@@ -54,9 +56,12 @@ def pprof_read(data, tmp):
     if not lines:
         raise ValueError("no samples in the profile")
     kind = re.search(r"^samples/count (\w+)/nanoseconds", raw.stdout, re.M)
-    if not kind:
-        raise ValueError("no samples/count TYPE/nanoseconds sample types")
-    return sum(int(a) for a, _ in lines), kind.group(1)
+    if kind:
+        return sum(int(a) for a, _ in lines), kind.group(1)
+    for name, types in (("alloc", "alloc_objects/count alloc_space/bytes"), ("lock", "contentions/count delay/nanoseconds")):
+        if re.search(r"^" + types + r"(\[dflt\])?$", raw.stdout, re.M):
+            return sum(int(a) for a, _ in lines), name
+    raise ValueError("sample types of no profile type (samples/count TYPE/nanoseconds, alloc_*, contentions delay)")
 
 
 class Receiver(http.server.BaseHTTPRequestHandler):
@@ -149,7 +154,7 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         # The profile type: the name's suffix (APP.wall), the same as the
         # pprof's sample type; none for CPU.
         suffix = m.group(1).rsplit(".", 1)[1] if "." in m.group(1) else ""
-        if (suffix if suffix in ("wall", "offcpu") else "cpu") != kind:
+        if (suffix if suffix in ("wall", "offcpu", "alloc", "lock") else "cpu") != kind:
             return self.refuse(400, "name %s with a %s profile" % (m.group(1), kind))
         self.record({"app": m.group(1), "labels": labels, "from": frm, "until": until, "sampleRate": rate,
                      "samples": samples, "type": kind, "bytes": len(data)})

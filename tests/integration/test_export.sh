@@ -21,16 +21,7 @@ PLAIN=$JVM_PID
 wait_profiled "$NAMED"
 wait_profiled "$PLAIN"
 
-PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$PY" "$ROOT/tests/integration/pyroscope_receiver.py" --port "$PORT" --log "$TMP/received.jsonl" --tmp "$TMP" \
-	--fail-first 2 --token "t0ken-$$" --tenant team-a >"$TMP/receiver.log" 2>&1 &
-RECEIVER=$!
-JVM_PIDS+=("$RECEIVER")
-for _ in $(seq 1 100); do
-	grep -q listening "$TMP/receiver.log" && break
-	sleep 0.05
-done
-grep -q listening "$TMP/receiver.log" || fail "the receiver did not start: $(cat "$TMP/receiver.log")"
+start_pyroscope_receiver --fail-first 2 --token "t0ken-$$" --tenant team-a
 
 CONF=$TMP/export.conf
 cat >"$CONF" <<EOF

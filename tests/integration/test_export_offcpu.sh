@@ -32,16 +32,7 @@ while read -r stmt; do
 	[ -n "$stmt" ] && { ch_query 1 "${stmt%;}" >/dev/null || fail "cannot create the old schema: $stmt"; }
 done <"$TMP/old-schema.sql"
 
-PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$PY" "$ROOT/tests/integration/pyroscope_receiver.py" --port "$PORT" --log "$TMP/received.jsonl" --tmp "$TMP" \
-	>"$TMP/receiver.log" 2>&1 &
-RECEIVER=$!
-JVM_PIDS+=("$RECEIVER")
-for _ in $(seq 1 100); do
-	grep -q listening "$TMP/receiver.log" && break
-	sleep 0.05
-done
-grep -q listening "$TMP/receiver.log" || fail "the receiver did not start: $(cat "$TMP/receiver.log")"
+start_pyroscope_receiver
 
 start_daemon --frequency 199 --offcpu on
 start_jvm orders -Djsampled.service=orders WorkloadWaits 90

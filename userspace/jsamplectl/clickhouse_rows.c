@@ -169,6 +169,9 @@ int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *wri
 			 const char *const *labels, size_t n_labels)
 {
 	int cpu = strcmp(profile_type, "cpu") == 0;
+	/* A row's count: samples, or for the agent's event types the pprof's
+	 * second value, the one they are weighed by (bytes, nanoseconds). */
+	size_t v = strcmp(profile_type, "alloc") == 0 || strcmp(profile_type, "lock") == 0 ? 1 : 0;
 	static const char *names[CH_MAX_FRAMES], *kinds[CH_MAX_FRAMES];
 	struct u64_map counts; /* stack hash -> samples in this profile */
 	int64_t day = b->from_s / 86400;
@@ -182,7 +185,7 @@ int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *wri
 		uint64_t h, *have, *seen;
 		size_t n;
 
-		if (s->n_value == 0 || s->value[0] <= 0)
+		if (s->n_value <= v || s->value[v] <= 0)
 			continue;
 		n = sample_frames(p, s, names, kinds);
 		if (n == 0)
@@ -194,7 +197,7 @@ int ch_batch_add_profile(struct ch_batch *b, const struct ch_stacks_written *wri
 		if (!cpu)
 			h = fnv1a_str(h, profile_type);
 		have = u64_map_get(&counts, h);
-		if (u64_map_put(&counts, h, (have ? *have : 0) + (uint64_t)s->value[0]) != 0)
+		if (u64_map_put(&counts, h, (have ? *have : 0) + (uint64_t)s->value[v]) != 0)
 			b->oom = 1;
 		/* A new stack for the store (or for this day of it). */
 		seen = u64_map_get(&written->day_of, h);

@@ -456,8 +456,7 @@ static int fetch_type(struct exporter *e, json_t *list, int64_t from, int64_t un
 		const struct profile_frame *f =
 			frame_of(frames, n_frames, &hint, (int)json_integer_value(json_object_get(proc, "pid")));
 
-		if (type == 0)
-			note_settings(e, proc);
+		note_settings(e, proc); /* whichever types are exported */
 		export_process(e, proc, from, until, f ? f->pprof : NULL, f ? f->len : 0, type);
 	}
 	rc = 0;

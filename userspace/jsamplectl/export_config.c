@@ -30,7 +30,7 @@ void export_config_defaults(struct export_config *c)
 	c->types = EXPORT_TYPE_CPU;
 }
 
-const char *const export_type_names[EXPORT_TYPES] = {"cpu", "offcpu", "wall"};
+const char *const export_type_names[EXPORT_TYPES] = {"cpu", "offcpu", "wall", "alloc", "lock"};
 
 /* "cpu,wall" -> EXPORT_TYPE_* bits; 0 if a word is none of them. */
 static unsigned parse_types(const char *value)
@@ -178,7 +178,7 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 	}
 	if (strcmp(key, "types") == 0) {
 		if (!(c->types = parse_types(value))) {
-			snprintf(err, errlen, "types: a list of cpu, offcpu and wall, such as cpu,wall");
+			snprintf(err, errlen, "types: a list of cpu, offcpu, wall, alloc and lock, such as cpu,wall");
 			return -1;
 		}
 		return 0;

@@ -38,7 +38,14 @@
 enum rule_field { RULE_EXE, RULE_MAIN, RULE_UNIT, RULE_CGROUP };
 
 /* The profile types an exporter sends: bit i is export_type_names[i]. */
-enum { EXPORT_TYPE_CPU = 1u << 0, EXPORT_TYPE_OFFCPU = 1u << 1, EXPORT_TYPE_WALL = 1u << 2, EXPORT_TYPES = 3 };
+enum {
+	EXPORT_TYPE_CPU = 1u << 0,
+	EXPORT_TYPE_OFFCPU = 1u << 1,
+	EXPORT_TYPE_WALL = 1u << 2,
+	EXPORT_TYPE_ALLOC = 1u << 3,
+	EXPORT_TYPE_LOCK = 1u << 4,
+	EXPORT_TYPES = 5
+};
 extern const char *const export_type_names[EXPORT_TYPES];
 
 struct service_rule {

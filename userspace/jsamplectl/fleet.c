@@ -290,8 +290,11 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 	/* Kernel frames are in the store only if the exporter sent them. The
 	 * tree holds one type's samples only: all counted, named by it. */
 	const char *type = q->profile_type ? q->profile_type : "cpu";
+	int t = cct_profile_type_parse(type);
+	/* the store keeps one value of an event type: bytes, nanoseconds */
+	enum profile_values values = t == VIEW_ALLOC ? VALUES_ALLOC : t == VIEW_LOCK ? VALUES_LOCK : VALUES_SAMPLED;
 	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title, .view = VIEW_MIXED | VIEW_WALL,
-				     .profile_type = type};
+				     .profile_type = type, .values = values};
 	struct wbuf w;
 	int f = cct_format_parse(q->format), rc;
 
@@ -300,7 +303,7 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 	/* Rendered whole, then written (the streaming spill sends to sockets). */
 	if (q->command == FLEET_DIFF) {
 		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title,
-					      .view = VIEW_MIXED | VIEW_WALL, .profile_type = type};
+					      .view = VIEW_MIXED | VIEW_WALL, .profile_type = type, .values = values};
 
 		snprintf(base_title, sizeof(base_title), "%s (base)", title);
 		src.cct = &b->cct;

@@ -41,9 +41,15 @@ static void describe(const struct profile_source *src, uint64_t samples, char *o
 	const char *type = src->profile_type ? src->profile_type : cct_profile_type_name(src->view);
 	/* What the samples are of: CPU time, off-CPU time, wall time. */
 	const char *of = strcmp(type, "offcpu") == 0 ? " of off-CPU time" : strcmp(type, "wall") == 0 ? " of wall time" : "";
-	int n = snprintf(out, outlen, "%" PRIu64 " samples%s", samples, of);
+	int n;
 
-	if (src->frequency_hz && n > 0 && (size_t)n < outlen)
+	if (src->values == VALUES_ALLOC)
+		n = snprintf(out, outlen, "%" PRIu64 " bytes allocated (estimated from sampled allocations)", samples);
+	else if (src->values == VALUES_LOCK)
+		n = snprintf(out, outlen, "%" PRIu64 " ns waiting for locks (estimated from sampled waits)", samples);
+	else
+		n = snprintf(out, outlen, "%" PRIu64 " samples%s", samples, of);
+	if (src->values == VALUES_SAMPLED && src->frequency_hz && n > 0 && (size_t)n < outlen)
 		n += snprintf(out + n, outlen - (size_t)n, " at %u Hz per CPU", src->frequency_hz);
 	if (src->window && n > 0 && (size_t)n < outlen) {
 		char a[32], b[32];
@@ -59,7 +65,8 @@ static void describe(const struct profile_source *src, uint64_t samples, char *o
 
 struct page_opts {
 	const char *title, *subtitle;
-	const char *profile_type; /* cpu, offcpu, wall */
+	const char *profile_type; /* cpu, offcpu, wall, alloc, lock */
+	const char *unit;         /* of the counts: samples, bytes, nanoseconds */
 	const char *base_title; /* a diff: the base side */
 };
 
@@ -92,8 +99,8 @@ static int write_page_data(const struct named_tree *t, const struct page_opts *o
 	json_quote_html(out, o->title ? o->title : "");
 	wbuf_printf(out, ",\"subtitle\":");
 	json_quote_html(out, o->subtitle ? o->subtitle : "");
-	wbuf_printf(out, ",\"profile_type\":\"%s\",\"unit\":\"samples\",\"kinds\":[",
-		    o->profile_type ? o->profile_type : "cpu");
+	wbuf_printf(out, ",\"profile_type\":\"%s\",\"unit\":\"%s\",\"kinds\":[",
+		    o->profile_type ? o->profile_type : "cpu", o->unit ? o->unit : "samples");
 	for (int k = 0; k < KIND_COUNT; k++)
 		wbuf_printf(out, "%s\"%s\"", k ? "," : "", frame_kind_name((enum frame_kind)k));
 	wbuf_printf(out, "],\"names\":[");
@@ -177,7 +184,8 @@ int cct_render_page(const struct profile_source *src, const struct cct *view, bo
 	char subtitle[256];
 	struct page_opts o = {.title = src->title,
 			      .subtitle = subtitle,
-			      .profile_type = src->profile_type ? src->profile_type : cct_profile_type_name(src->view)};
+			      .profile_type = src->profile_type ? src->profile_type : cct_profile_type_name(src->view),
+			      .unit = src->values == VALUES_ALLOC ? "bytes" : src->values == VALUES_LOCK ? "nanoseconds" : "samples"};
 	int rc = -1;
 
 	if (named_tree_init(&t) != 0 || named_tree_add_view(&t, view, src->methods, false) != 0)

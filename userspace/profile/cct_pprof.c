@@ -313,8 +313,10 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, c
 	if (!p.sample_type)
 		goto cleanup;
 	if (src->values == VALUES_ALLOC || src->values == VALUES_LOCK) {
+		/* Without the second tree (a fleet store's one value), the
+		 * first value alone. */
 		p.period_type = value_type(&b, value_names[src->values].period_type, value_names[src->values].period_unit);
-		for (int k = 0; k < 2; k++)
+		for (int k = second ? 0 : 1; k < 2; k++)
 			p.sample_type[p.n_sample_type++] =
 				value_type(&b, value_names[src->values].type[k], value_names[src->values].unit[k]);
 		p.period = src->values == VALUES_ALLOC ? (int64_t)src->interval : 1;
@@ -325,9 +327,9 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, c
 		p.sample_type[p.n_sample_type++] = value_type(&b, type, "nanoseconds");
 		p.period = period;
 	}
-	if (!p.period_type || !p.sample_type[0] || !p.sample_type[1])
+	if (!p.period_type || !p.sample_type[0] || (p.n_sample_type > 1 && !p.sample_type[1]))
 		goto cleanup;
-	p.default_sample_type = p.sample_type[1]->type;
+	p.default_sample_type = p.sample_type[p.n_sample_type - 1]->type;
 
 	/* The first mapping is the program (what pprof calls "File"); then
 	 * one per frame kind, naming it. */
@@ -402,9 +404,14 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, c
 		}
 		memcpy(s->location_id, stack, depth * sizeof(*stack));
 		s->n_location_id = depth;
-		s->value[0] = second ? (int64_t)other : (int64_t)self;
-		s->value[1] = second ? (int64_t)self : (int64_t)self * period;
-		s->n_value = 2;
+		if (second || src->values == VALUES_SAMPLED) {
+			s->value[0] = second ? (int64_t)other : (int64_t)self;
+			s->value[1] = second ? (int64_t)self : (int64_t)self * period;
+			s->n_value = 2;
+		} else {
+			s->value[0] = (int64_t)self;
+			s->n_value = 1;
+		}
 		perftools__profiles__label__init(l);
 		l->key = pid_key;
 		l->num = src->pid;
