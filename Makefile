@@ -383,6 +383,13 @@ bench-cost: all java
 bench-offcpu: all java
 	tests/bench/bench_offcpu.py $(BENCH_OFFCPU_ARGS)
 
+# What allocation and lock profiles cost: the SQL database and a park-heavy
+# program, each profile on and off in interleaved phases, async-profiler's
+# allocation mode beside (BENCH_ALLOC_ARGS="--asprof DIR").
+.PHONY: bench-alloc
+bench-alloc: all java
+	tests/bench/bench_alloc.py $(BENCH_ALLOC_ARGS)
+
 # What a first write to fresh memory costs here, in small and huge pages
 # (why big arrays go on huge pages: userspace/common/big_alloc.h).
 .PHONY: bench-page-faults

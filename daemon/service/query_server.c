@@ -12,6 +12,7 @@
 
 #include "bpf/sampler.h"
 #include "daemon/jvm/admission.h"
+#include "daemon/jvm/agent_conns.h"
 #include "userspace/profile/cct_format.h"
 #include "daemon.h"
 #include "daemon/jvm/java_launcher.h"
@@ -681,6 +682,21 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			return QUERY_ANSWERED;
 		}
 		wbuf_printf(out, "OK\noffcpu %s\n", on ? "on" : "off");
+	} else if ((strcmp(args[0], "alloc") == 0 || strcmp(args[0], "lock") == 0) && n == 2 &&
+		   (strcmp(args[1], "on") == 0 || strcmp(args[1], "off") == 0)) {
+		/* The agents' allocation or lock sampling, at once in every
+		 * JVM (until a reload sets it from the config again). Root only. */
+		bool on = strcmp(args[1], "on") == 0, alloc = strcmp(args[0], "alloc") == 0;
+		if (v->uid != 0) {
+			error_line(out, "only root may switch the agents' sampling");
+			return QUERY_ANSWERED;
+		}
+		if (alloc)
+			d->opt.alloc = on;
+		else
+			d->opt.lock = on;
+		agents_configure_all(d);
+		wbuf_printf(out, "OK\n%s %s\n", args[0], on ? "on" : "off");
 	} else if (strcmp(args[0], "profile") == 0 && n == 2) {
 		/* A non-Java process, on request: root or its owner. */
 		char why[160];

@@ -10,6 +10,7 @@
  *   jsamplectl [--socket PATH] stats [PID] [--json]
  *   jsamplectl [--socket PATH] sampling on|off      (root: pause/resume all sampling)
  *   jsamplectl [--socket PATH] offcpu on|off        (root: off-CPU sampling of a jsampled --offcpu on)
+ *   jsamplectl [--socket PATH] alloc|lock on|off    (root: the agents' allocation or lock sampling)
  *   jsamplectl [--socket PATH] profile PID          (profile a non-Java process: root or its owner)
  *   jsamplectl [--socket PATH] serve [--listen 127.0.0.1:PORT]
  *   jsamplectl [--socket PATH] export [--config FILE] [--interval-s N] [--pyroscope-url URL]
@@ -51,6 +52,7 @@ static void usage(FILE *f)
 		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"
 		"       jsamplectl [--socket PATH] sampling on|off   (root: pause or resume all sampling)\n"
 		"       jsamplectl [--socket PATH] offcpu on|off     (root: off-CPU sampling of a jsampled --offcpu on)\n"
+		"       jsamplectl [--socket PATH] alloc|lock on|off (root: the agents' allocation or lock sampling)\n"
 		"       jsamplectl [--socket PATH] profile PID       (a non-Java process: native and kernel frames)\n"
 		"       jsamplectl [--socket PATH] serve [--listen 127.0.0.1:PORT]\n"
 		"       jsamplectl [--socket PATH] export [--config FILE] [--interval-s N] [--pyroscope-url URL]\n"
@@ -387,9 +389,10 @@ int main(int argc, char **argv)
 	} else if (argc == 2 && strcmp(argv[0], "sampling") == 0 &&
 		   (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "off") == 0)) {
 		snprintf(request, sizeof(request), "sampling %s", argv[1]);
-	} else if (argc == 2 && strcmp(argv[0], "offcpu") == 0 &&
+	} else if (argc == 2 && (strcmp(argv[0], "offcpu") == 0 || strcmp(argv[0], "alloc") == 0 ||
+				 strcmp(argv[0], "lock") == 0) &&
 		   (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "off") == 0)) {
-		snprintf(request, sizeof(request), "offcpu %s", argv[1]);
+		snprintf(request, sizeof(request), "%s %s", argv[0], argv[1]);
 	} else if (argc == 2 && strcmp(argv[0], "profile") == 0 && pid_from_text(argv[1])) {
 		snprintf(request, sizeof(request), "profile %s", argv[1]);
 	} else if (argc == 1 && strcmp(argv[0], "serve") == 0) {
