@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "lock_sampling.h"
 
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t interval;
+static _Atomic uint64_t interval; /* set by the agent thread, read by every waiter */
 static _Thread_local double left;   /* ns of wait before the next sample */
 static _Thread_local uint64_t rng;  /* xorshift64*, seeded per thread */
 
@@ -53,15 +54,22 @@ static double uniform(void)
 	return (double)(((rng * 0x2545f4914f6cdd1dull) >> 11) + 1) / 9007199254740992.0;
 }
 
+int lock_sampling_on(void)
+{
+	return interval != 0;
+}
+
 int lock_wait_sampled(uint64_t waited)
 {
-	if (!interval)
+	uint64_t mean = interval;
+
+	if (!mean)
 		return 0;
 	if (left <= 0)
-		left = (double)interval * neg_log(uniform());
+		left = (double)mean * neg_log(uniform());
 	left -= (double)waited;
 	if (left > 0)
 		return 0;
-	left = (double)interval * neg_log(uniform());
+	left = (double)mean * neg_log(uniform());
 	return 1;
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 void lock_sampling_init(uint64_t interval_ns);
+/* Whether lock waits are sampled at all. */
+int lock_sampling_on(void);
 /* Whether this thread's wait of waited ns is sampled (0 when off). */
 int lock_wait_sampled(uint64_t waited);
 /* -ln(u) for u in (0, 1], within 1e-6 (no libm in the agent). */

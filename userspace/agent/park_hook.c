@@ -22,10 +22,15 @@ static jclass aqs, aqls; /* global refs */
 
 static void JNICALL park_hook(JNIEnv *jni, jobject unsafe, jboolean absolute, jlong time)
 {
-	uint64_t t0 = agent_now_ns(), waited;
+	uint64_t t0, waited;
 	jthread self = NULL;
 	jobject blocker;
 
+	if (!lock_sampling_on()) {
+		jvm_park(jni, unsafe, absolute, time);
+		return;
+	}
+	t0 = agent_now_ns();
 	jvm_park(jni, unsafe, absolute, time);
 	waited = agent_now_ns() - t0;
 	if (atomic_load(&g_agent.disabled) || !lock_wait_sampled(waited))
