@@ -111,8 +111,8 @@ UNIT_CORE := $(filter-out $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CT
 EXPORT_TESTABLE := userspace/jsamplectl/export_queue.c userspace/jsamplectl/export_config.c \
 	userspace/jsamplectl/process_identity.c userspace/jsamplectl/clickhouse_rows.c userspace/jsamplectl/url_safety.c \
 	userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c userspace/jsamplectl/profiles_answer.c \
-	userspace/jsamplectl/fleet_schema.c \
-	userspace/profile/json.c userspace/profile/view_names.c \
+	userspace/jsamplectl/fleet_schema.c userspace/jsamplectl/pyroscope_names.c userspace/jsamplectl/pprof_read.c \
+	userspace/profile/json.c userspace/profile/view_names.c userspace/profile/gzip.c \
 	$(COMMON_SRC) $(B)/gen/profile.pb-c.c
 UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
 UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
@@ -264,7 +264,7 @@ $(B)/tests/libjsdlopen_probe.so $(B)/asan/tests/libjsdlopen_probe.so: tests/unit
 
 $(addprefix $(B)/tests/,$(UNIT_CTL)): $(B)/tests/%: $(call obj,tests/unit/%.c $(EXPORT_TESTABLE))
 	@mkdir -p $(dir $@)
-	$(CC) $(OPT) $^ -o $@ -lprotobuf-c -lcurl
+	$(CC) $(OPT) $^ -o $@ -lprotobuf-c -lcurl -lz
 $(addprefix $(B)/asan/tests/,$(UNIT_CTL)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(EXPORT_TESTABLE))
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $^ -o $@ -lprotobuf-c -lcurl

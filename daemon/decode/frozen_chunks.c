@@ -5,12 +5,6 @@
 #include <string.h>
 
 /* A thread's tick: tid and time together (0 is no key of a u64_map). */
-static uint64_t key_of(const struct js_sample *s)
-{
-	uint64_t k = u64_hash(s->time_ns ^ ((uint64_t)s->tid << 40));
-	return k ? k : 1;
-}
-
 void frozen_chunks_init(struct frozen_chunks *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -36,7 +30,7 @@ void frozen_chunks_free(struct frozen_chunks *f)
 void frozen_chunks_take(struct frozen_chunks *f, const struct js_sample *chunk)
 {
 	size_t bytes = sizeof(*chunk) + chunk->stack_len;
-	uint64_t key = key_of(chunk), *old;
+	uint64_t key = sample_key(chunk), *old;
 	struct js_sample *copy;
 
 	if (f->by_sample.count >= FROZEN_CHUNKS_MAX)
@@ -57,7 +51,7 @@ const struct js_sample *frozen_chunks_of(const struct frozen_chunks *f, const st
 {
 	const uint64_t *v;
 
-	if (f->by_sample.count == 0 || !(v = u64_map_get(&f->by_sample, key_of(s))))
+	if (f->by_sample.count == 0 || !(v = u64_map_get(&f->by_sample, sample_key(s))))
 		return NULL;
 	return (const struct js_sample *)(uintptr_t)*v;
 }
@@ -68,7 +62,7 @@ void frozen_chunks_release(struct frozen_chunks *f, const struct js_sample *s)
 
 	if (f->by_sample.count == 0)
 		return;
-	key = key_of(s);
+	key = sample_key(s);
 	if (!(v = u64_map_get(&f->by_sample, key)))
 		return;
 	free((void *)(uintptr_t)*v);

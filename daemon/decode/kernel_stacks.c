@@ -12,12 +12,6 @@ struct kernel_stack {
 };
 
 /* A thread's tick: tid and time together (0 is no key of a u64_map). */
-static uint64_t key_of(const struct js_sample *s)
-{
-	uint64_t k = u64_hash(s->time_ns ^ ((uint64_t)s->tid << 40));
-	return k ? k : 1;
-}
-
 void kernel_stacks_init(struct kernel_stacks *k)
 {
 	memset(k, 0, sizeof(*k));
@@ -59,7 +53,7 @@ void kernel_stacks_take(struct kernel_stacks *k, const struct js_sample *s)
 {
 	uint32_t n = s->stack_len / 8;
 	struct kernel_stack *ks;
-	uint64_t key = key_of(s), *old;
+	uint64_t key = sample_key(s), *old;
 
 	if (n == 0)
 		return;
@@ -94,7 +88,7 @@ void kernel_stacks_apply(struct kernel_stacks *k, const struct js_sample *s, str
 
 	if (!(s->flags & JS_SAMPLE_KERNEL_MODE) || k->by_sample.count == 0)
 		return;
-	key = key_of(s);
+	key = sample_key(s);
 	if (!(v = u64_map_get(&k->by_sample, key)))
 		return;
 	ks = (struct kernel_stack *)(uintptr_t)*v;

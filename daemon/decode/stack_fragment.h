@@ -11,12 +11,22 @@
 #include <string.h>
 
 #include "bpf/sampler.h"
+#include "userspace/common/u64_map.h"
 
 enum frag_read {
 	FRAG_OK = 0,
 	FRAG_BEYOND = 1,  /* above the copied part, inside the stack: incomplete */
 	FRAG_INVALID = -1 /* below sp, past the stack's end, or misaligned */
 };
+
+/* The key that pairs a sample with the records the BPF program sent for it
+ * apart (its kernel stack, an off-CPU wait, a virtual thread's chunk): the
+ * thread and the sample's time, hashed, never 0 (u64_map's empty key). */
+static inline uint64_t sample_key(const struct js_sample *s)
+{
+	uint64_t k = u64_hash(s->time_ns ^ ((uint64_t)s->tid << 40));
+	return k ? k : 1;
+}
 
 static inline enum frag_read frag_read_u64(const struct js_sample *s, uint64_t addr, uint64_t *out)
 {

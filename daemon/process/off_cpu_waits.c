@@ -3,13 +3,9 @@
 
 #include <string.h>
 
-/* A thread's tick: tid and time together (0 is no key of a u64_map). */
-static uint64_t key_of(const struct js_sample *s)
-{
-	uint64_t k = u64_hash(s->time_ns ^ ((uint64_t)s->tid << 40));
-	return k ? k : 1;
-}
+#include "daemon/decode/stack_fragment.h"
 
+/* A thread's tick: tid and time together (0 is no key of a u64_map). */
 void off_cpu_waits_init(struct off_cpu_waits *w)
 {
 	memset(w, 0, sizeof(*w));
@@ -38,7 +34,7 @@ void off_cpu_waits_take(struct off_cpu_waits *w, const struct js_sample *s)
 		w->forgotten += w->by_sample.count;
 		u64_map_clear(&w->by_sample);
 	}
-	if (u64_map_put(&w->by_sample, key_of(s),
+	if (u64_map_put(&w->by_sample, sample_key(s),
 			(uint64_t)wait.ticks << 32 | (uint64_t)(wait.runnable_ns * 2 > wait.waited_ns) << 31 |
 				(wait.syscall & 0x7fffffffu)) == 0)
 		w->taken++;
@@ -46,7 +42,7 @@ void off_cpu_waits_take(struct off_cpu_waits *w, const struct js_sample *s)
 
 bool off_cpu_waits_use(struct off_cpu_waits *w, const struct js_sample *s, struct off_cpu_weight *out)
 {
-	uint64_t key = key_of(s), *v = w->by_sample.count ? u64_map_get(&w->by_sample, key) : NULL;
+	uint64_t key = sample_key(s), *v = w->by_sample.count ? u64_map_get(&w->by_sample, key) : NULL;
 
 	if (!v)
 		return false;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+#include "daemon/decode/stack_fragment.h"
 #include "replay_extract.h"
 
 #include <stdio.h>
@@ -43,11 +44,6 @@ void extract_free(struct extract_plan *x)
 	u64_map_free(&x->kept);
 	u64_map_free(&x->methods);
 	u64_map_free(&x->words);
-}
-
-static uint64_t sample_key(const struct js_sample *s)
-{
-	return u64_hash(s->time_ns ^ ((uint64_t)s->tid << 40)) | 1;
 }
 
 /* Every value a decoding of s can look up in the model: the registers,

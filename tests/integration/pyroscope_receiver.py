@@ -41,8 +41,9 @@ def pprof_samples(data, tmp):
 def pprof_read(data, tmp):
     """(sample count, the profile type) of a (gzipped) pprof, as go tool
     pprof reads it: cpu, offcpu or wall (samples/count TYPE/nanoseconds),
-    alloc (alloc_objects/count alloc_space/bytes) or lock
-    (contentions/count delay/nanoseconds)."""
+    alloc (alloc_in_new_tlab_objects/count alloc_in_new_tlab_bytes/bytes,
+    period space/bytes) or lock (contentions/count delay/nanoseconds,
+    period mutex/count): Pyroscope's names of Java's types."""
     fd, path = tempfile.mkstemp(suffix=".pb.gz", dir=tmp)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
@@ -58,8 +59,14 @@ def pprof_read(data, tmp):
     kind = re.search(r"^samples/count (\w+)/nanoseconds", raw.stdout, re.M)
     if kind:
         return sum(int(a) for a, _ in lines), kind.group(1)
-    for name, types in (("alloc", "alloc_objects/count alloc_space/bytes"), ("lock", "contentions/count delay/nanoseconds")):
+    # Java's allocation and lock profiles, as Pyroscope names them
+    # (memory:alloc_in_new_tlab_bytes:bytes:space:bytes,
+    # mutex:delay:nanoseconds:mutex:count)
+    for name, types, period in (("alloc", "alloc_in_new_tlab_objects/count alloc_in_new_tlab_bytes/bytes", "space bytes"),
+                                ("lock", "contentions/count delay/nanoseconds", "mutex count")):
         if re.search(r"^" + types + r"(\[dflt\])?$", raw.stdout, re.M):
+            if not re.search(r"^PeriodType: " + period + "$", raw.stdout, re.M):
+                raise ValueError("a %s profile whose period type is not %s" % (name, period))
             return sum(int(a) for a, _ in lines), name
     raise ValueError("sample types of no profile type (samples/count TYPE/nanoseconds, alloc_*, contentions delay)")
 

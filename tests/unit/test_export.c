@@ -15,6 +15,8 @@
 #include "userspace/jsamplectl/process_identity.h"
 #include "userspace/jsamplectl/profiles_answer.h"
 #include "userspace/jsamplectl/serve_routes.h"
+#include "userspace/jsamplectl/pprof_read.h"
+#include "userspace/jsamplectl/pyroscope_names.h"
 #include "userspace/jsamplectl/url_safety.h"
 #include "check.h"
 
@@ -332,6 +334,53 @@ static void test_serve_routes(void)
 
 /* A pprof as jsampled writes it: Thread.run (interpreted) calls a compiled
  * frame of B.c with A.inl inlined into it; and [GC] alone (JVM kind). */
+/* An alloc profile reaches Pyroscope under the names it gives Java's
+ * (alloc_in_new_tlab_*, period space/bytes), a lock one with a mutex
+ * period; other types go as they are. */
+static void test_pyroscope_java_names(void)
+{
+	const char *types[] = {"alloc", "lock", "cpu"};
+	const char *want[][3] = {{"alloc_in_new_tlab_objects", "alloc_in_new_tlab_bytes", "space"},
+				 {"contentions", "delay", "mutex"}};
+
+	for (int k = 0; k < 3; k++) {
+		char *strings[] = {"", "alloc_objects", "count", "alloc_space", "bytes", "space"};
+		Perftools__Profiles__ValueType vt[3], *st[2] = {&vt[0], &vt[1]};
+		Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT, *back;
+		char **table = malloc(sizeof(strings));
+		struct wbuf out;
+
+		for (int i = 0; i < 3; i++)
+			perftools__profiles__value_type__init(&vt[i]);
+		vt[0].type = 1, vt[0].unit = 2, vt[1].type = 3, vt[1].unit = 4, vt[2].type = 5, vt[2].unit = 4;
+		for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+			table[i] = strdup(strings[i]);
+		p.string_table = table;
+		p.n_string_table = sizeof(strings) / sizeof(strings[0]);
+		p.sample_type = st;
+		p.n_sample_type = 2;
+		p.period_type = &vt[2];
+		wbuf_init(&out);
+		int r = pyroscope_java_profile(&p, types[k], &out);
+		CHECK_EQ(r, k == 2 ? 1 : 0);
+		if (k < 2 && r == 0) {
+			back = pprof_read(out.data, out.len);
+			CHECK(back != NULL);
+			if (back) {
+				CHECK_STR(back->string_table[back->sample_type[0]->type], want[k][0]);
+				CHECK_STR(back->string_table[back->sample_type[1]->type], want[k][1]);
+				CHECK_STR(back->string_table[back->period_type->type], want[k][2]);
+				CHECK_EQ(back->default_sample_type, back->sample_type[1]->type);
+				perftools__profiles__profile__free_unpacked(back, NULL);
+			}
+		}
+		wbuf_free(&out);
+		for (size_t i = 0; i < p.n_string_table; i++)
+			free(p.string_table[i]);
+		free(p.string_table);
+	}
+}
+
 static void test_clickhouse_rows(void)
 {
 	static char *strings[] = {"", "java.lang.Thread.run", "p.B.c", "p.A.inl", "[GC]",
@@ -471,6 +520,7 @@ int main(void)
 	RUN(test_identity);
 	RUN(test_queue);
 	RUN(test_clickhouse_rows);
+	RUN(test_pyroscope_java_names);
 	RUN(test_config);
 	RUN(test_fleet_schema);
 	RUN(test_shipped_export_config);

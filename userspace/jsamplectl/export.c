@@ -25,6 +25,7 @@
 #include "process_identity.h"
 #include "profiles_answer.h"
 #include "pyroscope_push.h"
+#include "pyroscope_names.h"
 #include "query_client.h"
 
 /* jsampled keeps its finest time slices for 10 minutes: an interval older
@@ -310,16 +311,36 @@ static void export_process(struct exporter *e, json_t *proc, int64_t from, int64
 					 labels, sizeof(labels) / sizeof(labels[0]) / 2) != 0)
 			snprintf(e->last_error, sizeof(e->last_error), "out of memory building ClickHouse rows");
 	}
-	perftools__profiles__profile__free_unpacked(prof, NULL);
 	if (to_pyroscope) {
+		struct wbuf java;
+		int r;
+
+		/* Pyroscope's names of Java's alloc and lock types */
+		wbuf_init(&java);
+		r = pyroscope_java_profile(prof, export_type_names[type], &java);
+		if (r == 0 && !java.oom) {
+			pprof = java.data;
+			len = java.len;
+		} else if (r < 0) {
+			wbuf_free(&java);
+			perftools__profiles__profile__free_unpacked(prof, NULL);
+			e->pyroscope->q.c.dropped++;
+			e->pyroscope->q.c.dropped_samples += item.samples;
+			return;
+		}
 		series_name(item.name, sizeof(item.name), e->c, &id, pid, jvm, type);
 		item.body = malloc(len);
+		if (item.body)
+			memcpy(item.body, pprof, len);
+		wbuf_free(&java);
+	}
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	if (to_pyroscope) {
 		if (!item.body) {
 			e->pyroscope->q.c.dropped++;
 			e->pyroscope->q.c.dropped_samples += item.samples;
 			return;
 		}
-		memcpy(item.body, pprof, len);
 		item.len = len;
 		export_queue_push(&e->pyroscope->q, &item);
 		free(item.body); /* NULL if the queue took it */
