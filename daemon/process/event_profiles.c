@@ -69,7 +69,7 @@ void event_class_name(const char *held, char *out, size_t outlen)
 		memcpy(out + at, "[]", 3);
 }
 
-static struct cct *tree_of(struct event_profiles *e, int which, const struct event_caps *caps)
+struct cct *event_profiles_tree(struct event_profiles *e, int which, const struct event_caps *caps)
 {
 	struct cct *c = e->tree[which];
 
@@ -165,7 +165,7 @@ int event_profiles_apply(struct event_profiles *e, const struct event_caps *caps
 		which = kind == JS_EVENT_ALLOC ? EVENT_ALLOC_BYTES : EVENT_LOCK_DELAY;
 		event_weights(value, kind == JS_EVENT_ALLOC ? alloc_interval : lock_interval, &first, &second);
 		int64_t t_s = (int64_t)((time_ns + (uint64_t)wall_offset_ns) / 1000000000u);
-		struct cct *a = tree_of(e, which, caps), *b = tree_of(e, which + 1, caps);
+		struct cct *a = event_profiles_tree(e, which, caps), *b = event_profiles_tree(e, which + 1, caps);
 		if (!a || !b || cct_add_samples(a, f, n, first, t_s, tid) != 0 ||
 		    cct_add_samples(b, f, n, second, t_s, tid) != 0) {
 			e->no_memory++;

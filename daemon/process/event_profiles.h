@@ -44,6 +44,9 @@ struct event_caps {
 };
 
 void event_profiles_free(struct event_profiles *e);
+/* The tree which, made (empty, with caps) if there is none yet; NULL if
+ * out of memory. */
+struct cct *event_profiles_tree(struct event_profiles *e, int which, const struct event_caps *caps);
 /* One EVENTS record. wall_offset_ns turns the agent's CLOCK_MONOTONIC into
  * wall-clock time (the trees' time slices); names holds the classes'
  * names. -1 if malformed (events before the bad one stay applied). */

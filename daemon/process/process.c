@@ -280,14 +280,20 @@ static int mark_tree_methods(const struct process *p, struct u64_map *used)
 
 /* The EVENTS records of a batch the model took (jvm_model.c leaves them):
  * into the process's allocation and lock trees. */
+void process_event_caps(const struct process_limits *l, struct event_caps *caps)
+{
+	*caps = (struct event_caps){.max_nodes = l->cct_max_nodes / 4 ? l->cct_max_nodes / 4 : 1,
+				    .max_bytes = l->cct_max_bytes / 4,
+				    .slice_s = l->slice_s,
+				    .slice_max_bytes = l->slice_max_bytes / 4};
+}
+
 static void take_events(const struct process_table *t, struct process *p, const void *payload, size_t len)
 {
-	struct event_caps caps = {.max_nodes = t->limits.cct_max_nodes / 4 ? t->limits.cct_max_nodes / 4 : 1,
-				  .max_bytes = t->limits.cct_max_bytes / 4,
-				  .slice_s = t->limits.slice_s,
-				  .slice_max_bytes = t->limits.slice_max_bytes / 4};
+	struct event_caps caps;
 	struct rbuf r;
 
+	process_event_caps(&t->limits, &caps);
 	rbuf_init(&r, payload, len);
 	rbuf_u64(&r);
 	rbuf_u64(&r);

@@ -123,6 +123,10 @@ struct process {
 	uint64_t offcpu_ns; /* the off-CPU time its profile's off-CPU samples stand for */
 };
 
+/* The caps of a process's allocation and lock trees: a quarter of the
+ * CPU tree's each. */
+void process_event_caps(const struct process_limits *l, struct event_caps *caps);
+
 #define COPY_END_DISABLED UINT64_MAX
 /* The vm name of a process sampled since its exec, until its agent names it. */
 #define PROCESS_VM_EARLY "early"

@@ -23,7 +23,15 @@ static const char MAGIC[8] = {'J', 'S', 'M', 'P', 'S', 'T', 'A', 'T'};
 #define STATE_MAX_BYTES (1ull << 32) /* refuse anything larger on restore */
 #define NSTATS (sizeof(struct decode_stats) / sizeof(uint64_t))
 
-/* Methods a CCT mentions, each once. */
+/* The process's trees: the CPU one, then its allocation and lock trees
+ * (NULL where it has none). */
+static const struct cct *tree_at(const struct process *p, int i)
+{
+	return i == 0 ? &p->cct : p->events.tree[i - 1];
+}
+#define NTREES (1 + EVENT_TREE_COUNT)
+
+/* Methods the trees mention, each once. */
 static void put_methods(const struct process *p, struct wbuf *w)
 {
 	struct u64_map seen;
@@ -32,12 +40,13 @@ static void put_methods(const struct process *p, struct wbuf *w)
 
 	u64_map_init(&seen);
 	wbuf_u32(w, 0);
-	for (size_t i = 1; i < p->cct.nodes.n; i++) {
-		const struct cct_node *node = &p->cct.nodes.v[i];
+	for (int t = 0; t < NTREES; t++)
+	for (size_t i = 1; tree_at(p, t) && i < tree_at(p, t)->nodes.n; i++) {
+		const struct cct_node *node = &tree_at(p, t)->nodes.v[i];
 		const struct method_info *m;
 		const char *cls = "";
 
-		if (node->type == FRAME_PSEUDO || node->type == FRAME_KERNEL || node->type == FRAME_C ||
+		if (node->type == FRAME_PSEUDO || frame_named_by_symbol(node->type) ||
 		    u64_map_get(&seen, node->method_id))
 			continue;
 		m = method_table_get(&p->jvm.methods, node->method_id);
@@ -56,7 +65,8 @@ static void put_methods(const struct process *p, struct wbuf *w)
 	u64_map_free(&seen);
 }
 
-/* Kernel frames' names (version 4): their ids are this run's only. */
+/* Kernel, native and class frames' names (version 4): their ids are this
+ * run's only. */
 static void put_kernel_names(const struct process *p, struct wbuf *w)
 {
 	struct u64_map seen;
@@ -65,11 +75,11 @@ static void put_kernel_names(const struct process *p, struct wbuf *w)
 
 	u64_map_init(&seen);
 	wbuf_u32(w, 0);
-	for (size_t i = 1; i < p->cct.nodes.n; i++) {
-		const struct cct_node *node = &p->cct.nodes.v[i];
+	for (int t = 0; t < NTREES; t++)
+	for (size_t i = 1; tree_at(p, t) && i < tree_at(p, t)->nodes.n; i++) {
+		const struct cct_node *node = &tree_at(p, t)->nodes.v[i];
 
-		if ((node->type != FRAME_KERNEL && node->type != FRAME_C) ||
-		    u64_map_get(&seen, (uint64_t)node->method_id + 1))
+		if (!frame_named_by_symbol(node->type) || u64_map_get(&seen, (uint64_t)node->method_id + 1))
 			continue;
 		u64_map_put(&seen, (uint64_t)node->method_id + 1, 1);
 		wbuf_u32(w, node->method_id);
@@ -145,6 +155,75 @@ out:
 	return rc;
 }
 
+/* A tree's nodes (parents first), its root's samples and time slices. */
+static void put_tree(const struct cct *c, struct wbuf *w)
+{
+	wbuf_u32(w, (uint32_t)c->nodes.n);
+	for (size_t i = 1; i < c->nodes.n; i++) {
+		const struct cct_node *node = &c->nodes.v[i];
+		wbuf_u32(w, node->parent);
+		wbuf_u32(w, node->method_id);
+		wbuf_u8(w, node->type);
+		wbuf_i32(w, node->bci);
+		wbuf_u64(w, c->self.v[i]);
+	}
+	wbuf_u64(w, c->self.v[0]);
+	put_slices(&c->slices, w);
+}
+
+/* Reads a tree put_tree wrote into c (a fresh tree). Names of kernel,
+ * native and class frames go through kernel_ids (saved id + 1 -> this
+ * run's). -1 (why set) if malformed. */
+static int get_tree(struct cct *c, struct rbuf *r, uint32_t version, const struct u64_map *kernel_ids, uint32_t pid,
+		    char *why, size_t whylen)
+{
+	uint32_t nnodes = rbuf_u32(r), *map;
+
+	if (r->err || nnodes == 0 || nnodes - 1 > rbuf_left(r) / (version >= 3 ? 21 : 17)) {
+		snprintf(why, whylen, "pid %u: malformed tree", pid);
+		return -1;
+	}
+	/* Saved indexes -> ours: past the cap, nodes fold into [other]. The
+	 * top bit: the saved node was an [other] node or below one. */
+	map = malloc((size_t)nnodes * sizeof(*map));
+	if (!map) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	map[0] = 0;
+	for (uint32_t i = 1; i < nnodes; i++) {
+		uint32_t parent = rbuf_u32(r), method = rbuf_u32(r);
+		uint8_t type = rbuf_u8(r);
+		int32_t bci = version >= 3 ? rbuf_i32(r) : -1;
+		uint64_t self = rbuf_u64(r);
+		if (frame_named_by_symbol(type)) {
+			/* this run's id of the saved name */
+			uint64_t *k = u64_map_get(kernel_ids, (uint64_t)method + 1);
+			method = k ? (uint32_t)*k : kernel_symbols_intern(NULL);
+		}
+		bool in_other = parent < i && (map[parent] & SAVED_IN_OTHER);
+		int64_t at = r->err || parent >= i ? -1
+						   : cct_restore_node(c, map[parent] & ~SAVED_IN_OTHER, method, type,
+								      bci, self, in_other);
+		if (at < 0) {
+			snprintf(why, whylen, "pid %u: bad tree node %u", pid, i);
+			free(map);
+			return -1;
+		}
+		in_other = in_other || (type == FRAME_PSEUDO && method == PSEUDO_OVERFLOW);
+		map[i] = (uint32_t)at | (in_other ? SAVED_IN_OTHER : 0);
+	}
+	c->self.v[0] = rbuf_u64(r);
+	c->samples += c->self.v[0];
+	if (version >= 3 && get_slices(&c->slices, r, map, nnodes) != 0) {
+		snprintf(why, whylen, "pid %u: bad time slices", pid);
+		free(map);
+		return -1;
+	}
+	free(map);
+	return 0;
+}
+
 static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
 {
 	const uint64_t *stats = (const uint64_t *)&p->stats;
@@ -164,17 +243,25 @@ static void put_process(const struct process *p, uint64_t now, struct wbuf *w)
 	wbuf_u64(w, p->cct.overflow_samples);
 	put_methods(p, w);
 	put_kernel_names(p, w);
-	wbuf_u32(w, (uint32_t)p->cct.nodes.n);
-	for (size_t i = 1; i < p->cct.nodes.n; i++) {
-		const struct cct_node *node = &p->cct.nodes.v[i];
-		wbuf_u32(w, node->parent);
-		wbuf_u32(w, node->method_id);
-		wbuf_u8(w, node->type);
-		wbuf_i32(w, node->bci);
-		wbuf_u64(w, p->cct.self.v[i]);
+	put_tree(&p->cct, w);
+	/* Version 5: the allocation and lock trees, and what they were
+	 * sampled at. */
+	uint8_t n = 0;
+	for (int t = 1; t < NTREES; t++)
+		n += tree_at(p, t) != NULL;
+	wbuf_u8(w, n);
+	for (int t = 1; t < NTREES; t++) {
+		if (!tree_at(p, t))
+			continue;
+		wbuf_u8(w, (uint8_t)(t - 1));
+		wbuf_u64(w, tree_at(p, t)->overflow_samples);
+		put_tree(tree_at(p, t), w);
 	}
-	wbuf_u64(w, p->cct.self.v[0]);
-	put_slices(&p->cct.slices, w);
+	wbuf_u64(w, p->events.alloc_interval);
+	wbuf_u64(w, p->events.lock_interval);
+	wbuf_u64(w, p->events.alloc_events);
+	wbuf_u64(w, p->events.monitor_events);
+	wbuf_u64(w, p->events.park_events);
 	wbuf_patch_u32(w, at, (uint32_t)(w->len - at - 4));
 }
 
@@ -216,7 +303,7 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 		       uint64_t now, bool same_boot, char *why, size_t whylen)
 {
 	uint64_t *stats, age, start_time;
-	uint32_t pid, uid, nstats, nmeth, nnodes;
+	uint32_t pid, uid, nstats, nmeth;
 	uint8_t state;
 	char comm[16], vm[96];
 	struct process *p, *live;
@@ -284,49 +371,33 @@ static int get_process(struct process_table *tmp, const struct process_table *t,
 			}
 		}
 	}
-	nnodes = rbuf_u32(r);
-	if (r->err || nnodes == 0 || nnodes - 1 > rbuf_left(r) / (version >= 3 ? 21 : 17)) {
-		snprintf(why, whylen, "pid %u: malformed tree", pid);
+	if (get_tree(&p->cct, r, version, &kernel_ids, pid, why, whylen) != 0)
 		goto bad;
-	}
-	/* Saved indexes -> ours: past the cap, nodes fold into [other]. The
-	 * top bit: the saved node was an [other] node or below one. */
-	uint32_t *map = malloc((size_t)nnodes * sizeof(*map));
-	if (!map) {
-		snprintf(why, whylen, "out of memory");
-		goto bad;
-	}
-	map[0] = 0;
-	for (uint32_t i = 1; i < nnodes; i++) {
-		uint32_t parent = rbuf_u32(r), method = rbuf_u32(r);
-		uint8_t type = rbuf_u8(r);
-		int32_t bci = version >= 3 ? rbuf_i32(r) : -1;
-		uint64_t self = rbuf_u64(r);
-		if (type == FRAME_KERNEL || type == FRAME_C) {
-			/* this run's id of the saved name */
-			uint64_t *k = u64_map_get(&kernel_ids, (uint64_t)method + 1);
-			method = k ? (uint32_t)*k : kernel_symbols_intern(NULL);
+	if (version >= 5) {
+		struct event_caps caps;
+		uint8_t n = rbuf_u8(r);
+
+		process_event_caps(&tmp->limits, &caps);
+		for (uint8_t i = 0; i < n && !r->err; i++) {
+			uint8_t which = rbuf_u8(r);
+			uint64_t overflow = rbuf_u64(r);
+			struct cct *c = which < EVENT_TREE_COUNT && !p->events.tree[which]
+						? event_profiles_tree(&p->events, which, &caps)
+						: NULL;
+			if (!c) {
+				snprintf(why, whylen, "pid %u: bad event tree %u", pid, which);
+				goto bad;
+			}
+			c->overflow_samples = overflow;
+			if (get_tree(c, r, version, &kernel_ids, pid, why, whylen) != 0)
+				goto bad;
 		}
-		bool in_other = parent < i && (map[parent] & SAVED_IN_OTHER);
-		int64_t at = r->err || parent >= i ? -1
-						   : cct_restore_node(&p->cct, map[parent] & ~SAVED_IN_OTHER, method, type,
-								      bci, self, in_other);
-		if (at < 0) {
-			snprintf(why, whylen, "pid %u: bad tree node %u", pid, i);
-			free(map);
-			goto bad;
-		}
-		in_other = in_other || (type == FRAME_PSEUDO && method == PSEUDO_OVERFLOW);
-		map[i] = (uint32_t)at | (in_other ? SAVED_IN_OTHER : 0);
+		p->events.alloc_interval = rbuf_u64(r);
+		p->events.lock_interval = rbuf_u64(r);
+		p->events.alloc_events = rbuf_u64(r);
+		p->events.monitor_events = rbuf_u64(r);
+		p->events.park_events = rbuf_u64(r);
 	}
-	p->cct.self.v[0] = rbuf_u64(r);
-	p->cct.samples += p->cct.self.v[0];
-	if (version >= 3 && get_slices(&p->cct.slices, r, map, nnodes) != 0) {
-		snprintf(why, whylen, "pid %u: bad time slices", pid);
-		free(map);
-		goto bad;
-	}
-	free(map);
 	if (r->err) {
 		snprintf(why, whylen, "pid %u: truncated", pid);
 		goto bad;

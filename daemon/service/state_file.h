@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Profiles that survive a restart: every process's CCT, counters and the
- * names of the methods it mentions, saved to <state dir>/profiles.bin
+/* Profiles that survive a restart: every process's CCT, its allocation
+ * and lock trees (version 5), counters and the names of the methods they
+ * mention, saved to <state dir>/profiles.bin
  * periodically and at stop, restored at start.
  *
  * Format (little endian, versioned, checksummed): "JSMPSTAT", u32 version,
@@ -21,7 +22,7 @@
 #include "daemon/process/process.h"
 
 #define STATE_FILE_NAME "profiles.bin"
-#define STATE_FILE_VERSION 4
+#define STATE_FILE_VERSION 5
 
 /* 0, or -1 with why set. */
 int state_save(const struct process_table *t, const char *dir, uint64_t now_ns, char *why, size_t whylen);

@@ -270,6 +270,51 @@ static void test_state_round_trip(void)
 	process_table_free(&back);
 }
 
+/* A process's allocation and lock trees come back too (version 5), with
+ * their class frames' names, methods only they mention, and counters. */
+static void test_state_event_trees(void)
+{
+	struct process_table t, back;
+	struct process *p, *q;
+	struct wbuf w;
+	struct event_caps caps = {.max_nodes = 100, .max_bytes = 1u << 20};
+	pid_t pid = 4000002;
+
+	p = one_profile(&t, pid);
+	p->exited_ns = 1000;
+	tb_apply_method(&p->jvm, 9, 7, 0, 0, 0, "allocates");
+	struct cct *bytes = event_profiles_tree(&p->events, EVENT_ALLOC_BYTES, &caps);
+	struct cct *objects = event_profiles_tree(&p->events, EVENT_ALLOC_OBJECTS, &caps);
+	CHECK(bytes && objects);
+	if (!bytes || !objects)
+		return;
+	struct trace_frame f[] = {{.method_id = 1, .type = FRAME_JAVA, .bci = 3},
+				  {.method_id = 9, .type = FRAME_JAVA, .bci = 7},
+				  {.method_id = kernel_symbols_intern_for(&p->names, "byte[]"), .type = FRAME_CLASS, .bci = -1}};
+	cct_add_at(bytes, f, 3, 4096, 1700002810);
+	cct_add_at(objects, f, 3, 2, 1700002810);
+	p->events.alloc_interval = 524288;
+	p->events.alloc_events = 2;
+	q = saved_and_restored(&t, &back, &w, pid);
+	CHECK(q != NULL);
+	if (q) {
+		struct wbuf out;
+		CHECK(q->events.tree[EVENT_ALLOC_BYTES] != NULL && q->events.tree[EVENT_ALLOC_OBJECTS] != NULL);
+		CHECK(q->events.tree[EVENT_LOCK_DELAY] == NULL);
+		CHECK_EQ(q->events.alloc_interval, 524288);
+		CHECK_EQ(q->events.alloc_events, 2);
+		wbuf_init(&out);
+		if (q->events.tree[EVENT_ALLOC_BYTES])
+			cct_render(q->events.tree[EVENT_ALLOC_BYTES], &q->jvm.methods, CCT_FORMAT_COLLAPSED, &out);
+		wbuf_u8(&out, 0);
+		CHECK_STR((char *)out.data, "app.Main.main;app.Main.allocates;byte[] 4096\n");
+		wbuf_free(&out);
+	}
+	wbuf_free(&w);
+	process_table_free(&t);
+	process_table_free(&back);
+}
+
 /* A pruned tree comes back as it was saved: the methods a prune kept
  * under [other] nodes stay there (they are not folded as nodes past the
  * cap would be), and its overflow count with them. */
@@ -698,6 +743,7 @@ int main(void)
 	test_defaults_match_help();
 	test_shipped_config();
 	test_state_round_trip();
+	test_state_event_trees();
 	test_state_keeps_pruned_methods();
 	test_state_files();
 	test_cct_byte_cap();
