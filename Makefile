@@ -267,7 +267,7 @@ $(addprefix $(B)/tests/,$(UNIT_CTL)): $(B)/tests/%: $(call obj,tests/unit/%.c $(
 	$(CC) $(OPT) $^ -o $@ -lprotobuf-c -lcurl -lz
 $(addprefix $(B)/asan/tests/,$(UNIT_CTL)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c $(EXPORT_TESTABLE))
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) $^ -o $@ -lprotobuf-c -lcurl
+	$(CC) $(SAN_FLAGS) $^ -o $@ -lprotobuf-c -lcurl -lz
 
 $(addprefix $(B)/asan/tests/,$(UNIT_CORE)): $(B)/asan/tests/%: $(call asan_obj,tests/unit/%.c) $(B)/asan/libjsdecode.a $(B)/asan/libjsprofile.a
 	@mkdir -p $(dir $@)
