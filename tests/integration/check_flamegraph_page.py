@@ -419,6 +419,20 @@ def check_big(wd, tmp, template):
     check_console(wd, "big page")
 
 
+def check_units(wd, tmp, template, data):
+    """An allocation profile's page counts bytes, a lock one's nanoseconds,
+    as the data's unit says (cct_page.c)."""
+    for kind, unit in (("alloc", "bytes"), ("lock", "nanoseconds")):
+        path = os.path.join(tmp, kind + ".html")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(make_page.make_page(template, dict(data, profile_type=kind, unit=unit)))
+        wd.get("file://" + path)
+        wait_frames(wd)
+        got = wd.text_of("#unit")
+        check(got == unit, "the %s page counts %s" % (kind, unit), "#unit %r" % got)
+        check_console(wd, kind + " page")
+
+
 class LiveHandler(http.server.BaseHTTPRequestHandler):
     """Serves the live page and, at /data.json, a profile growing per request;
     from the third request on without runPhases (the zoomed frame goes)."""
@@ -543,6 +557,7 @@ def main():
                 check_diff_page(wd, diff, "file://" + pages["diff"], args.screenshot)
                 check_no_data(wd, "file://" + pages["template"])
                 check_big(wd, tmp, template)
+                check_units(wd, tmp, template, data)
                 wd.get("about:blank")
                 check_network_is_cut(wd)
             check_live(template, data)
