@@ -45,7 +45,7 @@ static void JNICALL park_hook(JNIEnv *jni, jobject unsafe, jboolean absolute, jl
 		if (k && g_agent.tracks_unloading &&
 		    (*g_agent.jvmti)->GetTag(g_agent.jvmti, k, &tag) == JVMTI_ERROR_NONE && tag <= 0)
 			tag = class_events_register(g_agent.jvmti, jni, k);
-		sampled_events_record(g_agent.jvmti, jni, JS_EVENT_PARK, waited, tag > 0 ? (uint32_t)tag : 0);
+		sampled_events_record(g_agent.jvmti, JS_EVENT_PARK, waited, tag > 0 ? (uint32_t)tag : 0);
 		if (k)
 			(*jni)->DeleteLocalRef(jni, k);
 	}

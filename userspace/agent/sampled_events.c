@@ -3,13 +3,12 @@
  *
  * The callbacks run on application threads inside the allocation or the
  * monitor slow path, so each does a bounded amount of work: one
- * stack walk of at most EVENT_DEPTH frames into a buffer on its
+ * GetStackTrace of at most EVENT_DEPTH frames into a buffer on its
  * own stack, the method ids of those frames under the store lock, and one
  * append under the events lock. Past the rate cap or the buffer's size an
  * event is dropped and counted, never waited for. */
 #include "sampled_events.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdatomic.h>
@@ -19,7 +18,6 @@
 
 #include "userspace/common/agent_protocol.h"
 #include "agent.h"
-#include "libc_baseline.h"
 #include "lock_sampling.h"
 #include "park_hook.h"
 
@@ -46,24 +44,6 @@ static uint64_t dropped_full, dropped_stack, reported_drops = UINT64_MAX;
 static uint64_t flushed_bytes;
 static atomic_uint_fast64_t dropped_rate;
 static atomic_uint_fast64_t rate_second, rate_count;
-
-/* HotSpot's AsyncGetCallTrace (exported by libjvm, as profilers have used
- * it for years): the same frames as JVMTI's GetStackTrace from the
- * thread's last Java frame, without building a vframe per frame, which is
- * most of GetStackTrace's cost (docs/performance.md, bench-alloc). Events
- * run in VM or native code with a frame anchor, where it needs no
- * signal context. GetStackTrace stays the fallback. */
-struct agct_frame {
-	jint lineno; /* the bci of a Java frame; negative for native ones */
-	jmethodID method;
-};
-struct agct_trace {
-	JNIEnv *env;
-	jint num_frames; /* <= 0: no walk (a reason code) */
-	struct agct_frame *frames;
-};
-typedef void (*agct_fn)(struct agct_trace *, jint, void *);
-static agct_fn agct;
 
 static int rate_allows(uint64_t now)
 {
@@ -92,37 +72,18 @@ static uint32_t class_of(jvmtiEnv *jvmti, JNIEnv *jni, jclass klass)
 	return class_events_register(jvmti, jni, klass);
 }
 
-/* The current thread's frames, leaf first, into frames (methods) and bcis;
- * their number, 0 if none. */
-_Static_assert(sizeof(struct agct_frame) == sizeof(jvmtiFrameInfo), "AGCT's frames fit GetStackTrace's");
-
-static jint stack_of(jvmtiEnv *jvmti, JNIEnv *jni, jvmtiFrameInfo *frames)
+/* The current thread's frames, leaf first, with their bcis; their number,
+ * 0 if none. */
+static jint stack_of(jvmtiEnv *jvmti, jvmtiFrameInfo *frames)
 {
 	jint depth = 0;
 
-	if (agct && jni) {
-		/* the same buffer, converted in place */
-		struct agct_frame *f = (struct agct_frame *)(void *)frames;
-		struct agct_trace t = {.env = jni, .frames = f};
-
-		agct(&t, EVENT_DEPTH, NULL);
-		depth = t.num_frames < EVENT_DEPTH ? t.num_frames : EVENT_DEPTH;
-		for (jint i = 0; i < depth; i++) {
-			jint line = f[i].lineno;
-			jmethodID m = f[i].method;
-
-			frames[i].method = m;
-			frames[i].location = line >= 0 ? line : -1;
-		}
-		if (depth > 0)
-			return depth;
-	}
 	if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, EVENT_DEPTH, frames, &depth) != JVMTI_ERROR_NONE)
 		return 0;
 	return depth > 0 ? depth : 0;
 }
 
-void sampled_events_record(jvmtiEnv *jvmti, JNIEnv *jni, uint8_t kind, uint64_t value, uint32_t class_id)
+void sampled_events_record(jvmtiEnv *jvmti, uint8_t kind, uint64_t value, uint32_t class_id)
 {
 	jvmtiFrameInfo frames[EVENT_DEPTH];
 	uint32_t ids[EVENT_DEPTH];
@@ -132,7 +93,7 @@ void sampled_events_record(jvmtiEnv *jvmti, JNIEnv *jni, uint8_t kind, uint64_t 
 
 	if (atomic_load(&g_agent.disabled) || !rate_allows(now))
 		return;
-	if ((depth = stack_of(jvmti, jni, frames)) <= 0) {
+	if ((depth = stack_of(jvmti, frames)) <= 0) {
 		pthread_mutex_lock(&lock);
 		dropped_stack++;
 		pthread_mutex_unlock(&lock);
@@ -172,7 +133,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 	(void)object;
 	if (atomic_load(&g_agent.disabled) || size <= 0)
 		return;
-	sampled_events_record(jvmti, jni, JS_EVENT_ALLOC, (uint64_t)size, class_of(jvmti, jni, klass));
+	sampled_events_record(jvmti, JS_EVENT_ALLOC, (uint64_t)size, class_of(jvmti, jni, klass));
 }
 
 /* Contended monitor enters: the wait is timed from Enter to Entered. The
@@ -201,7 +162,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 	if (atomic_load(&g_agent.disabled) || (uint64_t)(uintptr_t)since > now || !lock_wait_sampled(waited))
 		return;
 	jclass k = object ? (*jni)->GetObjectClass(jni, object) : NULL;
-	sampled_events_record(jvmti, jni, JS_EVENT_MONITOR, waited, class_of(jvmti, jni, k));
+	sampled_events_record(jvmti, JS_EVENT_MONITOR, waited, class_of(jvmti, jni, k));
 	if (k)
 		(*jni)->DeleteLocalRef(jni, k);
 }
@@ -211,7 +172,6 @@ void sampled_events_setup(jvmtiEnv *jvmti, jvmtiEventCallbacks *cb)
 	jvmtiCapabilities caps;
 
 	wbuf_init(&pending);
-	agct = (agct_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
 	memset(&caps, 0, sizeof(caps));
 	caps.can_generate_sampled_object_alloc_events = 1;
 	alloc_cap = (*jvmti)->AddCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE;

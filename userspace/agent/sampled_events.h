@@ -25,7 +25,7 @@ void sampled_events_stop(jvmtiEnv *jvmti);
 /* Records one event of the current thread: its stack (from GetStackTrace),
  * what it weighed and the class concerned (0 unknown). Application
  * threads, from the event callbacks and park_hook.c. */
-void sampled_events_record(jvmtiEnv *jvmti, JNIEnv *jni, uint8_t kind, uint64_t value, uint32_t class_id);
+void sampled_events_record(jvmtiEnv *jvmti, uint8_t kind, uint64_t value, uint32_t class_id);
 /* Agent thread: appends the buffered events as one EVENTS record (none if
  * there are none and no drop is new). */
 void sampled_events_flush(struct agent_store *s);
