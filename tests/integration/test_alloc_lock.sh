@@ -9,7 +9,8 @@
 # check_event_truth.py matches the pprof profiles' values (bytes and
 # objects; wait time and contentions) with the truth by TVD. On JDK 17 and
 # on the machine image's JDK 25. First, with both off, the agent samples
-# nothing, and a reload turns them on in a running JVM.
+# nothing, a reload turns allocation sampling on in a running JVM, and
+# `jsamplectl alloc off` stops it.
 . "$(dirname "$0")/lib.sh"
 require_environment
 for c in WorkloadAllocations WorkloadLocks; do
@@ -54,6 +55,16 @@ reload_phase() {
 	done
 	[ "$n" -gt 0 ] || fail "a reload with alloc = on did not start allocation sampling"
 	note "alloc off: 0 events; after a reload with alloc = on: $n within seconds"
+	# jsamplectl alloc off: the agent stops at once (what it had buffered
+	# still comes with the next fetch).
+	ctl alloc off >/dev/null || fail "jsamplectl alloc off failed"
+	sleep 2.5
+	local before after
+	before=$(stats_field "$pid" alloc_events)
+	sleep 2
+	after=$(stats_field "$pid" alloc_events)
+	[ "$after" = "$before" ] || fail "after jsamplectl alloc off the agent still sampled ($before, then $after)"
+	note "jsamplectl alloc off: no more events ($after)"
 	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 	stop_daemon
 }
