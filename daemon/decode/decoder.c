@@ -68,8 +68,8 @@ static bool yield_returning(const struct method_table *m, const struct trace_fra
 	const struct method_info *c = method_table_get(m, callee->method_id);
 	const struct method_info *r = method_table_get(m, caller->method_id);
 
-	return callee->type == FRAME_NATIVE && c && c->name && r && r->name && strcmp(c->name, "doYield") == 0 &&
-	       strcmp(r->name, "run") == 0 && c->class_id == r->class_id;
+	return callee->type == FRAME_NATIVE && c && method_name(c) && r && method_name(r) && strcmp(method_name(c), "doYield") == 0 &&
+	       strcmp(method_name(r), "run") == 0 && c->class_id == r->class_id;
 }
 
 int trace_bad_caller(const struct method_table *m, const struct trace_frame *f, uint32_t n, bool root_first)

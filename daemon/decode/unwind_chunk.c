@@ -61,7 +61,7 @@ void walk_note_enter_special(struct walk *w, const struct code_blob *b)
 	struct enter_special *e = w->ctx->enter_special;
 
 	if (e && !e->return_pc && !w->top && !w->in_chunk &&
-	    (m = method_table_get(w->ctx->methods, b->method_id)) && m->name && strcmp(m->name, "enterSpecial") == 0) {
+	    (m = method_table_get(w->ctx->methods, b->method_id)) && method_name(m) && strcmp(method_name(m), "enterSpecial") == 0) {
 		e->return_pc = w->pc;
 		e->method_id = b->method_id;
 	}

@@ -165,7 +165,7 @@ static bool calls_another_method(struct walk *w, const struct code_blob *b, uint
 	 * (JDK 21+), whose wrapper calls Continuation.enter itself. */
 	if (c && c->kind == JS_CODE_NATIVE_WRAPPER) {
 		const struct method_info *m = method_table_get(w->ctx->methods, c->method_id);
-		return !(m && m->name && strcmp(m->name, "enterSpecial") == 0);
+		return !(m && method_name(m) && strcmp(method_name(m), "enterSpecial") == 0);
 	}
 	if (!c || c->kind != JS_CODE_NMETHOD || !(sc = walk_scope(w, c, ret, true)) || !sc->depth)
 		return false;
@@ -253,7 +253,7 @@ static bool indexof_moved_sp(struct walk *w, const struct code_blob *b, uint64_t
 	if (!(sc = walk_scope(w, b, w->pc, false)) || !sc->depth)
 		return false;
 	m = method_table_get(w->ctx->methods, b->frames[sc->first].method_id);
-	if (!m || !m->name || strcmp(m->name, "indexOf") != 0)
+	if (!m || !method_name(m) || strcmp(method_name(m), "indexOf") != 0)
 		return false;
 	*frame_sp = v;
 	return true;

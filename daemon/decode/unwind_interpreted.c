@@ -30,7 +30,7 @@ enum step unwind_interpreted(struct walk *w, const struct code_blob *b)
 	if (walk_read(w, fp + (uint64_t)(L->interp_bcp_offset * 8), &bcp) == STEP_CALLER) {
 		uint64_t code = m->const_method + (uint64_t)L->const_method_size;
 
-		if (m->const_method && bcp >= code && bcp < code + m->code_size)
+		if (m->const_method && bcp >= code && bcp < code + m->body->code_size)
 			bci = (int32_t)(bcp - code);
 	}
 	/* A frame that called the Java frame found before it stands at an

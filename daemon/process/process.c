@@ -173,11 +173,11 @@ void process_revive(struct process_table *t, struct process *p)
 		const struct cct_node *n = &p->cct.nodes.v[i];
 		const struct method_info *m = n->type == FRAME_PSEUDO ? NULL : method_table_get(&p->jvm.methods, n->method_id);
 		const struct method_table *mt = &p->jvm.methods;
-		if (m && m->named)
+		if (m && m->body->named)
 			method_table_put_restored(&fresh.methods, n->method_id, m->class_id,
 						  method_table_class_name(mt, m->class_id) ? method_table_class_name(mt, m->class_id)
 											  : "[unknown class]",
-						  m->name);
+						  method_name(m));
 	}
 	jvm_model_free(&p->jvm);
 	p->jvm = fresh;

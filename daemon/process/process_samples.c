@@ -40,11 +40,11 @@ static void log_impossible(const struct process *p, const struct js_sample *s, c
 		char sites[256] = "";
 		size_t len = 0;
 
-		for (int32_t i = 0; m && m->calls && i < m->ncalls && len + 32 < sizeof(sites); i++)
-			len += (size_t)snprintf(sites + len, sizeof(sites) - len, " %u:%08x", m->calls[i],
-						m->targets ? m->targets[i] : 0);
-		log_debug("  caller call sites (bci:target)%s; callee %s hash %08x", sites, c && c->signature ? c->signature : "?",
-			  c ? c->name_hash : 0);
+		for (int32_t i = 0; m && method_calls(m) && i < m->body->ncalls && len + 32 < sizeof(sites); i++)
+			len += (size_t)snprintf(sites + len, sizeof(sites) - len, " %u:%08x", method_calls(m)[i],
+						method_targets(m) ? method_targets(m)[i] : 0);
+		log_debug("  caller call sites (bci:target)%s; callee %s hash %08x", sites, c && method_signature(c) ? method_signature(c) : "?",
+			  c ? c->body->name_hash : 0);
 	}
 }
 

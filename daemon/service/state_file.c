@@ -50,7 +50,7 @@ static void put_methods(const struct process *p, struct wbuf *w)
 		    u64_map_get(&seen, node->method_id))
 			continue;
 		m = method_table_get(&p->jvm.methods, node->method_id);
-		if (!m || !m->named)
+		if (!m || !m->body->named)
 			continue;
 		if (method_table_class_name(&p->jvm.methods, m->class_id))
 			cls = method_table_class_name(&p->jvm.methods, m->class_id);
@@ -58,7 +58,7 @@ static void put_methods(const struct process *p, struct wbuf *w)
 		wbuf_u32(w, node->method_id);
 		wbuf_u32(w, m->class_id);
 		wbuf_str(w, cls);
-		wbuf_str(w, m->name);
+		wbuf_str(w, method_name(m));
 		n++;
 	}
 	wbuf_patch_u32(w, at, n);

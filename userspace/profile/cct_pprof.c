@@ -140,15 +140,15 @@ static uint64_t function_id(struct builder *b, uint32_t method_id, uint8_t type)
 
 		method_table_name(b->src->methods, method_id, name, sizeof(name));
 		f->name = str_id(&b->str, name);
-		snprintf(system, sizeof(system), "%s%s", name, m && m->named && m->signature ? m->signature : "");
+		snprintf(system, sizeof(system), "%s%s", name, m && method_signature(m) ? method_signature(m) : "");
 		f->system_name = str_id(&b->str, system);
 		source_path(cls ? cls : "", m ? method_table_class_source(b->src->methods, m->class_id) : NULL, file,
 			    sizeof(file));
 		f->filename = str_id(&b->str, file);
 		if (m)
-			for (uint32_t i = 0; i < m->nlines; i++)
-				if (f->start_line == 0 || (int64_t)m->lines[i].line < f->start_line)
-					f->start_line = m->lines[i].line;
+			for (uint32_t i = 0; i < m->body->nlines; i++)
+				if (f->start_line == 0 || (int64_t)method_lines(m)[i].line < f->start_line)
+					f->start_line = method_lines(m)[i].line;
 	}
 	if (u64_map_put(&b->function_of, key, f->id) != 0)
 		b->str.oom = true;

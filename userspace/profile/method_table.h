@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* One JVM's classes and methods as its agent reported them (CLASS and
  * METHOD records), indexed by the agent's ids and by Method* for
- * interpreted frames. Ids are looked up through hash maps into dense
+ * interpreted frames. Ids are looked up through hash tables into dense
  * arrays, never used as array indexes: an agent picks them. Every string is
- * stored escaped (safe_text.h). */
+ * stored escaped (safe_text.h), and names and method bodies are shared
+ * with every other table on the host that holds the same bytes. */
 #ifndef JSAMPLED_METHOD_TABLE_H
 #define JSAMPLED_METHOD_TABLE_H
 
@@ -14,7 +15,7 @@
 #include "userspace/common/u64_map.h"
 #include "userspace/common/vec.h"
 #include "userspace/common/wire.h"
-#include "string_pool.h"
+#include "shared_blobs.h"
 
 /* Ids above this are refused: the CCT packs method ids into 24 bits. */
 #define JS_MAX_METHOD_ID ((1u << 24) - 64)
@@ -30,25 +31,72 @@ struct line_entry {
 	uint32_t line;
 };
 
+/* What a method is, apart from where one JVM holds it: its names, line
+ * table and call sites, equal in every JVM that loaded the same class file,
+ * so held once on the host (shared_blobs.h) and never written. The arrays
+ * and names follow the header; read them with the accessors below. */
+struct method_body {
+	uint32_t nlines;
+	int32_t ncalls;          /* invoke instructions; -1 unknown */
+	uint32_t name_hash;      /* of its own name and descriptor; 0 unknown */
+	uint32_t modifiers;
+	uint16_t code_size;      /* bytecode bytes */
+	uint16_t name_len;       /* without the NUL */
+	uint16_t signature_len;
+	uint8_t named;           /* names, signature and lines too (METHOD); else only the Method* (METHOD_REF) */
+	uint8_t has_targets;
+	/* line_entry lines[nlines] (sorted by start_bci);
+	 * uint32_t targets[ncalls] if has_targets: per call, the name hash of
+	 *   the method it names (0 unknown);
+	 * uint16_t calls[ncalls]: bcis of its invoke instructions, ascending;
+	 * char name[name_len + 1], signature[signature_len + 1]. */
+};
+_Static_assert(sizeof(struct method_body) % sizeof(uint32_t) == 0, "the arrays after it must stay aligned");
+
+/* One method as one JVM holds it. A JVM reports hundreds of thousands of
+ * methods, and a host runs dozens of JVMs: the rest is in the shared body. */
 struct method_info {
-	uint32_t id;
-	uint32_t class_id;
 	uint64_t method_ptr;   /* Method* */
 	uint64_t const_method; /* ConstMethod* */
-	const char *name;
-	const char *signature;
-	struct line_entry *lines; /* sorted by start_bci */
-	uint16_t *calls;          /* bcis of its invoke instructions, ascending */
-	uint32_t *targets;        /* per call: the name hash of the method it names (0 unknown); NULL: none */
-	uint32_t nlines;
-	int32_t ncalls;           /* invoke instructions; -1 unknown */
-	uint32_t name_hash;       /* of its own name and descriptor; 0 unknown */
-	uint32_t modifiers;
-	uint16_t code_size;       /* bytecode bytes */
-	bool named;               /* names, signature and lines too (METHOD); else only the Method* (METHOD_REF) */
+	const struct method_body *body; /* never NULL */
+	uint32_t id;
+	uint32_t class_id;
 };
-/* A JVM reports hundreds of thousands of methods: keep this small. */
-_Static_assert(sizeof(struct method_info) <= 88, "method_info grew");
+_Static_assert(sizeof(struct method_info) <= 32, "method_info grew");
+
+static inline const struct line_entry *method_lines(const struct method_info *m)
+{
+	return (const struct line_entry *)(m->body + 1);
+}
+
+static inline const uint32_t *method_targets(const struct method_info *m)
+{
+	return m->body->has_targets ? (const uint32_t *)(method_lines(m) + m->body->nlines) : NULL;
+}
+
+static inline const uint16_t *method_calls(const struct method_info *m)
+{
+	const uint32_t *after = (const uint32_t *)(method_lines(m) + m->body->nlines);
+
+	return m->body->ncalls > 0 ? (const uint16_t *)(after + (m->body->has_targets ? m->body->ncalls : 0)) : NULL;
+}
+
+/* NULL unless the method is known by name. */
+static inline const char *method_name(const struct method_info *m)
+{
+	const uint32_t *after = (const uint32_t *)(method_lines(m) + m->body->nlines);
+	int32_t calls = m->body->ncalls > 0 ? m->body->ncalls : 0;
+	const char *name = (const char *)((const uint16_t *)(after + (m->body->has_targets ? calls : 0)) + calls);
+
+	return m->body->named ? name : NULL;
+}
+
+static inline const char *method_signature(const struct method_info *m)
+{
+	const char *name = method_name(m);
+
+	return name ? name + m->body->name_len + 1 : NULL;
+}
 
 struct class_info {
 	uint32_t id;
@@ -57,18 +105,31 @@ struct class_info {
 	uint64_t unloaded_ns; /* when the agent reported it unloaded; 0 while loaded */
 };
 
+/* Positions in the methods array, found by a key read from the method
+ * itself (its id, its Method*): 4 bytes a slot where a map takes 16. */
+struct method_index {
+	uint32_t *slots; /* position + 1; 0 empty */
+	uint32_t cap;    /* power of two, or 0 */
+	uint32_t count;
+};
+
 struct method_table {
 	VEC(struct method_info) methods; /* dense, in arrival order */
 	VEC(struct class_info) classes;
-	struct u64_map method_index;     /* method id -> index + 1 */
+	struct method_index by_id;
+	struct method_index by_ptr;      /* each method's current Method* */
+	struct u64_map old_ptrs;         /* Method* -> id, for Method*s a redefinition replaced */
 	struct u64_map class_index;      /* class id -> index + 1 */
-	struct u64_map by_method_ptr;    /* Method* -> method id */
-	struct string_pool pool;
-	size_t line_bytes;               /* line tables and call sites */
+	/* What the shared names and bodies this table refers to would cost
+	 * it alone: counted against its user, although another JVM may
+	 * share them (shared_blobs.h). */
+	size_t shared_bytes;
 	/* Answers of method_table_bad_call, which every decoded sample asks
-	 * for each of its calls: a cache, allocated on first use, that any
-	 * change of a method's record voids (generation). */
+	 * for each of its calls: a cache, allocated on first use and grown
+	 * with the edges it meets, that any change of a method's record
+	 * voids (generation). */
 	struct call_memo *memo;
+	uint32_t memo_slots, memo_fill;
 	uint32_t generation;
 	/* Counts every change a walk could see (walk_reuse.h); kept across
 	 * method_table_keep. */
@@ -120,7 +181,13 @@ int method_table_line(const struct method_table *t, uint32_t id, int32_t bci);
 void method_table_name(const struct method_table *t, uint32_t id, char *out, size_t outlen);
 /* Whether the method is native (JVM_ACC_NATIVE). */
 bool method_is_native(const struct method_info *m);
+/* Its memory, the shared names and bodies it refers to counted whole. */
 size_t method_table_bytes(const struct method_table *t);
+/* Of that, the shared part (what it would cost alone). */
+size_t method_table_shared_bytes(const struct method_table *t);
+/* Gives back the room its arrays grew beyond their contents (a JVM that
+ * has stopped loading classes). */
+void method_table_trim(struct method_table *t);
 /* Keeps only the methods used() says yes to (with their classes, names and
  * lines; Method* and call sites are dropped): what an exited process's
  * profile still names. -1 (t unchanged) if out of memory. */
