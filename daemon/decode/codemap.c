@@ -421,6 +421,11 @@ static int size_hits(struct codemap *m)
 		want *= 2;
 	if (m->hits && want <= m->nhits)
 		return 0;
+	if (!m->hits)
+		want = CODEMAP_CACHE_FIRST_SLOTS;
+	else if (m->hit_misses < m->nhits)
+		return 0; /* seldom used: stays small */
+	m->hit_misses = 0;
 	if (!(h = aligned_alloc(_Alignof(struct codemap_hit), want * sizeof(*h))))
 		return 0;
 	memset(h, 0, want * sizeof(*h));
@@ -586,6 +591,10 @@ const struct code_blob *codemap_find_searched(struct codemap *m, uint64_t pc, ui
 		best = h->blob;
 		visited = h->visited;
 	} else {
+		if (h && ++m->hit_misses >= m->nhits && size_hits(m)) {
+			m->hits_from = m->generation; /* a new, empty cache */
+			*slot = h = hit_slot(m, pc);
+		}
 		best = search(m, pc, t, &held, &live, &settled, &visited);
 		if (h && (held <= 1 || (live == 1 && best && best->unload_ns == CODE_LIVE && t >= settled)))
 			*h = (struct codemap_hit){.pc = pc,

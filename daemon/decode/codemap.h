@@ -89,6 +89,10 @@ struct code_blob {
  * slots: a quarter of its lookups searched the index, 700 instructions
  * each, before the cache grew with the code). */
 #define CODEMAP_CACHE_MIN_SLOTS 4096u
+/* It starts at this size, for the many JVMs of a host that are seldom
+ * sampled (256 KiB apiece would be most of their model), and grows to the
+ * size above once it has missed as many times as it has slots. */
+#define CODEMAP_CACHE_FIRST_SLOTS 256u
 #define CODEMAP_CACHE_MAX_SLOTS 65536u
 #define CODEMAP_CACHE_PER_BLOB 4u
 /* A slot is one cache line, and holds what a walk's step through a plain
@@ -142,6 +146,7 @@ struct codemap {
 	VEC(struct code_blob *) blobs; /* the first 'sorted' are in start order */
 	struct codemap_hit *hits;      /* nhits slots, allocated with the index */
 	uint32_t nhits;                /* a power of two */
+	uint32_t hit_misses;           /* searches since the cache was sized */
 	uint32_t generation;           /* of the index; 0: none built yet */
 	bool hits_void;                /* a blob was freed: no cached hit survives the next index */
 	uint32_t hits_from;            /* hits of an older index are void */

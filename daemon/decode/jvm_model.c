@@ -154,12 +154,20 @@ int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len, 
 	return rbuf_left(&r) == 0 ? BATCH_OK : BATCH_MALFORMED;
 }
 
+size_t jvm_model_code_bytes(const struct jvm_model *m)
+{
+	return m->code.bytes + m->code.blobs.cap * sizeof(void *) + m->code.nodes_cap * sizeof(struct codemap_node) +
+	       (size_t)m->code.nhits * sizeof(*m->code.hits) + u64_map_bytes(&m->code.by_id) +
+	       u64_map_bytes(&m->code.live_at);
+}
+
+size_t jvm_model_thread_bytes(const struct jvm_model *m)
+{
+	return m->thread_list.cap * sizeof(struct jvm_thread) + m->thread_changes.cap * sizeof(uint32_t) +
+	       u64_map_bytes(&m->threads);
+}
+
 size_t jvm_model_bytes(const struct jvm_model *m)
 {
-	return m->code.bytes + m->code.blobs.cap * sizeof(void *) +
-	       m->code.nodes_cap * sizeof(struct codemap_node) +
-	       (size_t)m->code.nhits * sizeof(*m->code.hits) +
-	       u64_map_bytes(&m->code.by_id) + u64_map_bytes(&m->code.live_at) + method_table_bytes(&m->methods) +
-	       m->thread_list.cap * sizeof(struct jvm_thread) + m->thread_changes.cap * sizeof(uint32_t) +
-	       u64_map_bytes(&m->threads);
+	return jvm_model_code_bytes(m) + method_table_bytes(&m->methods) + jvm_model_thread_bytes(m);
 }

@@ -63,7 +63,11 @@ int jvm_model_apply_batch(struct jvm_model *m, const void *payload, size_t len, 
 /* Applies one record (kind + payload); -1 if malformed. */
 int jvm_model_apply_record(struct jvm_model *m, uint16_t kind, const void *payload, size_t len);
 
+/* Its memory: code map + method table (shared parts counted whole) +
+ * threads. */
 size_t jvm_model_bytes(const struct jvm_model *m);
+size_t jvm_model_code_bytes(const struct jvm_model *m);
+size_t jvm_model_thread_bytes(const struct jvm_model *m);
 
 const struct jvm_thread *jvm_model_thread(const struct jvm_model *m, uint32_t tid);
 /* Drops a thread that ended (after its end was passed on). */

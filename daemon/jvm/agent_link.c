@@ -285,6 +285,13 @@ int agent_link_on_readable(struct agent_link *l, const struct agent_link_hooks *
 		if (agent_link_take_frames(l, h) != 0)
 			return -1;
 	}
+	/* A JVM's first batches are megabytes, the later ones kilobytes:
+	 * the room the big ones took goes back once they are read. */
+	if (!l->in_len && l->in_cap > 64 * 1024) {
+		free(l->in);
+		l->in = NULL;
+		l->in_cap = 0;
+	}
 	return 0;
 }
 

@@ -240,10 +240,31 @@ bool process_table_forget(struct process_table *t, struct process *p)
 	return false;
 }
 
+void process_memory(const struct process *p, struct process_memory *m)
+{
+	size_t shared = method_table_shared_bytes(&p->jvm.methods);
+
+	*m = (struct process_memory){
+		.record = sizeof(*p),
+		.code_map = jvm_model_code_bytes(&p->jvm),
+		.methods = method_table_bytes(&p->jvm.methods) - shared,
+		.shared = shared,
+		.threads = jvm_model_thread_bytes(&p->jvm),
+		.trees = cct_bytes(&p->cct),
+		.event_trees = event_profiles_bytes(&p->events),
+		.held = p->held.bytes,
+		.images = p->bottoms.bytes + p->reuse.bytes,
+		.native = p->names.bytes + p->native_bytes,
+	};
+}
+
 size_t process_memory_bytes(const struct process *p)
 {
-	return sizeof(*p) + jvm_model_bytes(&p->jvm) + p->held.bytes + cct_bytes(&p->cct) + p->bottoms.bytes +
-	       p->reuse.bytes + p->names.bytes + p->native_bytes + event_profiles_bytes(&p->events);
+	struct process_memory m;
+
+	process_memory(p, &m);
+	return m.record + m.code_map + m.methods + m.shared + m.threads + m.trees + m.event_trees + m.held + m.images +
+	       m.native;
 }
 
 static int mark_used(void *ctx, uint32_t id)

@@ -225,6 +225,22 @@ void process_take_sample(struct process_table *t, struct process *p, const struc
 /* Everything p makes jsampled hold: its agent's model, held samples, tree
  * and time slices, stack images and walk memos, the native names it holds,
  * samples waiting for native frames. */
+/* Where a process's memory goes; process_memory_bytes is the sum, which
+ * its user's limits count (the shared names and bodies whole: what they
+ * would cost it alone). */
+struct process_memory {
+	size_t record;      /* the process itself */
+	size_t code_map;
+	size_t methods;     /* the method table's own records, indexes and memo */
+	size_t shared;      /* the names and method bodies it refers to, counted whole */
+	size_t threads;
+	size_t trees;       /* its CPU tree with its time slices */
+	size_t event_trees; /* allocation and lock trees */
+	size_t held;        /* samples waiting for agent data */
+	size_t images;      /* deep threads' stack images and last walks */
+	size_t native;      /* native frames' names, samples waiting for them */
+};
+void process_memory(const struct process *p, struct process_memory *m);
 size_t process_memory_bytes(const struct process *p);
 /* A trace the add_native_frames hook took, with its native frames now (or
  * without, if they could not be had): into p's tree, as st says. s needs

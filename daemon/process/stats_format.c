@@ -168,6 +168,9 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 
 void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 {
+	struct process_memory pm;
+
+	process_memory(p, &pm);
 	const struct stat_field f[] = {
 		{"pid", (unsigned long long)p->pid},
 		{"uid", (unsigned long long)p->uid},
@@ -179,6 +182,16 @@ void stats_format_process(const struct process *p, struct wbuf *out, bool json)
 		{"cct_prune_ms", p->cct.prune_ns / 1000000},
 		{"model_bytes", jvm_model_bytes(&p->jvm)},
 		{"memory_bytes", process_memory_bytes(p)},
+		/* memory_bytes, by what holds it */
+		{"memory_code_map_bytes", pm.code_map},
+		{"memory_methods_bytes", pm.methods},
+		{"memory_shared_names_bytes", pm.shared},
+		{"memory_threads_bytes", pm.threads},
+		{"memory_trees_bytes", pm.trees},
+		{"memory_event_trees_bytes", pm.event_trees},
+		{"memory_held_bytes", pm.held},
+		{"memory_stack_images_bytes", pm.images},
+		{"memory_native_bytes", pm.native},
 		{"native_names_bytes", p->names.bytes},
 		{"native_names_capped", p->names.capped},
 		{"code_blobs", p->jvm.code.blobs.n},

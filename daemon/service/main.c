@@ -141,6 +141,7 @@ static void maintenance(struct daemon *d, uint64_t now)
 		/* Unloaded code stays until no sample can still refer to it. */
 		if (p->state == PROCESS_LIVE && now > CODE_GRACE_NS && !sample_queue_len(&p->held))
 			codemap_prune(&p->jvm.code, now - CODE_GRACE_NS);
+		method_table_tick(&p->jvm.methods);
 		/* Time slices age into hours and out, sampled or not. */
 		cct_slices_tidy(&p->cct.slices, wall_s);
 		for (int k = 0; k < EVENT_TREE_COUNT; k++)

@@ -24,6 +24,7 @@
 #include "daemon/ingest/sampler_bpf.h"
 #include "sock_io.h"
 #include "daemon/process/stats_format.h"
+#include "memory_stats.h"
 #include "userspace/common/fd_io.h"
 #include "userspace/common/pid_text.h"
 
@@ -295,7 +296,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 		{"launcher_checks_read", jl->read},
 		{"launcher_checks_rate_limited", jl->rate_limited},
 	};
-	struct stat_field native[32];
+	struct stat_field native[32], memory[32];
 	const struct stat_field daemon[] = {
 		{"agents_accepted", c->agents_accepted},
 		{"agents_refused", c->agents_refused},
@@ -331,6 +332,7 @@ static void global_stats(struct daemon *d, const struct viewer *v, struct wbuf *
 	stats_format_group("discovery", discovery, STATS_N(discovery), out, json);
 	stats_format_group("daemon", daemon, STATS_N(daemon), out, json);
 	stats_format_group("native", native, native_live_stats(d, native, STATS_N(native)), out, json);
+	stats_format_group("memory", memory, memory_stats(d, memory, STATS_N(memory)), out, json);
 	stats_format_decode(&sum, out, json);
 	if (json)
 		wbuf_printf(out, "}\n");

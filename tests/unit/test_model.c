@@ -191,6 +191,11 @@ static void test_cached_hits_of_reused_code(void)
 		size_t before = jvm_model_bytes(&m);
 
 		CHECK(codemap_find(&m.code, 0x1010, 40) != NULL);
+		CHECK(jvm_model_bytes(&m) >= before + CODEMAP_CACHE_FIRST_SLOTS * sizeof(struct codemap_hit));
+		/* It starts small and grows once it has missed as often as it
+		 * has slots. */
+		for (uint64_t pc = 0x10000; pc < 0x10000 + 2 * CODEMAP_CACHE_FIRST_SLOTS; pc++)
+			CHECK(codemap_find(&m.code, pc, 40) == NULL);
 		CHECK(jvm_model_bytes(&m) >= before + CODEMAP_CACHE_MIN_SLOTS * sizeof(struct codemap_hit));
 	}
 	for (int pass = 0; pass < 2; pass++) { /* the second pass meets the cache */
@@ -700,6 +705,60 @@ static void test_methods(void)
 	jvm_model_free(&m);
 }
 
+/* Two JVMs that load the same classes hold their names and method bodies
+ * once; each is still charged them whole, and the last one out frees them.
+ * A redefined method keeps its old Method*; a Method* reused by another
+ * method names the newest. */
+static void test_shared_methods(void)
+{
+	struct jvm_model a, b;
+	size_t empty = shared_blobs_stats().blobs, one, both;
+	char name[128];
+
+	jvm_model_init(&a);
+	jvm_model_init(&b);
+	CHECK(tb_apply_class(&a, 3, "Ljava/util/HashMap;", "HashMap.java") == 0);
+	CHECK(tb_apply_method(&a, 10, 3, 0xabc0, 0xdef0, 30, "put") == 0);
+	CHECK(tb_apply_method(&a, 11, 3, 0xabd0, 0xdf00, 30, "get") == 0);
+	one = shared_blobs_stats().blobs;
+	CHECK(one > empty);
+	/* The other JVM picks other ids and pointers for the same class. */
+	CHECK(tb_apply_class(&b, 7, "Ljava/util/HashMap;", "HashMap.java") == 0);
+	CHECK(tb_apply_method(&b, 20, 7, 0x5550, 0x6660, 30, "put") == 0);
+	CHECK(tb_apply_method(&b, 21, 7, 0x5560, 0x6670, 30, "get") == 0);
+	both = shared_blobs_stats().blobs;
+	CHECK_EQ(both, one);
+	CHECK_EQ(method_table_shared_bytes(&a.methods), method_table_shared_bytes(&b.methods));
+	CHECK(method_table_bytes(&b.methods) > method_table_shared_bytes(&b.methods));
+	method_table_name(&b.methods, 21, name, sizeof(name));
+	CHECK_STR(name, "java.util.HashMap.get");
+	CHECK_EQ(method_table_line(&b.methods, 20, 7), 11);
+	CHECK_EQ(method_table_by_ptr(&b.methods, 0x5560), 21);
+	CHECK_EQ(method_table_by_ptr(&b.methods, 0xabd0), 0);
+
+	/* Redefined: a new Method*, the old one still maps to the method. */
+	CHECK(tb_apply_method(&a, 10, 3, 0xfff0, 0xeee0, 30, "put") == 0);
+	CHECK_EQ(method_table_by_ptr(&a.methods, 0xfff0), 10);
+	CHECK_EQ(method_table_by_ptr(&a.methods, 0xabc0), 10);
+	/* Another method loaded where get's Method* was: the newest wins. */
+	CHECK(tb_apply_method(&a, 12, 3, 0xabd0, 0xdf10, 30, "remove") == 0);
+	CHECK_EQ(method_table_by_ptr(&a.methods, 0xabd0), 12);
+	CHECK(method_table_get(&a.methods, 11) != NULL);
+	/* Many methods: the indexes grow and every one is still found. */
+	for (uint32_t id = 100; id < 5000; id++)
+		CHECK(tb_apply_method(&a, id, 3, 0x100000 + 16 * (uint64_t)id, 0, 30, "m") == 0);
+	for (uint32_t id = 100; id < 5000; id++)
+		CHECK_EQ(method_table_by_ptr(&a.methods, 0x100000 + 16 * (uint64_t)id), id);
+	CHECK_EQ(method_table_by_ptr(&a.methods, 0xfff0), 10);
+
+	jvm_model_free(&a);
+	CHECK_EQ(shared_blobs_stats().blobs, both);
+	method_table_name(&b.methods, 20, name, sizeof(name));
+	CHECK_STR(name, "java.util.HashMap.put");
+	jvm_model_free(&b);
+	CHECK_EQ(shared_blobs_stats().blobs, empty);
+}
+
 static bool in_id_list(void *ctx, uint32_t id)
 {
 	for (const uint32_t *p = ctx; *p; p++)
@@ -1087,6 +1146,7 @@ int main(void)
 	RUN(test_plain_step_slots);
 	RUN(test_lying_code_records);
 	RUN(test_methods);
+	RUN(test_shared_methods);
 	RUN(test_batches);
 	RUN(test_agent_data_limits);
 	RUN(test_layout_validation);

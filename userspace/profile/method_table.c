@@ -383,6 +383,8 @@ static void free_arrays(struct method_arrays *a)
 	free(a->targets);
 }
 
+static void method_table_trim(struct method_table *t);
+
 int method_table_put_method(struct method_table *t, struct rbuf *r)
 {
 	struct body_parts p = {.named = true};
@@ -875,7 +877,7 @@ int method_table_bad_call(const struct method_table *t, uint32_t caller, int32_t
 	return site == 0 || calls == 0;
 }
 
-void method_table_trim(struct method_table *t)
+static void method_table_trim(struct method_table *t)
 {
 	void *v;
 
@@ -889,6 +891,13 @@ void method_table_trim(struct method_table *t)
 		t->classes.v = v;
 		t->classes.cap = t->classes.n;
 	}
+}
+
+void method_table_tick(struct method_table *t)
+{
+	if (t->changes == t->changes_at_tick)
+		method_table_trim(t);
+	t->changes_at_tick = t->changes;
 }
 
 size_t method_table_shared_bytes(const struct method_table *t)

@@ -134,6 +134,7 @@ struct method_table {
 	/* Counts every change a walk could see (walk_reuse.h); kept across
 	 * method_table_keep. */
 	uint64_t changes;
+	uint64_t changes_at_tick;
 	/* Classes reported unloaded whose records are still here. */
 	size_t unloaded_classes;
 	uint64_t dropped_classes, dropped_methods; /* by method_table_drop_unloaded, in all */
@@ -185,9 +186,10 @@ bool method_is_native(const struct method_info *m);
 size_t method_table_bytes(const struct method_table *t);
 /* Of that, the shared part (what it would cost alone). */
 size_t method_table_shared_bytes(const struct method_table *t);
-/* Gives back the room its arrays grew beyond their contents (a JVM that
- * has stopped loading classes). */
-void method_table_trim(struct method_table *t);
+/* Called now and then: once nothing changed since the last call (a JVM
+ * that stopped loading classes), gives back the room its arrays grew
+ * beyond their contents. */
+void method_table_tick(struct method_table *t);
 /* Keeps only the methods used() says yes to (with their classes, names and
  * lines; Method* and call sites are dropped): what an exited process's
  * profile still names. -1 (t unchanged) if out of memory. */
