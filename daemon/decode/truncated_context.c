@@ -4,10 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Sized to its trace, in steps of CONTEXT_STEP frames: most traces are a
+ * few dozen frames, and a host has thousands of threads. */
+#define CONTEXT_STEP 16
 struct thread_context {
-	uint32_t n;
-	struct trace_frame frames[CONTEXT_FRAMES];
+	uint32_t n, cap;
+	struct trace_frame frames[];
 };
+
+static size_t context_bytes(uint32_t cap)
+{
+	return sizeof(struct thread_context) + cap * sizeof(struct trace_frame);
+}
 
 void context_table_init(struct context_table *c)
 {
@@ -21,6 +29,12 @@ void context_table_free(struct context_table *c)
 		if (c->by_tid.slots[i].key)
 			free((void *)(uintptr_t)c->by_tid.slots[i].val);
 	u64_map_free(&c->by_tid);
+	c->bytes = 0;
+}
+
+size_t context_table_bytes(const struct context_table *c)
+{
+	return c->bytes + u64_map_bytes(&c->by_tid);
 }
 
 void context_forget(struct context_table *c, uint32_t tid)
@@ -28,7 +42,10 @@ void context_forget(struct context_table *c, uint32_t tid)
 	uint64_t *v = u64_map_get(&c->by_tid, (uint64_t)tid + 1);
 
 	if (v) {
-		free((void *)(uintptr_t)*v);
+		struct thread_context *t = (struct thread_context *)(uintptr_t)*v;
+
+		c->bytes -= context_bytes(t->cap);
+		free(t);
 		u64_map_del(&c->by_tid, (uint64_t)tid + 1);
 	}
 }
@@ -55,10 +72,24 @@ void context_remember(struct context_table *c, uint32_t tid, const struct trace 
 {
 	uint64_t key = (uint64_t)tid + 1;
 	uint64_t *v = u64_map_get(&c->by_tid, key);
+	uint32_t n = complete->n < CONTEXT_FRAMES ? complete->n : CONTEXT_FRAMES;
+	uint32_t cap = (n + CONTEXT_STEP - 1) / CONTEXT_STEP * CONTEXT_STEP;
 	struct thread_context *t;
 
 	if (v) {
 		t = (struct thread_context *)(uintptr_t)*v;
+		if (t->cap != cap) {
+			struct thread_context *r = realloc(t, context_bytes(cap));
+
+			if (!r) {
+				t->n = 0; /* keeps no stale context */
+				return;
+			}
+			c->bytes += context_bytes(cap) - context_bytes(r->cap);
+			r->cap = cap;
+			*v = (uint64_t)(uintptr_t)r;
+			t = r;
+		}
 	} else {
 		if (c->by_tid.count >= CONTEXT_THREADS) {
 			/* Replace an arbitrary entry: the table stays bounded. */
@@ -68,14 +99,16 @@ void context_remember(struct context_table *c, uint32_t tid, const struct trace 
 					break;
 				}
 		}
-		t = malloc(sizeof(*t));
+		t = malloc(context_bytes(cap));
 		if (!t || u64_map_put(&c->by_tid, key, (uint64_t)(uintptr_t)t) != 0) {
 			free(t);
 			return;
 		}
+		t->cap = cap;
+		c->bytes += context_bytes(cap);
 	}
-	t->n = complete->n < CONTEXT_FRAMES ? complete->n : CONTEXT_FRAMES;
-	memcpy(t->frames, complete->frames, t->n * sizeof(t->frames[0]));
+	t->n = n;
+	memcpy(t->frames, complete->frames, n * sizeof(t->frames[0]));
 }
 
 uint32_t context_graft(struct context_table *c, uint32_t tid, const struct trace *incomplete,

@@ -24,6 +24,7 @@
 struct context_table {
 	struct u64_map by_tid; /* tid -> struct thread_context * */
 	uint64_t grafted, truncated;
+	size_t bytes; /* the contexts and their index */
 };
 
 void context_table_init(struct context_table *c);
@@ -36,6 +37,7 @@ void context_remember(struct context_table *c, uint32_t tid, const struct trace 
 uint32_t context_graft(struct context_table *c, uint32_t tid, const struct trace *incomplete,
 		       struct trace_frame *prefix, uint32_t max);
 void context_forget(struct context_table *c, uint32_t tid);
+size_t context_table_bytes(const struct context_table *c);
 /* Calls each() with the method id of every remembered Java frame; stops
  * at, and returns, the first nonzero result. */
 int context_each_method(const struct context_table *c, int (*each)(void *ctx, uint32_t id), void *ctx);

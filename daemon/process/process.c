@@ -245,7 +245,9 @@ void process_memory(const struct process *p, struct process_memory *m)
 	size_t shared = method_table_shared_bytes(&p->jvm.methods);
 
 	*m = (struct process_memory){
-		.record = sizeof(*p),
+		/* with its per-thread maps */
+		.record = sizeof(*p) + u64_map_bytes(&p->copy_ends) + u64_map_bytes(&p->max_copies) +
+			  u64_map_bytes(&p->internal_threads) + u64_map_bytes(&p->carriers) + u64_map_bytes(&p->tids.host),
 		.code_map = jvm_model_code_bytes(&p->jvm),
 		.methods = method_table_bytes(&p->jvm.methods) - shared,
 		.shared = shared,
@@ -253,7 +255,7 @@ void process_memory(const struct process *p, struct process_memory *m)
 		.trees = cct_bytes(&p->cct),
 		.event_trees = event_profiles_bytes(&p->events),
 		.held = p->held.bytes,
-		.images = p->bottoms.bytes + p->reuse.bytes,
+		.images = p->bottoms.bytes + p->reuse.bytes + context_table_bytes(&p->contexts),
 		.native = p->names.bytes + p->native_bytes,
 	};
 }

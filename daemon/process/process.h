@@ -237,7 +237,7 @@ struct process_memory {
 	size_t trees;       /* its CPU tree with its time slices */
 	size_t event_trees; /* allocation and lock trees */
 	size_t held;        /* samples waiting for agent data */
-	size_t images;      /* deep threads' stack images and last walks */
+	size_t images;      /* deep threads' stack images, last walks and traces */
 	size_t native;      /* native frames' names, samples waiting for them */
 };
 void process_memory(const struct process *p, struct process_memory *m);

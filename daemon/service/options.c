@@ -117,8 +117,8 @@ static const struct opt_spec specs[] = {
 	 .help = "an answer later than this, with half of it spent in the helper's CPU (or 15 times as late), gets it killed and restarted"},
 	{.name = "native-queue-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 4096, .shift = MIB, .def = 16, F(native_queue_bytes),
 	 .help = "samples waiting for it at most; past it they get no native frames (counted)"},
-	{.name = "ringbuf-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 4096, .shift = MIB, .def = 64, F(ringbuf_bytes),
-	 .help = "ring buffer size in MiB, a power of two"},
+	{.name = "ringbuf-mb", .type = T_UINT, .arg = "N", .lo = 1, .hi = 4096, .shift = MIB, F(ringbuf_bytes),
+	 .help = "ring buffer size in MiB, a power of two (default: a second of 16 KiB samples at --frequency on every CPU, twice that with --offcpu, 8..64)"},
 	{.name = "drain-ms", .type = T_UINT, .arg = "N", .lo = 1, .hi = 1000, .def = 500, F(drain_ms),
 	 .help = "ring buffer drain period (10 ms while a JVM starts; queries drain first)"},
 	{.name = "wakeup-kb", .type = T_UINT, .arg = "N", .lo = 4, .hi = 4u << 20, .shift = KIB, F(wakeup_bytes),
@@ -268,6 +268,23 @@ static int parse_number(const struct opt_spec *s, const char *arg, int64_t *out)
 			    (long long)s->hi, arg);
 	*out = v;
 	return 0;
+}
+
+/* Room for a second of samples at the sampling rate on every CPU, each
+ * the default copy: a drain comes every --drain-ms (500) or at a quarter
+ * full, so a late one has time; 8 MiB at least, 64 at most (what a host of
+ * 64 CPUs, or 2 at 10 kHz, fills in that second). Not 64 MiB everywhere:
+ * the ring is mapped into jsampled twice (a record that wraps reads
+ * straight), all of it resident. */
+static size_t default_ringbuf_bytes(const struct options *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t want = (uint64_t)(cpus > 0 ? cpus : 1) * o->frequency_hz * JS_DEFAULT_FRAGMENT_BYTES * (o->offcpu ? 2 : 1);
+	size_t bytes = (size_t)8 << 20;
+
+	while (bytes < want && bytes < ((size_t)64 << 20))
+		bytes *= 2;
+	return bytes;
 }
 
 static int apply(struct options *o, const struct opt_spec *s, const char *arg)
@@ -495,6 +512,8 @@ int options_parse(struct options *o, int argc, char **argv, char *err, size_t er
 		default_helper_path(o);
 	if (o->max_fragment_bytes < o->fragment_bytes)
 		o->max_fragment_bytes = o->fragment_bytes;
+	if (!o->ringbuf_bytes)
+		o->ringbuf_bytes = default_ringbuf_bytes(o);
 	/* A quarter: each wake-up after a sleep starts cold (the JVMs ran
 	 * meanwhile), so fewer, bigger drains cost less a sample; three
 	 * quarters stay free for a drain that comes late (docs/performance.md,
