@@ -78,7 +78,9 @@ void context_remember(struct context_table *c, uint32_t tid, const struct trace 
 
 	if (v) {
 		t = (struct thread_context *)(uintptr_t)*v;
-		if (t->cap != cap) {
+		/* Grown to fit, shrunk only to half: a thread's depth
+		 * wavers from sample to sample. */
+		if (t->cap < cap || t->cap > 2 * cap + CONTEXT_STEP) {
 			struct thread_context *r = realloc(t, context_bytes(cap));
 
 			if (!r) {

@@ -387,11 +387,12 @@ class Soak:
             "threads": st.get("Threads", 0), "cpu_s": round(cpu, 2),
             "processes": s.get("processes"), "live": states.count("live"),
             "exited": len(states) - states.count("live"),
-            # Per process, summed: CCTs, models; RSS less these and the held
-            # samples is the ring buffer, the daemon's fixed part, the
-            # allocator's overhead and whatever nothing accounts for.
+            # Per process, summed: CCTs, models. What nothing accounts for is
+            # jsampled's own figure (stats, group memory): its anonymous
+            # memory less what its structures count and malloc keeps free
+            # (the ring buffer, its program and libraries are apart).
             "cct_kib": cct // 1024, "model_kib": model // 1024,
-            "unaccounted_kib": rss - (cct + model + held) // 1024,
+            "unaccounted_kib": s.get("memory", {}).get("unaccounted_bytes", 0) // 1024,
             "held_bytes": s.get("held_bytes"), "held_samples": s.get("held_samples"),
             "samples": s.get("samples"), "resolved_pct": s.get("resolved_pct"),
             "dropped": s.get("dropped"), "dropped_queue_full": s.get("dropped_queue_full"),
@@ -453,7 +454,7 @@ class Soak:
             time.sleep(0.2)  # a host does not start its JVMs in the same instant
         self.t0 = time.monotonic()
         print(f"  {a.jvms} long-lived JVMs started; churn from now on. Columns: jsampled's RSS (MiB), of it its processes' CCTs "
-              f"and agent models as it counts them, and the rest (ring buffer, allocator, anything unaccounted); fds, threads, "
+              f"and agent models as it counts them, and what nothing in jsampled accounts for (stats: memory unaccounted_bytes); fds, threads, "
               f"CPU % of one CPU over the interval; held queues now (KiB, samples); processes known, live; "
               f"samples so far and per s; drops (all), ring buffer full, held samples trimmed; JVMs attached; "
               f"short JVMs started; the JVMs' CPU % over the interval", flush=True)

@@ -82,24 +82,54 @@ static uint64_t index_key(const struct method_table *t, const struct method_inde
 	return ix == &t->by_id ? m->id : m->method_ptr;
 }
 
+/* A slot holds its method's position + 1 in the low 24 bits (ids, hence
+ * methods, are fewer than JS_MAX_METHOD_ID) and 8 bits of its key's hash
+ * above: a probe reads the method itself only when those match. */
+#define SLOT_POS_MASK ((1u << 24) - 1)
+_Static_assert(JS_MAX_METHOD_ID < SLOT_POS_MASK, "positions fit a slot");
+
+static uint32_t slot_pos(uint32_t slot)
+{
+	return (slot & SLOT_POS_MASK) - 1;
+}
+
+static uint32_t key_tag(uint64_t hash)
+{
+	return (uint32_t)(hash >> 56) << 24;
+}
+
 /* The slot holding key, or of the empty slot where it would go; cap > 0. */
 static uint32_t index_probe(const struct method_table *t, const struct method_index *ix, uint64_t key)
 {
-	uint32_t mask = ix->cap - 1, i = (uint32_t)u64_hash(key) & mask;
+	uint64_t h = u64_hash(key);
+	uint32_t mask = ix->cap - 1, i = (uint32_t)h & mask, tag = key_tag(h);
 
-	while (ix->slots[i] && index_key(t, ix, ix->slots[i] - 1) != key)
+	while (ix->slots[i] && ((ix->slots[i] & ~SLOT_POS_MASK) != tag || index_key(t, ix, slot_pos(ix->slots[i])) != key))
 		i = (i + 1) & mask;
 	return i;
 }
 
-static struct method_info *index_find(const struct method_table *t, const struct method_index *ix, uint64_t key)
+/* A lookup, inlined for each index: decoding asks for a method (by id, or
+ * by Method* for an interpreted frame) at almost every frame. */
+static inline __attribute__((always_inline)) struct method_info *
+index_lookup(const struct method_table *t, const struct method_index *ix, uint64_t key, bool by_ptr)
 {
-	uint32_t i;
+	uint64_t h;
+	uint32_t mask, i, tag, s;
 
 	if (!ix->cap || !key)
 		return NULL;
-	i = index_probe(t, ix, key);
-	return ix->slots[i] ? &t->methods.v[ix->slots[i] - 1] : NULL;
+	h = u64_hash(key);
+	mask = ix->cap - 1;
+	tag = key_tag(h);
+	for (i = (uint32_t)h & mask; (s = ix->slots[i]); i = (i + 1) & mask)
+		if ((s & ~SLOT_POS_MASK) == tag) {
+			struct method_info *m = &t->methods.v[slot_pos(s)];
+
+			if ((by_ptr ? m->method_ptr : m->id) == key)
+				return m;
+		}
+	return NULL;
 }
 
 static int index_resize(struct method_table *t, struct method_index *ix, uint32_t cap)
@@ -110,24 +140,29 @@ static int index_resize(struct method_table *t, struct method_index *ix, uint32_
 		return -1;
 	for (uint32_t j = 0; j < ix->cap; j++)
 		if (ix->slots[j])
-			grown.slots[index_probe(t, &grown, index_key(t, ix, ix->slots[j] - 1))] = ix->slots[j];
+			grown.slots[index_probe(t, &grown, index_key(t, ix, slot_pos(ix->slots[j])))] = ix->slots[j];
 	free(ix->slots);
 	*ix = grown;
 	return 0;
 }
 
 /* Points key (the method's own, nonzero) at position pos, replacing the
- * method it pointed at before. */
-static int index_set(struct method_table *t, struct method_index *ix, uint32_t pos)
+ * method it pointed at before, whose position goes to *was (UINT32_MAX:
+ * none). */
+static int index_set(struct method_table *t, struct method_index *ix, uint32_t pos, uint32_t *was)
 {
+	uint64_t key = index_key(t, ix, pos);
 	uint32_t i;
 
+	*was = UINT32_MAX;
 	if ((ix->count + 1) * 4 > ix->cap * 3 && index_resize(t, ix, ix->cap ? ix->cap * 2 : 64) != 0)
 		return -1;
-	i = index_probe(t, ix, index_key(t, ix, pos));
-	if (!ix->slots[i])
+	i = index_probe(t, ix, key);
+	if (ix->slots[i])
+		*was = slot_pos(ix->slots[i]);
+	else
 		ix->count++;
-	ix->slots[i] = pos + 1;
+	ix->slots[i] = key_tag(u64_hash(key)) | (pos + 1);
 	return 0;
 }
 
@@ -140,10 +175,10 @@ static void index_unset(struct method_table *t, struct method_index *ix, uint64_
 	if (!ix->cap || !key)
 		return;
 	i = index_probe(t, ix, key);
-	if (ix->slots[i] != pos + 1)
+	if (!ix->slots[i] || slot_pos(ix->slots[i]) != pos)
 		return;
 	for (uint32_t j = (i + 1) & mask; ix->slots[j]; j = (j + 1) & mask) {
-		uint32_t home = (uint32_t)u64_hash(index_key(t, ix, ix->slots[j] - 1)) & mask;
+		uint32_t home = (uint32_t)u64_hash(index_key(t, ix, slot_pos(ix->slots[j]))) & mask;
 		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
 
 		if (!stays) {
@@ -162,7 +197,7 @@ static size_t index_bytes(const struct method_index *ix)
 
 static struct method_info *method_slot(const struct method_table *t, uint32_t id)
 {
-	return index_find(t, &t->by_id, id);
+	return index_lookup(t, &t->by_id, id, false);
 }
 
 static struct class_info *class_slot(const struct method_table *t, uint32_t id)
@@ -241,23 +276,24 @@ static const struct method_body *take_ref_body(struct method_table *t, uint16_t 
 	return take_body(t, &p);
 }
 
-/* The entry for id, created (known by nothing yet) if new; NULL without
- * memory. */
-static struct method_info *method_entry(struct method_table *t, uint32_t id)
+/* Gives the entry for id body (a reference the caller took), dropping its
+ * old one; m: the entry, if method_slot found it. Creates the entry if
+ * new; NULL without memory (body is then still the caller's). */
+static struct method_info *method_entry(struct method_table *t, struct method_info *m, uint32_t id,
+					const struct method_body *body)
 {
-	struct method_info *m = method_slot(t, id), fresh = {.id = id};
+	struct method_info fresh = {.id = id, .body = body};
+	uint32_t was;
 
-	if (m)
+	if (m) {
+		drop_blob(t, m->body);
+		m->body = body;
 		return m;
-	if (t->methods.n >= UINT32_MAX - 1 || !(fresh.body = take_ref_body(t, 0)))
-		return NULL;
-	if (vec_push(&t->methods, fresh) != 0) {
-		drop_blob(t, fresh.body);
-		return NULL;
 	}
-	if (index_set(t, &t->by_id, (uint32_t)(t->methods.n - 1)) != 0) {
+	if (vec_push(&t->methods, fresh) != 0)
+		return NULL;
+	if (index_set(t, &t->by_id, (uint32_t)(t->methods.n - 1), &was) != 0) {
 		t->methods.n--;
-		drop_blob(t, fresh.body);
 		return NULL;
 	}
 	return &t->methods.v[t->methods.n - 1];
@@ -266,8 +302,7 @@ static struct method_info *method_entry(struct method_table *t, uint32_t id)
 /* Gives m the Method* ptr, kept in the index (0: m keeps the one it has). */
 static int set_method_ptr(struct method_table *t, struct method_info *m, uint64_t ptr)
 {
-	uint32_t pos = (uint32_t)(m - t->methods.v);
-	struct method_info *other;
+	uint32_t pos = (uint32_t)(m - t->methods.v), was;
 
 	if (!ptr || m->method_ptr == ptr)
 		return 0;
@@ -279,17 +314,15 @@ static int set_method_ptr(struct method_table *t, struct method_info *m, uint64_
 		index_unset(t, &t->by_ptr, m->method_ptr, pos);
 		m->method_ptr = 0;
 	}
-	/* The Method* of a method gone (its memory reused): the newest wins. */
-	if ((other = index_find(t, &t->by_ptr, ptr))) {
-		index_unset(t, &t->by_ptr, ptr, (uint32_t)(other - t->methods.v));
-		other->method_ptr = 0;
-	}
 	u64_map_del(&t->old_ptrs, ptr);
 	m->method_ptr = ptr;
-	if (index_set(t, &t->by_ptr, pos) != 0) {
+	if (index_set(t, &t->by_ptr, pos, &was) != 0) {
 		m->method_ptr = 0;
 		return -1;
 	}
+	/* The Method* of a method gone (its memory reused): the newest wins. */
+	if (was != UINT32_MAX && was != pos)
+		t->methods.v[was].method_ptr = 0;
 	return 0;
 }
 
@@ -454,18 +487,17 @@ int method_table_put_method(struct method_table *t, struct rbuf *r)
 	p.signature_len = safe_text(sig, sizeof(sig), raw_sig, sn);
 	body = take_body(t, &p);
 	free_arrays(&a);
-	if (!body || !(slot = method_entry(t, id))) {
-		drop_blob(t, body);
-		return -1;
-	}
 	/* The call memo keeps definite answers only, and those name methods
 	 * whose records had come: a method's first record changes none of
 	 * them (new ones come every few samples while a program warms up),
 	 * a record sent again may. */
-	if (slot->body->named)
+	slot = method_slot(t, id);
+	if (body && slot && slot->body->named)
 		t->generation++;
-	drop_blob(t, slot->body);
-	slot->body = body;
+	if (!body || !(slot = method_entry(t, slot, id, body))) {
+		drop_blob(t, body);
+		return -1;
+	}
 	slot->class_id = class_id;
 	slot->const_method = const_method;
 	return set_method_ptr(t, slot, method_ptr);
@@ -486,14 +518,14 @@ int method_table_put_ref(struct method_table *t, struct rbuf *r)
 	if (r->err || id == 0 || id >= JS_MAX_METHOD_ID || class_id >= JS_MAX_CLASS_ID ||
 	    code_size > 65535 || !method)
 		return -1;
-	if (!(m = method_entry(t, id)))
-		return -1;
-	if (m->body->named)
+	if ((m = method_slot(t, id)) && m->body->named)
 		return 0; /* the full record came first */
 	if (!(body = take_ref_body(t, (uint16_t)code_size)))
 		return -1;
-	drop_blob(t, m->body);
-	m->body = body;
+	if (!(m = method_entry(t, m, id, body))) {
+		drop_blob(t, body);
+		return -1;
+	}
 	m->class_id = class_id;
 	m->const_method = const_method;
 	return set_method_ptr(t, m, method);
@@ -520,7 +552,7 @@ const char *method_table_class_source(const struct method_table *t, uint32_t cla
 
 uint32_t method_table_by_ptr(const struct method_table *t, uint64_t method_ptr)
 {
-	const struct method_info *m = index_find(t, &t->by_ptr, method_ptr);
+	const struct method_info *m = index_lookup(t, &t->by_ptr, method_ptr, true);
 	uint64_t *id;
 
 	if (m)
@@ -619,12 +651,10 @@ int method_table_put_restored(struct method_table *t, uint32_t id, uint32_t clas
 	p.name_len = safe_text(name, sizeof(name), method_name, strlen(method_name));
 	if (!(body = take_body(t, &p)))
 		return -1;
-	if (!(m = method_entry(t, id))) {
+	if (!(m = method_entry(t, NULL, id, body))) {
 		drop_blob(t, body);
 		return -1;
 	}
-	drop_blob(t, m->body);
-	m->body = body;
 	m->class_id = class_id;
 	return 0;
 }
@@ -684,12 +714,10 @@ static int copy_method(struct method_table *dst, const struct method_table *src,
 		return -1;
 	if (!(body = take_ref(dst, m->body)))
 		return -1;
-	if (!(to = method_entry(dst, m->id))) {
+	if (!(to = method_entry(dst, method_slot(dst, m->id), m->id, body))) {
 		drop_blob(dst, body);
 		return -1;
 	}
-	drop_blob(dst, to->body);
-	to->body = body;
 	to->class_id = m->class_id;
 	if (whole) {
 		to->const_method = m->const_method;
@@ -791,24 +819,32 @@ oom:
 
 /* call_edge's answer when its memo has none (out of line: the memo's hits,
  * a deep trace's thousand calls, stay a few instructions each). */
-/* A memo of twice the slots, empty; false if there is none to be had. */
-static bool grow_memo(struct method_table *t)
-{
-	uint32_t slots = t->memo_slots ? t->memo_slots * 2 : MEMO_MIN_SLOTS;
-	struct call_memo *m;
-
-	if (slots > MEMO_MAX_SLOTS || !(m = calloc(slots, sizeof(*m))))
-		return false;
-	free(t->memo);
-	t->memo = m;
-	t->memo_slots = slots;
-	t->memo_fill = 0;
-	return true;
-}
-
 static inline struct call_memo *memo_slot(const struct method_table *t, uint64_t key)
 {
 	return &t->memo[(key * 0x9e3779b97f4a7c15ull) >> 40 & (t->memo_slots - 1)];
+}
+
+/* A memo of twice the slots, keeping the answers it has; false if there
+ * is none to be had. */
+static bool grow_memo(struct method_table *t)
+{
+	uint32_t slots = t->memo_slots ? t->memo_slots * 2 : MEMO_MIN_SLOTS, old_slots = t->memo_slots;
+	struct call_memo *m, *old = t->memo;
+
+	if (slots > MEMO_MAX_SLOTS || !(m = calloc(slots, sizeof(*m))))
+		return false;
+	t->memo = m;
+	t->memo_slots = slots;
+	t->memo_fill = 0;
+	for (uint32_t i = 0; i < old_slots; i++)
+		if (old[i].key) {
+			struct call_memo *to = memo_slot(t, old[i].key);
+
+			t->memo_fill += !to->key;
+			*to = old[i];
+		}
+	free(old);
+	return true;
 }
 
 /* call_edge's answer when its memo has none (out of line: the memo's hits,
@@ -821,7 +857,7 @@ __attribute__((noinline)) static void call_edge_looked_up(const struct method_ta
 	struct method_table *w = (struct method_table *)t;
 	struct call_memo *slot = NULL;
 
-	/* Past half full, the memo doubles (and starts again empty). */
+	/* Past half full, the memo doubles. */
 	if (key && (!t->memo || (t->memo_fill * 2 > t->memo_slots && t->memo_slots < MEMO_MAX_SLOTS)))
 		grow_memo(w);
 	if (t->memo && key)
