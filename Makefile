@@ -13,7 +13,7 @@
 #   make bench-page-faults what a first write to fresh memory costs, per 4 KiB, in small and huge pages
 #   make bench-completion deep stacks completed from stack images vs whole copies (root)
 #   make bench            accuracy and overhead vs JFR, a safepoint sampler and perf (root, ~25 min)
-#   make bench-memory     jsampled's RSS against JVMs (1-100), threads (20-1,000) and one program vs many (root)
+#   make bench-memory     jsampled's RSS against JVMs (1-50), threads (20-1,000) and one program vs many (root)
 #   make bench-export     the ClickHouse exporter's CPU, bytes and rows per host, 50 JVMs (root, ~5 min)
 #   make bench-soak       an hour at 1 kHz, 20 JVMs + one starting and exiting every 3 s: RSS, fds, held queues, CPU over time (root)
 #   make install     PREFIX=/usr DESTDIR= (binaries, agent, units, config)

@@ -711,6 +711,8 @@ void process_samples_retry(struct process_table *t, struct process *p, bool fina
 		}
 	}
 	p->wants_fetch = sample_queue_len(&p->held) > 0;
+	if (!p->wants_fetch)
+		sample_queue_drop_view(&p->held);
 }
 
 void process_samples_forget_thread(struct process_table *t, struct process *p, uint32_t host)

@@ -167,6 +167,12 @@ const struct js_sample *sample_queue_view(struct sample_queue *q, const struct h
 	return q->view;
 }
 
+void sample_queue_drop_view(struct sample_queue *q)
+{
+	free(q->view);
+	q->view = NULL;
+}
+
 /* Once all its users are no longer than a level, a base keeps only the
  * bytes they can read: up to the highest user's start plus the level. */
 static void shrink_base(struct sample_queue *q, struct stack_base *b)

@@ -99,6 +99,9 @@ bool sample_queue_pop(struct sample_queue *q, struct held_sample *h);
 /* The whole sample of an entry: h->s itself, or a copy put together in the
  * queue's buffer (valid until the next view). NULL if out of memory. */
 const struct js_sample *sample_queue_view(struct sample_queue *q, const struct held_sample *h);
+/* Frees that buffer (256 KiB) while nothing is held: a host's many quiet
+ * JVMs would each keep one. */
+void sample_queue_drop_view(struct sample_queue *q);
 void sample_queue_release(struct sample_queue *q, struct held_sample *h);
 static inline size_t sample_bytes(const struct js_sample *s) { return sizeof(*s) + s->stack_len; }
 /* The earliest time a held sample was taken; UINT64_MAX if none is held. */
