@@ -260,13 +260,28 @@ void process_memory(const struct process *p, struct process_memory *m)
 	};
 }
 
+size_t process_memory_add(struct process_memory *sum, const struct process_memory *m)
+{
+	sum->record += m->record;
+	sum->code_map += m->code_map;
+	sum->methods += m->methods;
+	sum->shared += m->shared;
+	sum->threads += m->threads;
+	sum->trees += m->trees;
+	sum->event_trees += m->event_trees;
+	sum->held += m->held;
+	sum->images += m->images;
+	sum->native += m->native;
+	return m->record + m->code_map + m->methods + m->shared + m->threads + m->trees + m->event_trees + m->held +
+	       m->images + m->native;
+}
+
 size_t process_memory_bytes(const struct process *p)
 {
-	struct process_memory m;
+	struct process_memory m, sum = {0};
 
 	process_memory(p, &m);
-	return m.record + m.code_map + m.methods + m.shared + m.threads + m.trees + m.event_trees + m.held + m.images +
-	       m.native;
+	return process_memory_add(&sum, &m);
 }
 
 static int mark_used(void *ctx, uint32_t id)

@@ -241,6 +241,8 @@ struct process_memory {
 	size_t native;      /* native frames' names, samples waiting for them */
 };
 void process_memory(const struct process *p, struct process_memory *m);
+/* sum += m, part by part; returns m's total. */
+size_t process_memory_add(struct process_memory *sum, const struct process_memory *m);
 size_t process_memory_bytes(const struct process *p);
 /* A trace the add_native_frames hook took, with its native frames now (or
  * without, if they could not be had): into p's tree, as st says. s needs

@@ -55,16 +55,7 @@ size_t memory_stats(const struct daemon *d, struct stat_field *f, size_t max)
 		struct process_memory m;
 
 		process_memory(p, &m);
-		sum.record += m.record;
-		sum.code_map += m.code_map;
-		sum.methods += m.methods;
-		sum.shared += m.shared;
-		sum.threads += m.threads;
-		sum.trees += m.trees;
-		sum.event_trees += m.event_trees;
-		sum.held += m.held;
-		sum.images += m.images;
-		sum.native += m.native;
+		process_memory_add(&sum, &m);
 		if (p->link)
 			links += p->link->in_cap + p->link->out.cap;
 	}

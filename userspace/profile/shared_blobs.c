@@ -179,11 +179,6 @@ void shared_blob_put(const void *data)
 	}
 }
 
-size_t shared_blob_len(const void *data)
-{
-	return data ? blob_of(data)->len : 0;
-}
-
 size_t shared_blob_charge(const void *data)
 {
 	/* malloc's own header too: what the blob costs the host. */
@@ -197,9 +192,4 @@ struct shared_blobs_stats shared_blobs_stats(void)
 		.refs = store.refs,
 		.bytes = store.bytes + 16 * store.count + store.cap * sizeof(*store.slots),
 	};
-}
-
-size_t shared_blobs_bytes(void)
-{
-	return shared_blobs_stats().bytes;
 }

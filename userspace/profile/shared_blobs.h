@@ -10,7 +10,7 @@
  * JVM also has gets the same bytes back, never a way to change them. Each
  * table still counts the whole size of every blob it refers to against its
  * own user (method_table_bytes), so a hostile agent inflates only its own
- * share; the host's real use is shared_blobs_bytes().
+ * share; the host's real use is in shared_blobs_stats().
  *
  * One store per program, not thread-safe: jsampled's tables live on its
  * single main thread (render children are forks). */
@@ -27,16 +27,8 @@ const void *shared_blob_get(const void *bytes, size_t n);
 const void *shared_blob_ref(const void *blob);
 /* Drops one reference (NULL: nothing). */
 void shared_blob_put(const void *blob);
-/* The blob's length, as given to shared_blob_get. */
-size_t shared_blob_len(const void *blob);
 /* What one reference is charged: the blob's memory, header included. */
 size_t shared_blob_charge(const void *blob);
-
-/* A C string as a blob (strlen bytes); NULL without memory. */
-static inline const char *shared_string(const char *s, size_t n)
-{
-	return (const char *)shared_blob_get(s, n);
-}
 
 struct shared_blobs_stats {
 	size_t blobs;
@@ -44,6 +36,5 @@ struct shared_blobs_stats {
 	size_t bytes; /* blobs with their headers, and the index */
 };
 struct shared_blobs_stats shared_blobs_stats(void);
-size_t shared_blobs_bytes(void);
 
 #endif
