@@ -4,7 +4,7 @@
 #   make            build/jsampled, build/jsamplectl, build/libjsagent.so
 #   make deps       install the Debian packages the build and tests need (root)
 #   make check      unit tests (plain and ASan/UBSan), fuzzers briefly, integration tests
-#   make fuzz       the libFuzzer targets (build/fuzz/fuzz_*); make fuzz-campaign FUZZ_SECONDS=3600
+#   make fuzz       the libFuzzer targets (build/fuzz/fuzz_*); make fuzz-campaign FUZZ_CPU_SECONDS=3600
 #   make demo       profile a bundled Java workload and print its CCT (root)
 #   make bench-pipeline   samples/s, resolution, jsampled CPU and BPF cost (root)
 #   make bench-decode     resolution on diverse workloads, JDK 17 and 25, 10 kHz (root)
@@ -345,8 +345,11 @@ FUZZ_SECONDS ?= 20
 check-fuzz: fuzz
 	tests/fuzz/run-fuzzers.sh $(FUZZ_SECONDS)
 .PHONY: fuzz-campaign
+# CPU seconds per target, in 10-minute pieces that a rerun resumes;
+# FUZZ_TARGETS_RUN picks targets, FUZZ_JOBS runs several at once.
+FUZZ_CPU_SECONDS ?= 3600
 fuzz-campaign: fuzz
-	tests/fuzz/run-fuzzers.sh $(FUZZ_SECONDS) | tee $(B)/fuzz/campaign.txt
+	FUZZ_CPU_SECONDS=$(FUZZ_CPU_SECONDS) tests/fuzz/run-fuzzers.sh 600 $(FUZZ_TARGETS_RUN) | tee $(B)/fuzz/campaign.txt
 
 .PHONY: check
 check: check-unit check-unit-asan check-fuzz check-integration

@@ -168,13 +168,57 @@ static __always_inline int read_anchor_words(struct js_sample *s, __u64 anchor, 
 	return 0;
 }
 
-static __always_inline void read_anchor(struct js_sample *s, const struct js_thread_info *ti)
+/* Reads an object field holding a reference: a narrow oop or a full one. */
+static __always_inline __u64 read_oop_field(const struct js_target *tg, __u64 obj, __u32 off)
+{
+	__u64 v = 0;
+
+	if (tg->narrow_oops) {
+		__u32 n = 0;
+
+		if (bpf_probe_read_user(&n, 4, (void *)(obj + off)) || !n)
+			return 0;
+		return tg->narrow_base + ((__u64)n << (tg->narrow_shift & 7));
+	}
+	if (bpf_probe_read_user(&v, 8, (void *)(obj + off)))
+		return 0;
+	return v;
+}
+
+/* An off-CPU sample of a Java thread: its java.lang.Thread status, what
+ * the JVM says the thread waits for (sleeping, parked, in Object.wait, on
+ * a monitor), three or four more reads only for these samples. */
+static __always_inline void read_thread_status(struct js_sample *s, __u64 thread, const struct js_target *tg)
+{
+	__u64 handle = 0, obj = 0;
+	__u32 status = 0;
+
+	if (!(s->flags & JS_SAMPLE_OFFCPU) || !(s->flags & JS_SAMPLE_HAS_STATE) || !tg || !tg->thread_status_off ||
+	    !tg->threadobj_off || !thread)
+		return;
+	if (bpf_probe_read_user(&handle, 8, (void *)(thread + tg->threadobj_off)) || !handle ||
+	    bpf_probe_read_user(&obj, 8, (void *)handle) || !obj)
+		return;
+	if (tg->thread_holder_off && !(obj = read_oop_field(tg, obj, tg->thread_holder_off)))
+		return;
+	if (bpf_probe_read_user(&status, 4, (void *)(obj + tg->thread_status_off)))
+		return;
+	s->thread_state = JS_JVM_STATE(s->thread_state) | (status & 0xffff) << 16;
+	s->flags |= JS_SAMPLE_HAS_STATUS;
+}
+
+static __always_inline void read_anchor(struct js_sample *s, const struct js_thread_info *ti,
+					const struct js_target *tg)
 {
 	if (!ti->anchor_addr || read_anchor_words(s, ti->anchor_addr, ti->anchor_sp_off, ti->anchor_fp_off,
 						  ti->anchor_pc_off))
 		return;
-	if (ti->state_addr && bpf_probe_read_user(&s->thread_state, 4, (void *)ti->state_addr) == 0)
+	if (ti->state_addr && bpf_probe_read_user(&s->thread_state, 4, (void *)ti->state_addr) == 0) {
 		s->flags |= JS_SAMPLE_HAS_STATE;
+		/* The JavaThread, from its state's address. */
+		if (tg && tg->state_off)
+			read_thread_status(s, ti->state_addr - (tg->state_off & 0xffff), tg);
+	}
 }
 
 /* A thread jsampled has not registered (yet): find its JavaThread through
@@ -202,8 +246,10 @@ static __always_inline void read_anchor_tls(struct js_sample *s, struct task_str
 		return;
 	s->flags |= JS_SAMPLE_THREAD_FROM_TLS;
 	if (tg->state_off &&
-	    bpf_probe_read_user(&s->thread_state, 4, (void *)(thread + (tg->state_off & 0xffff))) == 0)
+	    bpf_probe_read_user(&s->thread_state, 4, (void *)(thread + (tg->state_off & 0xffff))) == 0) {
 		s->flags |= JS_SAMPLE_HAS_STATE;
+		read_thread_status(s, thread, tg);
+	}
 }
 
 /* The state of a page-by-page copy (copy_stack), passed to copy_page. */
@@ -356,23 +402,6 @@ static __always_inline void emit_kernel_stack(struct bpf_perf_event_data *ctx, s
 	s->flags = flags;
 }
 
-/* Reads an object field holding a reference: a narrow oop or a full one. */
-static __always_inline __u64 read_oop_field(const struct js_target *tg, __u64 obj, __u32 off)
-{
-	__u64 v = 0;
-
-	if (tg->narrow_oops) {
-		__u32 n = 0;
-
-		if (bpf_probe_read_user(&n, 4, (void *)(obj + off)) || !n)
-			return 0;
-		return tg->narrow_base + ((__u64)n << (tg->narrow_shift & 7));
-	}
-	if (bpf_probe_read_user(&v, 8, (void *)(obj + off)))
-		return 0;
-	return v;
-}
-
 /* A carrier thread (JS_THREAD_CONTINUATIONS): when a virtual thread is
  * mounted on it (JavaThread::_vthread is not the carrier's own Thread),
  * the frames its continuation has not thawed yet lie in the tail stack
@@ -510,7 +539,7 @@ static __always_inline int emit_sample(struct bpf_perf_event_data *ctx, const st
 	s->stack_end = ti ? ti->stack_end : 0;
 	s->flags = flags;
 	if (ti && ti->anchor_addr)
-		read_anchor(s, ti);
+		read_anchor(s, ti, tg);
 	else
 		read_anchor_tls(s, task, tg);
 	/* Outside Java code with a frame anchor, the native/VM frames between

@@ -100,7 +100,16 @@ enum js_sample_flags {
 	 * the same tick that follows was off CPU. stack[] holds one struct
 	 * js_wait; stack_addr is 0. */
 	JS_SAMPLE_WAIT = 1u << 17,
+	/* An off-CPU sample's thread_state also holds its java.lang.Thread
+	 * status (JS_THREAD_STATUS): what a blocked Java thread waits for. */
+	JS_SAMPLE_HAS_STATUS = 1u << 18,
 };
+
+/* js_sample.thread_state: JavaThread::_thread_state in the low 16 bits;
+ * with JS_SAMPLE_HAS_STATUS, the low 16 bits of java.lang.Thread's
+ * threadStatus (JVMTI thread state bits) in the high ones. */
+#define JS_JVM_STATE(v) ((v) & 0xffffu)
+#define JS_THREAD_STATUS(v) ((v) >> 16)
 
 /* An off-CPU sample's weight (JS_SAMPLE_WAIT). Off-CPU time is sampled
  * like CPU time: a tick every offcpu_period_ns of a thread's time off
@@ -153,7 +162,7 @@ struct js_sample {
 	__u64 stack_addr; /* the address stack[0] was copied from (sp, or near the anchor) */
 	char comm[16];   /* thread name: gives JVM-internal threads their role */
 	__u32 stack_len; /* bytes in stack[], copied from stack_addr */
-	__u32 thread_state; /* JavaThreadState (in Java, in native, in VM...) */
+	__u32 thread_state; /* JavaThreadState (in Java, in native, in VM...); JS_JVM_STATE */
 	__u8 stack[];
 };
 
@@ -191,6 +200,13 @@ struct js_target {
 	 * Java frames start at the anchor, so the copy starts there. */
 	__u64 code_low;
 	__u64 code_high;
+	/* java.lang.Thread's status, read for off-CPU samples: from the
+	 * JavaThread's threadobj_off (with the narrow-oop fields above) to
+	 * the Thread, through its holder when holder_off is not 0, to
+	 * threadStatus. thread_status_off 0: unknown, not read. */
+	__u16 thread_holder_off;
+	__u16 thread_status_off;
+	__u32 reserved3;
 };
 
 /* Per-thread facts, keyed by tid. The BPF program fills stack_end from the

@@ -112,8 +112,8 @@ bool walk_thread_has_no_java(const struct walk *w)
 	const struct vm_layout *L = w->ctx->layout;
 
 	return (s->flags & JS_SAMPLE_HAS_ANCHOR) && s->anchor_sp == 0 && (s->flags & JS_SAMPLE_HAS_STATE) &&
-	       L->state_in_java >= 0 && s->thread_state != (uint32_t)L->state_in_java &&
-	       s->thread_state != (uint32_t)L->state_in_java_trans;
+	       L->state_in_java >= 0 && JS_JVM_STATE(s->thread_state) != (uint32_t)L->state_in_java &&
+	       JS_JVM_STATE(s->thread_state) != (uint32_t)L->state_in_java_trans;
 }
 
 /* SharedRuntime::generate_stubs builds these with generate_resolve_blob

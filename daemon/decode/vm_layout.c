@@ -74,6 +74,7 @@ int vm_layout_parse(struct vm_layout *l, struct rbuf *r)
 	l->thread_state = -1;
 	l->state_in_java = -1;
 	l->state_in_java_trans = -1;
+	l->state_in_native = l->state_in_vm = l->state_blocked = -1;
 	l->tls_modid = -1;
 	l->tls_thread_offset = -1;
 	for (uint16_t i = 0; i < n && !r->err; i++) {
@@ -110,6 +111,16 @@ int vm_layout_parse(struct vm_layout *l, struct rbuf *r)
 			l->state_in_java = v;
 		else if (IS(JS_LAYOUT_STATE_IN_JAVA_TRANS))
 			l->state_in_java_trans = v;
+		else if (IS(JS_LAYOUT_STATE_IN_NATIVE))
+			l->state_in_native = v;
+		else if (IS(JS_LAYOUT_STATE_IN_VM))
+			l->state_in_vm = v;
+		else if (IS(JS_LAYOUT_STATE_BLOCKED))
+			l->state_blocked = v;
+		else if (IS(JS_LAYOUT_THREAD_HOLDER))
+			l->thread_holder_off = v;
+		else if (IS(JS_LAYOUT_THREAD_STATUS))
+			l->thread_status_off = v;
 		else if (IS(JS_LAYOUT_TLS_MODID))
 			l->tls_modid = v;
 		else if (IS(JS_LAYOUT_TLS_THREAD_OFFSET))

@@ -26,6 +26,10 @@ struct vm_layout {
 	int64_t thread_anchor; /* bytes: JavaThread::_anchor, -1 unknown */
 	int64_t thread_state;  /* bytes: JavaThread::_thread_state, -1 unknown */
 	int64_t state_in_java, state_in_java_trans; /* JavaThreadState values, -1 unknown */
+	int64_t state_in_native, state_in_vm, state_blocked; /* -1 unknown */
+	/* java.lang.Thread's status: Thread.holder (0: none), threadStatus
+	 * (0: unknown); with threadobj_off and the narrow-oop facts below. */
+	int64_t thread_holder_off, thread_status_off;
 	int64_t tls_modid, tls_thread_offset; /* -1 unknown */
 	/* Virtual threads' frozen frames (bpf/sampler.h js_target): all
 	 * reported and in range, or cont_valid false. */

@@ -47,6 +47,20 @@ void sampler_targets_start(struct daemon *d, struct process *p)
 		if (L->thread_state > 0 && L->thread_state < 0xffff)
 			tg.state_off = (uint32_t)L->thread_state;
 	}
+	/* The thread status of off-CPU samples; registered threads find
+	 * their JavaThread from state_addr. */
+	if (L->thread_state > 0 && L->thread_state < 0xffff && L->threadobj_off > 0 && L->threadobj_off < 0xfff8 &&
+	    L->thread_holder_off >= 0 && L->thread_holder_off < 0xfffc && L->thread_status_off > 0 &&
+	    L->thread_status_off < 0xfffc && L->narrow_shift >= 0 && L->narrow_shift <= 7 &&
+	    (L->narrow_oops == 0 || L->narrow_oops == 1)) {
+		tg.state_off = (uint32_t)L->thread_state;
+		tg.threadobj_off = (uint16_t)L->threadobj_off;
+		tg.narrow_oops = (uint8_t)L->narrow_oops;
+		tg.narrow_shift = (uint8_t)L->narrow_shift;
+		tg.narrow_base = (uint64_t)L->narrow_base;
+		tg.thread_holder_off = (uint16_t)L->thread_holder_off;
+		tg.thread_status_off = (uint16_t)L->thread_status_off;
+	}
 	tg.code_low = L->code_low;
 	tg.code_high = L->code_high;
 	/* The mounted virtual thread's chunk is found from the JavaThread,

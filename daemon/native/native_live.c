@@ -49,6 +49,7 @@ struct native_walk {
 	uint64_t time_ns; /* the sample's, and its thread */
 	uint32_t tid;
 	uint32_t flags; /* the sample's (an off-CPU sample's weight is found by them) */
+	uint32_t thread_state; /* the sample's: what an off-CPU one waited for */
 	enum decode_status st;
 	struct native_plan plan;
 	uint32_t n;
@@ -103,7 +104,7 @@ static void finish(struct native_live *nl, struct native_walk *w, const struct n
 		np->p->native_bytes -= sizeof(*w) + w->n * sizeof(w->frames[0]);
 	if (np->p) {
 		struct js_sample head = {.time_ns = w->time_ns, .tid = w->tid, .pid = (uint32_t)np->p->pid,
-					 .flags = w->flags};
+					 .flags = w->flags, .thread_state = w->thread_state};
 
 		tr->n = w->n;
 		tr->n_crossings = 0;
@@ -438,6 +439,7 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 	w->time_ns = s->time_ns;
 	w->tid = s->tid;
 	w->flags = s->flags;
+	w->thread_state = s->thread_state;
 	w->st = st;
 	w->plan = plan;
 	w->n = tr->n;

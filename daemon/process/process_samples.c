@@ -15,6 +15,7 @@
 #include "daemon/support/clock.h"
 #include "daemon/support/log.h"
 #include "process_internal.h"
+#include "wait_states.h"
 #include "userspace/profile/safe_text.h"
 
 /* A decoded trace with a calling frame not at an invoke instruction is
@@ -125,12 +126,23 @@ static uint32_t contextualize(struct process *p, const struct js_sample *s, enum
 	return k;
 }
 
+static bool has_java_frame(const struct trace *tr)
+{
+	for (uint32_t i = 0; i < tr->n; i++)
+		if (tr->frames[i].type != FRAME_PSEUDO && !frame_named_by_symbol(tr->frames[i].type))
+			return true;
+	return false;
+}
+
 /* An off-CPU trace goes below the [off-CPU] node at the root, which
  * every view but offcpu and wall leaves out (cct_view.h), and ends in the
- * system call it waited in, a kernel frame. When the trace is full, its
- * innermost frame gives way to the marker. */
-static void mark_off_cpu(struct process *p, struct trace *tr, const struct off_cpu_weight *w)
+ * system call it waited in, a kernel frame, then what it waited for
+ * (wait_states.h). When the trace is full, its innermost frame gives way
+ * to the marker. */
+static void mark_off_cpu(struct process *p, const struct js_sample *s, struct trace *tr,
+			 const struct off_cpu_weight *w)
 {
+	uint32_t state = wait_state_frame(&p->jvm.layout, s->flags, s->thread_state, w->runnable, has_java_frame(tr));
 	char name[32];
 	uint32_t id;
 
@@ -147,8 +159,7 @@ static void mark_off_cpu(struct process *p, struct trace *tr, const struct off_c
 	}
 	if (tr->n == TRACE_MAX_FRAMES)
 		tr->n--;
-	tr->frames[tr->n++] = (struct trace_frame){
-		.method_id = w->runnable ? PSEUDO_RUNNABLE : PSEUDO_BLOCKED, .type = FRAME_PSEUDO, .bci = -1};
+	tr->frames[tr->n++] = (struct trace_frame){.method_id = state, .type = FRAME_PSEUDO, .bci = -1};
 }
 
 /* Inserts a decoded trace into the process's tree: a CPU sample stands
@@ -163,7 +174,7 @@ static void into_tree(struct process_table *t, struct process *p, const struct j
 			p->stats.offcpu_unweighed++;
 			return;
 		}
-		mark_off_cpu(p, tr, &w);
+		mark_off_cpu(p, s, tr, &w);
 	}
 	if (cct_add_samples(&p->cct, tr->frames, tr->n, w.ticks,
 			    (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u), s->tid) != 0) {

@@ -19,7 +19,12 @@ Checks, each printed with its figures:
  - wall: the same for every site (truth: its wall time), the CPU burner
    included;
  - cpu: the CPU profile holds no off-CPU sample: the waiting sites' CPU
-   samples stay within 3 times their threads' CPU time (plus 20 samples).
+   samples stay within 3 times their threads' CPU time (plus 20 samples);
+ - states: each blocked off-CPU stack of a site ends in the state its
+   innermost frame waits in (Thread.sleep: sleeping, Unsafe.park: parked,
+   Object.wait, a native method: in native, the site method itself, at
+   its synchronized block: on a monitor), for at least 95 % of the sites'
+   blocked time.
 """
 import re
 import sys
@@ -58,6 +63,48 @@ def read_profile(path, period_ns):
             else:
                 other += ns
     return per, other
+
+
+# The state an innermost frame waits in, as jsampled names it.
+EXPECTED_STATE = [
+    (re.compile(r"^java\.lang\.Thread\.sleep"), "[blocked:_sleeping]"),
+    (re.compile(r"^jdk\.internal\.misc\.Unsafe\.park_"), "[blocked:_parked]"),
+    (re.compile(r"^java\.lang\.Object\.wait"), "[blocked:_in_Object.wait]"),
+    (re.compile(r"_\[n\]$"), "[blocked:_in_native]"),
+    (re.compile(r"^WorkloadWaits\.(site|hold)[A-Za-z]+_\["), "[blocked:_on_a_monitor]"),
+]
+
+
+def check_states(path, period_ns, min_share=0.95):
+    """Whether the sites' blocked stacks end in the state their innermost
+    frame waits in."""
+    right, wrong, seen = 0, 0, {}
+    with open(path) as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")
+            if len(frames) < 2 or not SITE.search(stack) or not frames[-1].startswith("[blocked"):
+                continue
+            want = next((st for rx, st in EXPECTED_STATE if rx.search(frames[-2])), None)
+            if want is None:
+                continue
+            ns = int(count) * period_ns
+            key = (frames[-2], frames[-1])
+            seen[key] = seen.get(key, 0) + ns
+            if frames[-1] == want:
+                right += ns
+            else:
+                wrong += ns
+    print("states: innermost frame             state                      ms")
+    for (frame, state), ns in sorted(seen.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"states:   {frame[:32]:32s} {state:26s} {ns / 1e6:6.0f}")
+    share = right / (right + wrong) if right + wrong else 0.0
+    print(f"states: {100 * share:.2f} % of the sites' blocked time in the state their frame waits in "
+          f"(at least {100 * min_share:.0f} %)")
+    if share < min_share:
+        print("FAIL states: the blocked stacks do not say what they wait for")
+        return False
+    return True
 
 
 def tvd(a, b, keys):
@@ -107,6 +154,7 @@ def main():
         if cpu.get(k, 0) > limit:
             print(f"FAIL cpu: {k} has {cpu[k] / 1e6:.0f} ms of CPU samples, its thread used {sites[k][1] / 1e6:.0f} ms")
             ok = False
+    ok = check_states(off_path, period) and ok
     if not ok:
         sys.exit(1)
     print("all off-CPU truth checks passed")

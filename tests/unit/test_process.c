@@ -10,6 +10,7 @@
 #include "userspace/profile/cct_view.h"
 #include "userspace/profile/kernel_symbols.h"
 #include "daemon/process/process.h"
+#include "daemon/process/wait_states.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -587,6 +588,48 @@ static void test_unloaded_classes_wait_for_the_drain(void)
 	process_table_free(&t);
 }
 
+/* What an off-CPU sample waited for: the JVM's thread state, and for a
+ * blocked thread its java.lang.Thread status (JVMTI bits), as the trace's
+ * last frame; nothing is believed without a Java frame or the flags that
+ * say the BPF program read them. */
+static void test_wait_states(void)
+{
+	struct vm_layout L = {.state_in_native = 4, .state_in_vm = 6, .state_in_java = 8, .state_blocked = 10};
+	const uint32_t has = JS_SAMPLE_OFFCPU | JS_SAMPLE_HAS_STATE, all = has | JS_SAMPLE_HAS_STATUS;
+	static const struct {
+		uint32_t flags, state;
+		bool runnable, java;
+		uint32_t want;
+	} cases[] = {
+		{.flags = all, .state = 0x2a1u << 16 | 10, .runnable = true, .java = true, .want = PSEUDO_RUNNABLE},
+		{.flags = JS_SAMPLE_OFFCPU, .state = 10, .java = true, .want = PSEUDO_BLOCKED},
+		{.flags = all, .state = 0x2a1u << 16 | 10, .java = false, .want = PSEUDO_BLOCKED},
+		{.flags = has, .state = 4, .java = true, .want = PSEUDO_BLOCKED_NATIVE},
+		{.flags = has, .state = 5, .java = true, .want = PSEUDO_BLOCKED_NATIVE}, /* _thread_in_native_trans */
+		{.flags = has, .state = 6, .java = true, .want = PSEUDO_BLOCKED_VM},
+		{.flags = has, .state = 10, .java = true, .want = PSEUDO_BLOCKED_VM}, /* no status read */
+		{.flags = all, .state = 0x401u << 16 | 10, .java = true, .want = PSEUDO_BLOCKED_MONITOR},
+		{.flags = all, .state = 0x291u << 16 | 10, .java = true, .want = PSEUDO_BLOCKED_PARKED},
+		{.flags = all, .state = 0x1a1u << 16 | 11, .java = true, .want = PSEUDO_BLOCKED_WAITING},
+		{.flags = all, .state = 0x0e1u << 16 | 10, .java = true, .want = PSEUDO_BLOCKED_SLEEPING},
+		{.flags = all, .state = 0x005u << 16 | 10, .java = true, .want = PSEUDO_BLOCKED_VM},
+		/* The status bits alone never make a thread in native blocked. */
+		{.flags = all, .state = 0x401u << 16 | 4, .java = true, .want = PSEUDO_BLOCKED_NATIVE},
+		{.flags = all, .state = 0x401u << 16 | 8, .java = true, .want = PSEUDO_BLOCKED},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t got = wait_state_frame(&L, cases[i].flags, cases[i].state, cases[i].runnable, cases[i].java);
+		if (got != cases[i].want)
+			fprintf(stderr, "case %zu: %s, want %s\n", i, pseudo_frame_name(got),
+				pseudo_frame_name(cases[i].want));
+		CHECK_EQ(got, cases[i].want);
+	}
+	/* A JVM whose agent reported no states: only blocked or runnable. */
+	L.state_blocked = L.state_in_native = L.state_in_vm = -1;
+	CHECK_EQ(wait_state_frame(&L, all, 0x401u << 16 | 10, false, true), PSEUDO_BLOCKED);
+}
+
 int main(void)
 {
 	RUN(test_hold_and_release);
@@ -597,6 +640,7 @@ int main(void)
 	RUN(test_wrapping_copy_is_malformed);
 	RUN(test_kernel_stack_follows_a_held_sample);
 	RUN(test_off_cpu_sample_weighed_by_its_wait);
+	RUN(test_wait_states);
 	RUN(test_unloaded_classes_are_dropped);
 	RUN(test_unloaded_classes_wait_for_the_drain);
 	return CHECK_DONE();

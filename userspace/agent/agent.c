@@ -157,6 +157,7 @@ static void go_live(jvmtiEnv *jvmti, JNIEnv *jni)
 	measure_thread_tls(jni);
 	if (g_agent.layout.java_major >= 21)
 		continuation_layout_measure(&g_agent.layout.cont, g_agent.vs, jni);
+	thread_status_layout_measure(&g_agent.layout.status, g_agent.vs, jni);
 	record_vm_layout();
 	code_events_replaying_past(g_agent.late_attach);
 	record_interpreter_entries();

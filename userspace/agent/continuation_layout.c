@@ -3,50 +3,9 @@
 
 #include <string.h>
 
+#include "java_fields.h"
 #include "safe_read.h"
 #include "userspace/common/agent_protocol.h"
-
-/* An instance field's offset from its JNI field ID: offset << 2, bit 1 set
- * (instance), bit 0 set when -Xcheck:jni adds a class hash above the 7
- * offset bits. -1 if the field is not there. */
-static int64_t field_offset(JNIEnv *jni, jclass cls, const char *name, const char *sig)
-{
-	jfieldID id = cls ? (*jni)->GetFieldID(jni, cls, name, sig) : NULL;
-	uintptr_t v = (uintptr_t)id;
-
-	if (!id) {
-		(*jni)->ExceptionClear(jni);
-		return -1;
-	}
-	if (!(v & 2))
-		return -1;
-	return (int64_t)((v & 1) ? (v >> 2) & 0x7f : v >> 2);
-}
-
-static jclass find_class(JNIEnv *jni, const char *name)
-{
-	jclass c = (*jni)->FindClass(jni, name);
-
-	if (!c)
-		(*jni)->ExceptionClear(jni);
-	return c;
-}
-
-/* Reference fields are laid out together: the smallest distance between
- * two of them is the size of a reference, 4 with compressed oops. */
-static int64_t reference_size(const int64_t *offs, int n)
-{
-	int64_t best = 0;
-
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++) {
-			int64_t d = offs[i] - offs[j];
-
-			if (offs[i] > 0 && offs[j] > 0 && d > 0 && (!best || d < best))
-				best = d;
-		}
-	return best;
-}
 
 /* Where a StackChunk's stack words start: the size of its fields, which
  * its class's layout helper gives in bytes (InstanceStackChunkKlass::
@@ -73,44 +32,34 @@ void continuation_layout_measure(struct continuation_layout *c, const struct vms
 {
 	struct vm_field vthread = vmstructs_field(vs, "JavaThread", "_vthread");
 	struct vm_field threadobj = vmstructs_field(vs, "JavaThread", "_threadObj");
-	struct vm_field base = vmstructs_field(vs, "CompressedOops", "_base");
-	struct vm_field shift = vmstructs_field(vs, "CompressedOops", "_shift");
 	jclass vt_cls, cont_cls, chunk_cls;
-	int64_t refs[6], ref_size;
-	uint64_t b = 0;
-	int64_t sh = 0;
+	int64_t refs[6], ref_size, base, shift;
 
 	memset(c, 0, sizeof(*c));
-	if (!base.present) {
-		base = vmstructs_field(vs, "CompressedOops", "_narrow_oop._base");
-		shift = vmstructs_field(vs, "CompressedOops", "_narrow_oop._shift");
-	}
-	if (!vthread.present || !threadobj.present || !base.present || !shift.present)
+	if (!vthread.present || !threadobj.present || java_narrow_oops(vs, &base, &shift) != 0)
 		return;
-	if (!(vt_cls = find_class(jni, "java/lang/VirtualThread")))
+	if (!(vt_cls = java_find_class(jni, "java/lang/VirtualThread")))
 		return;
-	cont_cls = find_class(jni, "jdk/internal/vm/Continuation");
-	chunk_cls = find_class(jni, "jdk/internal/vm/StackChunk");
+	cont_cls = java_find_class(jni, "jdk/internal/vm/Continuation");
+	chunk_cls = java_find_class(jni, "jdk/internal/vm/StackChunk");
 	c->vthread_off = (int64_t)vthread.offset;
 	c->threadobj_off = (int64_t)threadobj.offset;
-	c->vt_cont_off = field_offset(jni, vt_cls, "cont", "Ljdk/internal/vm/Continuation;");
-	c->cont_tail_off = field_offset(jni, cont_cls, "tail", "Ljdk/internal/vm/StackChunk;");
-	c->chunk_sp_off = field_offset(jni, chunk_cls, "sp", "I");
-	c->chunk_bottom_off = field_offset(jni, chunk_cls, "bottom", "I");
-	c->chunk_parent_off = field_offset(jni, chunk_cls, "parent", "Ljdk/internal/vm/StackChunk;");
+	c->vt_cont_off = java_field_offset(jni, vt_cls, "cont", "Ljdk/internal/vm/Continuation;");
+	c->cont_tail_off = java_field_offset(jni, cont_cls, "tail", "Ljdk/internal/vm/StackChunk;");
+	c->chunk_sp_off = java_field_offset(jni, chunk_cls, "sp", "I");
+	c->chunk_bottom_off = java_field_offset(jni, chunk_cls, "bottom", "I");
+	c->chunk_parent_off = java_field_offset(jni, chunk_cls, "parent", "Ljdk/internal/vm/StackChunk;");
 	c->chunk_stack_off = chunk_stack_offset(vs, chunk_cls);
 	refs[0] = c->cont_tail_off;
-	refs[1] = field_offset(jni, cont_cls, "parent", "Ljdk/internal/vm/Continuation;");
-	refs[2] = field_offset(jni, cont_cls, "child", "Ljdk/internal/vm/Continuation;");
-	refs[3] = field_offset(jni, cont_cls, "scope", "Ljdk/internal/vm/ContinuationScope;");
-	refs[4] = field_offset(jni, cont_cls, "target", "Ljava/lang/Runnable;");
-	refs[5] = field_offset(jni, cont_cls, "yieldInfo", "Ljava/lang/Object;");
-	ref_size = reference_size(refs, 6);
-	if (vm_read_ptr(&base, 0, &b) != 0 || vm_read_int(&shift, 0, &sh) != 0 || sh < 0 || sh > 7)
-		return;
+	refs[1] = java_field_offset(jni, cont_cls, "parent", "Ljdk/internal/vm/Continuation;");
+	refs[2] = java_field_offset(jni, cont_cls, "child", "Ljdk/internal/vm/Continuation;");
+	refs[3] = java_field_offset(jni, cont_cls, "scope", "Ljdk/internal/vm/ContinuationScope;");
+	refs[4] = java_field_offset(jni, cont_cls, "target", "Ljava/lang/Runnable;");
+	refs[5] = java_field_offset(jni, cont_cls, "yieldInfo", "Ljava/lang/Object;");
+	ref_size = java_reference_size(refs, 6);
 	c->narrow_oops = ref_size == 4;
-	c->narrow_base = (int64_t)b;
-	c->narrow_shift = sh;
+	c->narrow_base = base;
+	c->narrow_shift = shift;
 	(*jni)->DeleteLocalRef(jni, vt_cls);
 	if (cont_cls)
 		(*jni)->DeleteLocalRef(jni, cont_cls);

@@ -100,6 +100,9 @@ int hs_layout_init(struct hs_layout *L, const struct vmstructs *vs, int java_maj
 	L->thread_state = vmstructs_field(vs, "JavaThread", "_thread_state");
 	L->state_in_java = int_constant_or(vs, "_thread_in_Java", -1);
 	L->state_in_java_trans = int_constant_or(vs, "_thread_in_Java_trans", -1);
+	L->state_in_native = int_constant_or(vs, "_thread_in_native", -1);
+	L->state_in_vm = int_constant_or(vs, "_thread_in_vm", -1);
+	L->state_blocked = int_constant_or(vs, "_thread_blocked", -1);
 	L->thread_stack_base = first_of(vs, "JavaThread", "Thread", "_stack_base");
 	L->thread_stack_size = first_of(vs, "JavaThread", "Thread", "_stack_size");
 	L->thread_osthread = first_of(vs, "JavaThread", "Thread", "_osthread");
@@ -174,6 +177,9 @@ void hs_layout_write_facts(const struct hs_layout *L, struct wbuf *w)
 		fact(w, &n, JS_LAYOUT_THREAD_STATE, (int64_t)L->thread_state.offset);
 		fact(w, &n, JS_LAYOUT_STATE_IN_JAVA, L->state_in_java);
 		fact(w, &n, JS_LAYOUT_STATE_IN_JAVA_TRANS, L->state_in_java_trans);
+		fact(w, &n, JS_LAYOUT_STATE_IN_NATIVE, L->state_in_native);
+		fact(w, &n, JS_LAYOUT_STATE_IN_VM, L->state_in_vm);
+		fact(w, &n, JS_LAYOUT_STATE_BLOCKED, L->state_blocked);
 	}
 	fact(w, &n, JS_LAYOUT_CONST_METHOD_SIZE, L->const_method_size);
 	if (vm_read_ptr(&L->call_stub_return, 0, &v) == 0)
@@ -183,6 +189,7 @@ void hs_layout_write_facts(const struct hs_layout *L, struct wbuf *w)
 	if (vm_read_ptr(&L->code_high, 0, &v) == 0)
 		fact(w, &n, JS_LAYOUT_CODE_CACHE_HIGH, (int64_t)v);
 	continuation_layout_write_facts(&L->cont, w, &n);
+	thread_status_layout_write_facts(&L->status, !L->cont.valid, w, &n);
 	if (!w->oom)
 		memcpy(w->data + count_at, (uint8_t[]){(uint8_t)n, (uint8_t)(n >> 8)}, 2);
 }

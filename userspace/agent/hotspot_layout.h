@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "continuation_layout.h"
+#include "thread_status_layout.h"
 #include "vmstructs.h"
 #include "userspace/common/wire.h"
 
@@ -45,6 +46,7 @@ struct hs_layout {
 	/* Threads */
 	struct vm_field thread_anchor, thread_state, thread_stack_base, thread_stack_size;
 	int64_t state_in_java, state_in_java_trans; /* JavaThreadState values, -1 unknown */
+	int64_t state_in_native, state_in_vm, state_blocked;
 	struct vm_field thread_osthread, osthread_tid;
 	struct vm_field threads_list, list_length, list_threads;
 	/* JDK 11's vmStructs export no ThreadsList: the linked list instead. */
@@ -59,6 +61,7 @@ struct hs_layout {
 
 	/* Virtual threads' frozen frames (measured in the live phase). */
 	struct continuation_layout cont;
+	struct thread_status_layout status;
 };
 
 /* Resolves everything; fails (with a reason) only when something the

@@ -96,6 +96,15 @@ enum js_record_kind {
 #define JS_LAYOUT_THREAD_STATE "JavaThread::_thread_state"          /* bytes */
 #define JS_LAYOUT_STATE_IN_JAVA "_thread_in_Java"                   /* JavaThreadState values */
 #define JS_LAYOUT_STATE_IN_JAVA_TRANS "_thread_in_Java_trans"
+#define JS_LAYOUT_STATE_IN_NATIVE "_thread_in_native"
+#define JS_LAYOUT_STATE_IN_VM "_thread_in_vm"
+#define JS_LAYOUT_STATE_BLOCKED "_thread_blocked"
+/* A Java thread's java.lang.Thread status (JVMTI state bits): from
+ * JavaThread::_threadObj to the Thread, through Thread.holder when it is
+ * not 0, to threadStatus (an int). Sent with the _threadObj and narrow-oop
+ * facts below. */
+#define JS_LAYOUT_THREAD_HOLDER "java.lang.Thread.holder"           /* bytes, 0: none */
+#define JS_LAYOUT_THREAD_STATUS "java.lang.Thread.threadStatus"     /* bytes, in Thread or its holder */
 #define JS_LAYOUT_TLS_MODID "tls.libjvm_modid"          /* glibc TLS module id of libjvm */
 #define JS_LAYOUT_TLS_THREAD_OFFSET "tls.thr_current_offset" /* Thread::_thr_current in its block */
 #define JS_LAYOUT_CALL_STUB_RETURN "StubRoutines::_call_stub_return_address" /* address */

@@ -38,6 +38,12 @@ static const char *const pseudo_names[PSEUDO_COUNT] = {
 	[PSEUDO_OFFCPU] = "[off-CPU]",
 	[PSEUDO_BLOCKED] = "[blocked]",
 	[PSEUDO_RUNNABLE] = "[runnable]",
+	[PSEUDO_BLOCKED_NATIVE] = "[blocked: in native]",
+	[PSEUDO_BLOCKED_VM] = "[blocked: in the VM]",
+	[PSEUDO_BLOCKED_MONITOR] = "[blocked: on a monitor]",
+	[PSEUDO_BLOCKED_PARKED] = "[blocked: parked]",
+	[PSEUDO_BLOCKED_WAITING] = "[blocked: in Object.wait]",
+	[PSEUDO_BLOCKED_SLEEPING] = "[blocked: sleeping]",
 };
 
 const char *pseudo_frame_name(uint32_t id)

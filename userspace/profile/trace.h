@@ -52,6 +52,14 @@ enum pseudo_frame {
 	 * waiting for a CPU). */
 	PSEUDO_BLOCKED,
 	PSEUDO_RUNNABLE,
+	/* A blocked Java thread, by what the JVM says it waits for
+	 * (daemon/process/wait_states.c). */
+	PSEUDO_BLOCKED_NATIVE,  /* in native code: I/O, JNI */
+	PSEUDO_BLOCKED_VM,      /* in the VM: a VM lock, a safepoint */
+	PSEUDO_BLOCKED_MONITOR, /* entering a contended monitor (synchronized) */
+	PSEUDO_BLOCKED_PARKED,  /* LockSupport.park: j.u.c. locks, queues */
+	PSEUDO_BLOCKED_WAITING, /* Object.wait */
+	PSEUDO_BLOCKED_SLEEPING, /* Thread.sleep */
 	PSEUDO_COUNT
 };
 
