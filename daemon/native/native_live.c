@@ -50,6 +50,7 @@ struct native_walk {
 	uint32_t tid;
 	uint32_t flags; /* the sample's (an off-CPU sample's weight is found by them) */
 	uint32_t thread_state; /* the sample's: what an off-CPU one waited for */
+	char comm[16];         /* the sample's thread name: its pool's, without an agent's */
 	enum decode_status st;
 	struct native_plan plan;
 	uint32_t n;
@@ -106,6 +107,7 @@ static void finish(struct native_live *nl, struct native_walk *w, const struct n
 		struct js_sample head = {.time_ns = w->time_ns, .tid = w->tid, .pid = (uint32_t)np->p->pid,
 					 .flags = w->flags, .thread_state = w->thread_state};
 
+		memcpy(head.comm, w->comm, sizeof(head.comm));
 		tr->n = w->n;
 		tr->n_crossings = 0;
 		memcpy(tr->frames, w->frames, w->n * sizeof(w->frames[0]));
@@ -440,6 +442,7 @@ bool native_live_frames(void *ctx, struct recording *rec, struct process *p, con
 	w->tid = s->tid;
 	w->flags = s->flags;
 	w->thread_state = s->thread_state;
+	memcpy(w->comm, s->comm, sizeof(w->comm));
 	w->st = st;
 	w->plan = plan;
 	w->n = tr->n;

@@ -17,6 +17,7 @@
 #include "process_internal.h"
 #include "wait_states.h"
 #include "userspace/profile/safe_text.h"
+#include "userspace/profile/thread_pools.h"
 
 /* A decoded trace with a calling frame not at an invoke instruction is
  * impossible: the decoder followed a wrong frame. Counted as `wrong`, and
@@ -162,6 +163,28 @@ static void mark_off_cpu(struct process *p, const struct js_sample *s, struct tr
 	tr->frames[tr->n++] = (struct trace_frame){.method_id = state, .type = FRAME_PSEUDO, .bci = -1};
 }
 
+/* Every path starts at its thread's pool (thread_pools.h), after the
+ * [off-CPU] root of an off-CPU one: the name the agent reported for the
+ * thread, else the kernel's (15 bytes). Names are escaped at interning. */
+static void mark_thread(struct process *p, const struct js_sample *s, struct trace *tr)
+{
+	const struct jvm_thread *t = jvm_model_thread(&p->jvm, s->tid);
+	char comm[sizeof(s->comm) + 1], pool[THREAD_POOL_NAME_MAX];
+	uint32_t at = tr->n && tr->frames[0].type == FRAME_PSEUDO && tr->frames[0].method_id == PSEUDO_OFFCPU;
+	uint32_t id;
+
+	memcpy(comm, s->comm, sizeof(s->comm));
+	comm[sizeof(s->comm)] = 0;
+	thread_pool_name(t && t->name[0] ? t->name : comm, pool, sizeof(pool));
+	if (!pool[0] || !(id = kernel_symbols_intern_for(&p->names, pool)))
+		return;
+	if (tr->n == TRACE_MAX_FRAMES)
+		tr->n--;
+	memmove(&tr->frames[at + 1], &tr->frames[at], (tr->n - at) * sizeof(tr->frames[0]));
+	tr->frames[at] = (struct trace_frame){.method_id = id, .type = FRAME_THREAD, .bci = -1};
+	tr->n++;
+}
+
 /* Inserts a decoded trace into the process's tree: a CPU sample stands
  * for one sampling period, an off-CPU one for the ticks of its wait. */
 static void into_tree(struct process_table *t, struct process *p, const struct js_sample *s, struct trace *tr)
@@ -176,6 +199,7 @@ static void into_tree(struct process_table *t, struct process *p, const struct j
 		}
 		mark_off_cpu(p, s, tr, &w);
 	}
+	mark_thread(p, s, tr);
 	if (cct_add_samples(&p->cct, tr->frames, tr->n, w.ticks,
 			    (int64_t)((s->time_ns + t->wall_offset_ns) / 1000000000u), s->tid) != 0) {
 		p->stats.dropped++;

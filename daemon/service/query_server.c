@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "query_server.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,21 +393,55 @@ static unsigned view_of(const struct process *p, const struct render_request *r)
 {
 	unsigned frames = r->view >= 0 ? (unsigned)r->view : p->native_only ? VIEW_MIXED : VIEW_JAVA;
 
-	return frames | r->type;
+	return frames | r->type | (r->by_thread ? VIEW_THREADS : 0);
 }
 
-/* Trailing words naming a view and a profile type, in either order: taken
- * off the end of args. */
+/* "thread=SELECTOR", %XX-escaped (a thread name may hold spaces), into
+ * out. -1 if malformed, empty, too long, or with more than 8 '*' (a glob
+ * of many stars can take fnmatch exponential time). */
+static int parse_threads(const char *word, char *out, size_t outlen)
+{
+	size_t n = 0, stars = 0;
+
+	for (const char *c = word + strlen("thread="); *c; c++) {
+		unsigned v;
+
+		if (n + 1 >= outlen)
+			return -1;
+		if (*c != '%') {
+			out[n++] = *c;
+			continue;
+		}
+		if (!isxdigit((unsigned char)c[1]) || !isxdigit((unsigned char)c[2]) ||
+		    sscanf(c + 1, "%2x", &v) != 1 || v == 0)
+			return -1;
+		out[n++] = (char)v;
+		c += 2;
+	}
+	out[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		stars += out[i] == '*';
+	return n && stars <= 8 ? 0 : -1;
+}
+
+/* Trailing words naming a view, a profile type and the threads shown, in
+ * any order: taken off the end of args. -1 for a malformed thread word. */
 static int take_view_words(char **args, int n, int min, struct render_request *r)
 {
 	while (n > min) {
-		int v = cct_view_parse(args[n - 1]), t = cct_profile_type_parse(args[n - 1]);
+		const char *w = args[n - 1];
+		int v = cct_view_parse(w), t = cct_profile_type_parse(w);
 
 		if (v >= 0)
 			r->view = v;
 		else if (t >= 0)
 			r->type = (unsigned)t;
-		else
+		else if (strcmp(w, "threads") == 0)
+			r->by_thread = true;
+		else if (strncmp(w, "thread=", strlen("thread=")) == 0) {
+			if (parse_threads(w, r->threads, sizeof(r->threads)) != 0)
+				return -1;
+		} else
 			break;
 		n--;
 	}
@@ -490,7 +525,8 @@ static int render_every(struct daemon *d, const struct render_request *r, struct
 			continue;
 		describe_process(p, w, title, sizeof(title));
 		struct profile_source src = {.methods = &p->jvm.methods, .window = &win, .title = title,
-					     .frequency_hz = d->opt.frequency_hz, .pid = p->pid};
+					     .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
+					     .threads = r->threads[0] ? r->threads : NULL};
 		source_trees(p, view_of(p, r), &src);
 		wbuf_reset(&one);
 		if (cct_render_stream(&src, CCT_FORMAT_PPROF, &one, -1) != 0 || one.oom) {
@@ -532,7 +568,8 @@ int query_render(struct daemon *d, const struct render_request *r, struct wbuf *
 		win[i] = (struct slice_window){.from_s = r->side[i].from_s, .until_s = r->side[i].until_s};
 		src[i] = (struct profile_source){.methods = &p->jvm.methods,
 						 .window = r->side[i].windowed ? &win[i] : NULL, .title = titles[i],
-						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid};
+						 .frequency_hz = d->opt.frequency_hz, .pid = p->pid,
+						 .threads = r->threads[0] ? r->threads : NULL};
 		source_trees(p, view_of(p, r), &src[i]);
 	}
 	wbuf_printf(out, "OK\n");
@@ -557,12 +594,12 @@ static int render_or_defer(struct daemon *d, const struct render_request *r, str
 
 int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, struct wbuf *out, struct render_request *defer)
 {
-	char buf[QUERY_MAX_REQUEST + 1], *save = NULL, *args[6] = {0};
+	char buf[QUERY_MAX_REQUEST + 1], *save = NULL, *args[8] = {0};
 	int n = 0;
 
 	snprintf(buf, sizeof(buf), "%s", line);
 	for (char *t = strtok_r(buf, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
-		if (n == 6) {
+		if (n == 8) {
 			error_line(out, "too many arguments");
 			return QUERY_ANSWERED;
 		}
@@ -583,12 +620,15 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			answer_list_json(d, v, out);
 		else
 			answer_list(d, v, out);
-	} else if (strcmp(args[0], "cct") == 0 && n >= 2 && n <= 6) {
+	} else if (strcmp(args[0], "cct") == 0 && n >= 2) {
 		struct render_request r = {.diff = false, .format = CCT_FORMAT_TREE, .view = -1};
 		int rest = 2;
 
-		/* Last words naming a view and a profile type (view_names.h). */
-		n = take_view_words(args, n, 2, &r);
+		/* Last words naming a view, a profile type, threads (view_names.h). */
+		if ((n = take_view_words(args, n, 2, &r)) < 0) {
+			error_line(out, "thread= must be a thread name or glob of at most 127 bytes, %XX-escaped");
+			return QUERY_ANSWERED;
+		}
 
 		if (n > rest && !strchr(args[rest], '.')) {
 			r.format = cct_format_parse(args[rest++]);
@@ -606,7 +646,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 		}
 		if (n > rest) {
 			error_line(out, "usage: cct <pid> [<format>] [<from>..<until>] [java|mixed|carrier|mixed,carrier] "
-					"[cpu|offcpu|wall|alloc|lock]");
+					"[cpu|offcpu|wall|alloc|lock] [threads] [thread=<name or glob>]");
 			return QUERY_ANSWERED;
 		}
 		return render_or_defer(d, &r, out, defer);
@@ -624,7 +664,7 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			if (parse_side(d, v, args[1 + i], &r.side[i], out) != 0)
 				return QUERY_ANSWERED;
 		return render_or_defer(d, &r, out, defer);
-	} else if (strcmp(args[0], "profiles") == 0 && n >= 2 && n <= 4) {
+	} else if (strcmp(args[0], "profiles") == 0 && n >= 2 && n <= 5) {
 		struct render_request r = {.every = true, .view = -1, .who = *v};
 
 		if (take_view_words(args, n, 2, &r) != 2) {

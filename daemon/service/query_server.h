@@ -56,6 +56,9 @@ struct viewer {
 
 /* A CCT, a diff or every profile of a window, to render away from the
  * event loop. */
+/* The longest thread selector of a cct request ("thread=GLOB"). */
+#define QUERY_THREADS_MAX 128
+
 struct render_request {
 	bool diff;
 	int format; /* enum cct_format */
@@ -63,6 +66,8 @@ struct render_request {
 	bool every;                 /* profiles: each process who may see, as pprof */
 	int view;                   /* cct_view.h VIEW_* frame flags; -1 each process's default */
 	unsigned type;              /* the profile type's VIEW_* flag: 0 cpu, VIEW_OFFCPU, VIEW_WALL */
+	bool by_thread;             /* VIEW_THREADS: paths start at their thread pool */
+	char threads[QUERY_THREADS_MAX]; /* the thread pools shown (thread_pools.h); "": all */
 	struct viewer who;
 };
 

@@ -30,6 +30,39 @@ pprof_type() {
 	note "pprof --type $2: $2/nanoseconds, $got samples as collapsed"
 }
 
+# threads NAME PID: per-thread views. WorkloadWaits names each thread
+# after its site: --thread siteSleep holds no other site's stacks and all
+# of siteSleep's, as many samples as the whole wall profile gives them; a
+# glob selects several pools; --threads starts every path at its pool.
+sum_of() { { grep -E "$1" "$2" || true; } | awk '{ s += $NF } END { print s + 0 }'; }
+others() { grep -E 'WorkloadWaits\.(site|hold)[A-Za-z]+_' "$2" | grep -vE "$1" | awk 'n++ < 2' || true; }
+threads() {
+	local name=$1 pid=$2 want got bad
+	ctl cct "$pid" --format collapsed --type wall --thread siteSleep >"$TMP/$name.sleep" 2>"$TMP/ctl.err" ||
+		fail "cct --thread siteSleep failed: $(cat "$TMP/ctl.err")"
+	bad=$(others 'WorkloadWaits\.siteSleep_' "$TMP/$name.sleep")
+	[ -z "$bad" ] || fail "$name: --thread siteSleep shows other sites' stacks: $bad"
+	want=$(sum_of 'WorkloadWaits\.siteSleep_' "$TMP/$name.wall")
+	got=$(sum_of 'WorkloadWaits\.siteSleep_' "$TMP/$name.sleep")
+	[ "$got" -gt 0 ] && [ "$got" = "$want" ] ||
+		fail "$name: --thread siteSleep gives siteSleep $got samples, the wall profile $want"
+	ctl cct "$pid" --format collapsed --type wall --thread 'site[ST]*' >"$TMP/$name.st" 2>"$TMP/ctl.err" ||
+		fail "cct --thread 'site[ST]*' failed: $(cat "$TMP/ctl.err")"
+	bad=$(others 'WorkloadWaits\.site(Sleep|Socket|Take)_' "$TMP/$name.st")
+	[ -z "$bad" ] || fail "$name: --thread 'site[ST]*' shows other sites' stacks: $bad"
+	want=$(sum_of 'WorkloadWaits\.site(Sleep|Socket|Take)_' "$TMP/$name.wall")
+	got=$(sum_of 'WorkloadWaits\.site(Sleep|Socket|Take)_' "$TMP/$name.st")
+	[ "$got" = "$want" ] || fail "$name: --thread 'site[ST]*' gives the three sites $got samples, the wall profile $want"
+	ctl cct "$pid" --format collapsed --type wall --threads >"$TMP/$name.threads" 2>"$TMP/ctl.err" ||
+		fail "cct --threads failed: $(cat "$TMP/ctl.err")"
+	bad=$(grep -v '^\[thread:_' "$TMP/$name.threads" | awk 'n++ < 2' || true)
+	[ -z "$bad" ] || fail "$name: --threads has paths without a thread: $bad"
+	got=$(sum_of '^\[thread:_siteSleep\];' "$TMP/$name.threads")
+	want=$(sum_of . "$TMP/$name.sleep")
+	[ "$got" = "$want" ] || fail "$name: --threads gives [thread: siteSleep] $got samples, --thread siteSleep $want"
+	note "$name: --thread siteSleep: $want samples, no other site's; 'site[ST]*': three sites; --threads: every path under its pool"
+}
+
 # truth NAME JAVA
 truth() {
 	local name=$1 java=$2 pid
@@ -55,6 +88,7 @@ truth() {
 			fail "jsamplectl cct --format pprof --type $type failed: $(cat "$TMP/ctl.err")"
 		pprof_type "$TMP/$name.$type.pb.gz" $type "$TMP/$name.$type"
 	done
+	threads "$name" "$pid"
 	ctl stats "$pid" >"$TMP/$name.stats" 2>&1 || true
 	ctl stats >"$TMP/$name.global-stats" 2>&1 || true
 	stop_daemon

@@ -7,6 +7,8 @@
 #include "userspace/profile/cct.h"
 #include "userspace/profile/cct_format.h"
 #include "userspace/profile/cct_view.h"
+#include "userspace/profile/kernel_symbols.h"
+#include "userspace/profile/thread_pools.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -552,6 +554,80 @@ static void test_profile_types_split_at_the_off_cpu_node(void)
 	cct_free(&c);
 }
 
+/* Thread pools: a thread's name with its digit runs as '*'; a selector is
+ * a glob of pool names or a thread's own name. A view of some pools
+ * leaves the others' paths out; VIEW_THREADS starts each path at its
+ * pool; otherwise the pools' paths merge. */
+static void test_thread_pools(void)
+{
+	char pool[THREAD_POOL_NAME_MAX];
+	struct cct c, view;
+	uint32_t node;
+
+	thread_pool_name("http-nio-8080-exec-12", pool, sizeof(pool));
+	CHECK_STR(pool, "http-nio-*-exec-*");
+	thread_pool_name("main", pool, sizeof(pool));
+	CHECK_STR(pool, "main");
+	thread_pool_name("GC Thread#0", pool, sizeof(pool));
+	CHECK_STR(pool, "GC Thread#*");
+	thread_pool_name("0123456789", pool, 3);
+	CHECK_STR(pool, "*");
+	thread_pool_name("abcdef", pool, 4);
+	CHECK_STR(pool, "abc");
+	CHECK(thread_pool_selected("http-nio-*", "http-nio-*-exec-*"));
+	CHECK(thread_pool_selected("http-nio-8080-exec-3", "http-nio-*-exec-*"));
+	CHECK(thread_pool_selected("http-nio-*-exec-*", "http-nio-*-exec-*"));
+	CHECK(!thread_pool_selected("http-nio-8080-exec", "http-nio-*-exec-*"));
+	CHECK(!thread_pool_selected("main", "mainly"));
+
+	uint32_t a = kernel_symbols_intern("pool-*-thread-*"), b = kernel_symbols_intern("main");
+	struct trace_frame ta = {.method_id = a, .type = FRAME_THREAD, .bci = -1};
+	struct trace_frame tb = {.method_id = b, .type = FRAME_THREAD, .bci = -1};
+	struct trace_frame off = {.method_id = PSEUDO_OFFCPU, .type = FRAME_PSEUDO, .bci = -1};
+	struct trace_frame in_a[] = {ta, F(1, FRAME_COMPILED), F(2, FRAME_COMPILED)};
+	struct trace_frame in_b[] = {tb, F(1, FRAME_COMPILED), F(2, FRAME_COMPILED)};
+	struct trace_frame off_b[] = {off, tb, F(1, FRAME_COMPILED), F(3, FRAME_COMPILED)};
+	struct trace_frame merged[] = {F(1, FRAME_COMPILED), F(2, FRAME_COMPILED)};
+
+	CHECK(a && b);
+	CHECK(cct_init(&c, 100) == 0);
+	CHECK(cct_add(&c, in_a, 3, 2) == 0);
+	CHECK(cct_add(&c, in_b, 3, 5) == 0);
+	CHECK(cct_add(&c, off_b, 4, 7) == 0);
+
+	/* Every pool, merged: no thread node. */
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_WALL, NULL, &view) == 0);
+	CHECK_EQ(view.samples, 14);
+	node = path_node(&view, merged, 2);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 7);
+	CHECK_EQ(path_node(&view, &ta, 1), 0);
+	cct_free(&view);
+	/* One pool, by a thread's name. */
+	CHECK(cct_view_build_threads(&c, VIEW_MERGE_BCI, VIEW_JAVA, NULL, "pool-3-thread-1", &view) == 0);
+	CHECK_EQ(view.samples, 2);
+	cct_free(&view);
+	CHECK(cct_view_build_threads(&c, VIEW_MERGE_BCI, VIEW_WALL, NULL, "ma*", &view) == 0);
+	CHECK_EQ(view.samples, 12);
+	cct_free(&view);
+	CHECK(cct_view_build_threads(&c, VIEW_MERGE_BCI, VIEW_WALL, NULL, "nothing", &view) == 0);
+	CHECK_EQ(view.samples, 0);
+	cct_free(&view);
+	/* By pool: each path under its pool, the off-CPU ones too. */
+	CHECK(cct_view_build(&c, VIEW_MERGE_BCI, VIEW_WALL | VIEW_THREADS, NULL, &view) == 0);
+	node = path_node(&view, in_a, 3);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 2);
+	node = path_node(&view, off_b + 1, 3);
+	CHECK(node != 0);
+	if (node)
+		CHECK_EQ(view.self.v[node], 7);
+	cct_free(&view);
+	cct_free(&c);
+}
+
 int main(void)
 {
 	RUN(test_merge_and_render);
@@ -565,5 +641,6 @@ int main(void)
 	RUN(test_prune_gives_up_on_a_hot_tree);
 	RUN(test_virtual_threads_rooted_or_under_their_carriers);
 	RUN(test_profile_types_split_at_the_off_cpu_node);
+	RUN(test_thread_pools);
 	return CHECK_DONE();
 }

@@ -109,8 +109,19 @@ static void test_queries(void)
 	CHECK(strncmp(a, "ERROR empty", 11) == 0);
 	a = answer(0, "rm -rf /");
 	CHECK(strncmp(a, "ERROR", 5) == 0);
-	a = answer(0, "a b c d e f g");
+	a = answer(0, "a b c d e f g h i");
 	CHECK(strncmp(a, "ERROR too many", 14) == 0);
+	/* Thread selectors: %XX-escaped, bounded, at most 8 stars. */
+	a = answer(1000, "cct 4242 collapsed wall thread=");
+	CHECK(strncmp(a, "ERROR thread=", 13) == 0);
+	a = answer(1000, "cct 4242 collapsed thread=a%2");
+	CHECK(strncmp(a, "ERROR thread=", 13) == 0);
+	a = answer(1000, "cct 4242 collapsed thread=a%00b");
+	CHECK(strncmp(a, "ERROR thread=", 13) == 0);
+	a = answer(1000, "cct 4242 collapsed thread=*%2A*a*a*a*a*a*a*");
+	CHECK(strncmp(a, "ERROR thread=", 13) == 0);
+	a = answer(1000, "cct 4242 collapsed wall threads thread=C2%20Compiler*");
+	CHECK(strncmp(a, "OK\n", 3) == 0);
 	a = answer(1000, "stats 4242 json");
 	CHECK(strncmp(a, "OK\n{\"pid\":4242", 14) == 0 && strstr(a, "\"resolved\":3"));
 	a = answer(1000, "stats");

@@ -4,7 +4,8 @@
  *
  *   jsamplectl [--socket PATH] list [--json]
  *   jsamplectl [--socket PATH] cct PID [--format F] [--since AGE | --from TIME --until TIME]
- *                                  [--view java|mixed|carrier] [--type cpu|offcpu|wall|alloc|lock] [-o FILE]
+ *                                  [--view java|mixed|carrier] [--type cpu|offcpu|wall|alloc|lock]
+ *                                  [--thread NAME|GLOB] [--threads] [-o FILE]
  *   jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]
  *                                   [--format html|text] [-o FILE]
  *   jsamplectl [--socket PATH] stats [PID] [--json]
@@ -46,7 +47,7 @@ static void usage(FILE *f)
 		"usage: jsamplectl [--socket PATH] list [--json]\n"
 		"       jsamplectl [--socket PATH] cct PID [--format tree|collapsed|json|pprof|html|svg]\n"
 		"                  [--since AGE | --from TIME --until TIME] [--view java|mixed|carrier]\n"
-		"                  [--type cpu|offcpu|wall|alloc|lock] [-o FILE]\n"
+		"                  [--type cpu|offcpu|wall|alloc|lock] [--thread NAME|GLOB] [--threads] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]\n"
 		"                  [--format html|text] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"
@@ -67,6 +68,26 @@ static void usage(FILE *f)
 		"       jsamplectl fleet ... init [--cluster NAME]   (create the ClickHouse schema; NAME: on each server)\n"
 		"       jsamplectl fleet schema [--cluster NAME]     (print it)\n"
 		"TIME: now, an age (90s, 5m, 2h, 1d), seconds since the epoch, or 2026-11-23T18:05[:30][Z]\n");
+}
+
+/* " thread=SELECTOR" for a cct request: bytes that would end a word, and
+ * '%', %XX-escaped. -1 if empty or longer than the daemon takes. */
+static int thread_word(const char *selector, char *out, size_t outlen)
+{
+	size_t n = (size_t)snprintf(out, outlen, " thread="), len = strlen(selector);
+
+	if (!len || len > 127)
+		return -1;
+	for (const unsigned char *c = (const unsigned char *)selector; *c; c++) {
+		if (n + 4 >= outlen)
+			return -1;
+		if (*c <= ' ' || *c == '%' || *c >= 0x7f)
+			n += (size_t)snprintf(out + n, outlen - n, "%%%02X", *c);
+		else
+			out[n++] = (char)*c;
+	}
+	out[n] = 0;
+	return 0;
 }
 
 /* The subcommands that take each option (--socket and --help: all). */
@@ -97,6 +118,8 @@ static const struct option_scope {
 	{.opt = 'Q', .name = "cluster", .commands = " fleet "},
 	{.opt = 'W', .name = "view", .commands = " cct "},
 	{.opt = 'Y', .name = "type", .commands = " cct fleet "},
+	{.opt = 'N', .name = "thread", .commands = " cct "},
+	{.opt = 'G', .name = "threads", .commands = " cct "},
 };
 
 /* 0 if every option given (seen[opt]) is one the subcommand takes; else
@@ -247,7 +270,8 @@ int main(int argc, char **argv)
 		{"max-intervals", required_argument, 0, 'M'}, {"status", no_argument, 0, 'T'},
 		{"clickhouse-url", required_argument, 0, 'K'}, {"service", required_argument, 0, 'V'},
 		{"view", required_argument, 0, 'W'},   {"cluster", required_argument, 0, 'Q'},
-		{"type", required_argument, 0, 'Y'},
+		{"type", required_argument, 0, 'Y'},   {"thread", required_argument, 0, 'N'},
+		{"threads", no_argument, 0, 'G'},
 		{"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
 	};
 	/* export: command-line settings, applied over the config file's */
@@ -259,6 +283,8 @@ int main(int argc, char **argv)
 			   {'K', "clickhouse_url"}};
 	const char *export_args[8] = {0};
 	const char *config_path = NULL, *service = NULL, *view = NULL, *cluster = NULL, *type = NULL;
+	char threads[3 * 128 + 16] = ""; /* " thread=SELECTOR", %XX-escaped */
+	bool by_thread = false;
 	int export_status = 0;
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
 	const char *format = NULL, *since = NULL, *from = NULL, *until = NULL, *base = NULL, *target = NULL;
@@ -331,6 +357,15 @@ int main(int argc, char **argv)
 			}
 			type = optarg;
 			break;
+		case 'N':
+			if (thread_word(optarg, threads, sizeof(threads)) != 0) {
+				fprintf(stderr, "jsamplectl: --thread must be a thread name or glob of 1 to 127 bytes\n");
+				return 2;
+			}
+			break;
+		case 'G':
+			by_thread = true;
+			break;
 		case 'I':
 		case 'P':
 		case 'H':
@@ -371,9 +406,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		}
-		snprintf(request, sizeof(request), "cct %s %s%s%s%s%s%s%s", argv[1], format ? format : "tree",
+		snprintf(request, sizeof(request), "cct %s %s%s%s%s%s%s%s%s%s", argv[1], format ? format : "tree",
 			 window[0] ? " " : "", window, view ? " " : "", view ? view : "", type ? " " : "",
-			 type ? type : "");
+			 type ? type : "", by_thread ? " threads" : "", threads);
 	} else if (argc == 1 && strcmp(argv[0], "diff") == 0) {
 		char b[120], t[120];
 

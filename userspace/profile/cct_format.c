@@ -75,7 +75,7 @@ static const char *frame_type_name(uint8_t type)
 	static const char *const names[FRAME_TYPE_COUNT] = {
 		[FRAME_INTERPRETED] = "interpreted", [FRAME_COMPILED] = "compiled", [FRAME_INLINED] = "inlined",
 		[FRAME_NATIVE] = "native", [FRAME_PSEUDO] = "pseudo", [FRAME_KERNEL] = "kernel", [FRAME_C] = "c",
-		[FRAME_JAVA] = "java", [FRAME_CLASS] = "class",
+		[FRAME_JAVA] = "java", [FRAME_CLASS] = "class", [FRAME_THREAD] = "thread",
 	};
 	return type < FRAME_TYPE_COUNT ? names[type] : "unknown";
 }
@@ -87,6 +87,10 @@ void cct_frame_name(const struct method_table *methods, uint32_t method_id, uint
 
 	if (type == FRAME_PSEUDO) {
 		snprintf(out, outlen, "%s", pseudo_frame_name(method_id));
+		return;
+	}
+	if (type == FRAME_THREAD) {
+		snprintf(out, outlen, "[thread: %s]", kernel_symbols_name(method_id));
 		return;
 	}
 	if (frame_named_by_symbol(type))
@@ -303,7 +307,7 @@ static uint64_t *second_values(const struct profile_source *src, struct cct *vie
 	uint32_t *to = NULL;
 	uint64_t *second = NULL;
 
-	if (cct_view_build(src->cct2, VIEW_KEEP_BCI, src->view, src->window, &v2) != 0)
+	if (cct_view_build_threads(src->cct2, VIEW_KEEP_BCI, src->view, src->window, src->threads, &v2) != 0)
 		return NULL;
 	to = calloc(v2.nodes.n ? v2.nodes.n : 1, sizeof(*to));
 	for (size_t i = 1; to && i < v2.nodes.n; i++) {
@@ -329,8 +333,8 @@ int cct_render_stream(const struct profile_source *src, enum cct_format f, struc
 	int rc = -1;
 
 	/* pprof tells frames apart by bci (a line each); the rest merge them. */
-	if (cct_view_build(src->cct, f == CCT_FORMAT_PPROF ? VIEW_KEEP_BCI : VIEW_MERGE_BCI,
-			   src->view, src->window, &view) != 0)
+	if (cct_view_build_threads(src->cct, f == CCT_FORMAT_PPROF ? VIEW_KEEP_BCI : VIEW_MERGE_BCI, src->view,
+				   src->window, src->threads, &view) != 0)
 		goto cleanup;
 	switch (f) {
 	case CCT_FORMAT_COLLAPSED:

@@ -48,6 +48,7 @@ struct profile_source {
 	const char *title;           /* "pid 4242 (java)"; NULL: none */
 	uint32_t frequency_hz;       /* the sampling rate (pprof's period); 0 unknown */
 	unsigned view;               /* which frames and samples (cct_view.h VIEW_*) */
+	const char *threads;         /* the thread pools shown (thread_pools.h); NULL: all */
 	/* The profile type named in pprof ("cpu", "offcpu", "wall"); NULL:
 	 * view's. A tree of one type's samples only (the fleet's) counts
 	 * them all (VIEW_WALL) under its own type's name. */

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "kernel_symbols.h"
+#include "thread_pools.h"
 #include "trace.h"
 
 uint64_t *cct_totals(const struct cct *c)
@@ -46,11 +48,18 @@ static bool counted(unsigned frames, bool off)
 int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 		   struct slice_window *window, struct cct *out)
 {
+	return cct_view_build_threads(c, bci, frames, window, NULL, out);
+}
+
+int cct_view_build_threads(const struct cct *c, enum cct_view_bci bci, unsigned frames,
+			   struct slice_window *window, const char *threads, struct cct *out)
+{
 	size_t n = c->nodes.n;
 	uint64_t *self = calloc(n ? n : 1, sizeof(*self)), *total = calloc(n ? n : 1, sizeof(*total));
 	uint32_t *to = calloc(n ? n : 1, sizeof(*to));
 	bool *in_other = calloc(n ? n : 1, sizeof(*in_other)); /* an [other] node or below one (a pruned method) */
-	bool *off = calloc(n ? n : 1, sizeof(*off)); /* the [off-CPU] node or below it */
+	/* bit 0: the [off-CPU] node or below it; bit 1: of an unselected thread pool */
+	uint8_t *off = calloc(n ? n : 1, sizeof(*off));
 	int rc = -1;
 
 	if (cct_init(out, UINT32_MAX - 2) != 0 || !self || !total || !to || !in_other || !off)
@@ -60,10 +69,16 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 	else
 		for (size_t i = 0; i < n; i++)
 			self[i] = c->self.v[i];
-	/* The profile type: the samples of the other kind are not there. */
+	/* The profile type: the samples of the other kind are not there;
+	 * nor those of the thread pools not selected. */
 	for (size_t i = 1; i < n; i++) {
-		off[i] = off_cpu_root(&c->nodes.v[i]) || off[c->nodes.v[i].parent];
-		if (!counted(frames, off[i]))
+		const struct cct_node *node = &c->nodes.v[i];
+		bool parent_off = off[node->parent] & 1, parent_out = off[node->parent] & 2;
+		bool out_of_view = parent_out || (threads && node->type == FRAME_THREAD &&
+						  !thread_pool_selected(threads, kernel_symbols_name(node->method_id)));
+
+		off[i] = (uint8_t)((off_cpu_root(node) || parent_off) | (out_of_view ? 2 : 0));
+		if (!counted(frames, off[i] & 1) || out_of_view)
 			self[i] = 0;
 	}
 	/* A moved subtree's samples are not its carrier frames' any more. */
@@ -83,6 +98,8 @@ int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 			to[i] = 0;
 		} else if (i && !(frames & VIEW_MIXED) && (node->type == FRAME_KERNEL || node->type == FRAME_C)) {
 			/* kernel and C frames sit above the Java frames */
+			to[i] = to[node->parent];
+		} else if (i && !(frames & VIEW_THREADS) && node->type == FRAME_THREAD) {
 			to[i] = to[node->parent];
 		} else if (i) {
 			int32_t b = bci == VIEW_KEEP_BCI ? node->bci : -1;

@@ -21,6 +21,10 @@ enum cct_view_bci { VIEW_MERGE_BCI, VIEW_KEEP_BCI };
  * coverage is filled in). -1 if out of memory. */
 int cct_view_build(const struct cct *c, enum cct_view_bci bci, unsigned frames,
 		   struct slice_window *window, struct cct *out);
+/* The same, of the threads a selector takes in (thread_pools.h; NULL:
+ * all): the paths below other pools' [thread] nodes are left out. */
+int cct_view_build_threads(const struct cct *c, enum cct_view_bci bci, unsigned frames,
+			   struct slice_window *window, const char *threads, struct cct *out);
 
 /* Totals: total[i] = samples in node i and below (an array of
  * c->nodes.n, calloc'd; NULL if out of memory). */

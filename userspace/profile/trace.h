@@ -19,13 +19,17 @@ enum frame_type {
 	FRAME_C = 6,        /* a native (C/C++) function: method_id is a kernel_symbols.h name id */
 	FRAME_JAVA = 7,     /* a Java method from the JVM's own stack walk (JVMTI): compiled or not is not told */
 	FRAME_CLASS = 8,    /* the class an event concerns (allocated, locked): a kernel_symbols.h name id */
+	/* The thread pool of the samples below it, at the top of each path:
+	 * a kernel_symbols.h name id of its threads' name with every run of
+	 * digits as '*' (thread_pools.h). Views leave it out unless asked. */
+	FRAME_THREAD = 9,
 	FRAME_TYPE_COUNT
 };
 
 /* Frames named by a kernel_symbols.h name id rather than a method id. */
 static inline bool frame_named_by_symbol(uint8_t type)
 {
-	return type == FRAME_KERNEL || type == FRAME_C || type == FRAME_CLASS;
+	return type == FRAME_KERNEL || type == FRAME_C || type == FRAME_CLASS || type == FRAME_THREAD;
 }
 
 enum pseudo_frame {

@@ -25,8 +25,11 @@ enum cct_view_frames {
 	 * lock waits (estimated wait time and waits). */
 	VIEW_ALLOC = 1u << 4,
 	VIEW_LOCK = 1u << 5,
+	/* Each path starts at its thread pool's node ([thread: NAME],
+	 * thread_pools.h); without it the pools' paths are merged. */
+	VIEW_THREADS = 1u << 6,
 };
-#define VIEW_FRAMES_MASK (VIEW_MIXED | VIEW_CARRIER)
+#define VIEW_FRAMES_MASK (VIEW_MIXED | VIEW_CARRIER | VIEW_THREADS)
 #define VIEW_TYPE_MASK (VIEW_OFFCPU | VIEW_WALL | VIEW_ALLOC | VIEW_LOCK)
 #define VIEW_EVENT_MASK (VIEW_ALLOC | VIEW_LOCK)
 
