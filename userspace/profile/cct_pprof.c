@@ -380,15 +380,21 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, c
 	p.sample = calloc(nsamples + 1, sizeof(*p.sample));
 	if (!p.sample)
 		goto cleanup;
-	int64_t pid_key = str_id(&b.str, "pid");
+	int64_t pid_key = str_id(&b.str, "pid"), thread_key = str_id(&b.str, "thread");
 	for (size_t i = 0; i < view->nodes.n; i++) {
 		uint64_t self = view->self.v[i], other = second ? second[i] : 0;
 		size_t depth = 0;
+		int64_t thread = -1;
 
 		if (!self && !other)
 			continue;
-		for (uint32_t k = (uint32_t)i; k; k = view->nodes.v[b.group[k]].parent)
-			stack[depth++] = b.loc_of[k];
+		/* A path's thread pool (VIEW_THREADS) is a label, not a frame. */
+		for (uint32_t k = (uint32_t)i; k; k = view->nodes.v[b.group[k]].parent) {
+			if (view->nodes.v[k].type == FRAME_THREAD)
+				thread = str_id(&b.str, kernel_symbols_name(view->nodes.v[k].method_id));
+			else
+				stack[depth++] = b.loc_of[k];
+		}
 		Sample *s = malloc(sizeof(*s));
 		if (!s)
 			goto cleanup;
@@ -396,8 +402,8 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, c
 		p.sample[p.n_sample++] = s;
 		s->location_id = malloc((depth + 1) * sizeof(*s->location_id));
 		s->value = malloc(2 * sizeof(*s->value));
-		s->label = malloc(sizeof(*s->label));
-		Label *l = malloc(sizeof(*l));
+		s->label = malloc(2 * sizeof(*s->label));
+		Label *l = malloc(2 * sizeof(*l)); /* one block: freed with label[0] */
 		if (!s->location_id || !s->value || !s->label || !l) {
 			free(l);
 			goto cleanup;
@@ -417,6 +423,12 @@ int cct_render_pprof(const struct profile_source *src, const struct cct *view, c
 		l->num = src->pid;
 		s->label[0] = l;
 		s->n_label = 1;
+		if (thread >= 0) {
+			perftools__profiles__label__init(&l[1]);
+			l[1].key = thread_key;
+			l[1].str = thread;
+			s->label[s->n_label++] = &l[1];
+		}
 	}
 
 	/* When: the window's samples, or the first to the last sample. */
