@@ -78,6 +78,29 @@ static void test_hold_and_release(void)
 	CHECK_EQ(p->stats.resolved, 1);
 	CHECK_EQ(p->cct.samples, 1);
 	CHECK(!p->wants_fetch);
+	/* A deep copy is held against its thread's stack base, and read back
+	 * through the queue's view buffer; the queue, once empty, frees that
+	 * buffer (up to 256 KiB a process). */
+	s = leaf_sample(200);
+	s = realloc(s, sizeof(*s) + 16384);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	memset(s->stack + 256, 0, 16384 - 256);
+	s->stack_len = 16384;
+	s->stack_end = SP + 16384;
+	s->regs[JS_REG_IP] = 0x10080010; /* code not reported yet: held */
+	s->tid = 4321;
+	process_take_sample(&t, p, s, s->time_ns);
+	free(s);
+	CHECK_EQ(sample_queue_len(&p->held), 1);
+	const struct test_code late = {.id = 3, .kind = JS_CODE_NMETHOD, .start = 0x10080000, .size = 0x100,
+				       .frame_size = 2, .frame_complete = 0, .method_id = 1};
+	CHECK(tb_apply_code(&p->jvm, &late) == 0);
+	process_retry_held(&t, p, 10000);
+	CHECK_EQ(sample_queue_len(&p->held), 0);
+	CHECK_EQ(p->stats.resolved, 2);
+	CHECK(p->held.view == NULL);
 
 	/* A sample in code the agent never reports: held until the agent's
 	 * clock passes its time plus hold_ns, then counted as a failure. */
@@ -125,7 +148,7 @@ static void test_hold_and_release(void)
 	}
 	CHECK_EQ(sample_queue_len(&p->held), 0);
 	CHECK_EQ(p->stats.failed, 3);
-	CHECK_EQ(p->stats.samples, 4);
+	CHECK_EQ(p->stats.samples, 5);
 	free(s);
 
 	/* Retention: still there before it ends, gone after. */
@@ -133,7 +156,7 @@ static void test_hold_and_release(void)
 	CHECK(process_lookup(&t, 77) == p);
 	CHECK_EQ(process_table_expire(&t, 1000000000ull + 301ull * 1000000000, 300ull * 1000000000), 1);
 	CHECK(process_lookup(&t, 77) == NULL);
-	CHECK_EQ(t.retired.samples, 4);
+	CHECK_EQ(t.retired.samples, 5);
 	process_table_free(&t);
 }
 
