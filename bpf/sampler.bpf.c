@@ -402,6 +402,30 @@ static __always_inline void emit_kernel_stack(struct bpf_perf_event_data *ctx, s
 	s->flags = flags;
 }
 
+/* A thread preempted in user code: the sample of the wait to come,
+ * copied as it leaves its CPU (its stack is readable only then), waits
+ * here, in slot tid % stash_slots, until it is back and the wait's ticks
+ * are known. A slot taken over by another thread meanwhile is counted. */
+#define JS_STASH_BYTES JS_DEFAULT_FRAGMENT_BYTES
+#define JS_STASH_CHUNK_BYTES 4096
+struct stash {
+	__u64 time_ns; /* the record's; 0: free */
+	__u32 tid;
+	__u32 len; /* of rec: the header and the stack */
+	/* A carrier's: its mounted virtual thread's frozen-chunk record, sent
+	 * just before rec (0: none). */
+	__u32 chunk_len;
+	__u32 reserved;
+	__u8 rec[sizeof(struct js_sample) + JS_STASH_BYTES];
+	__u8 chunk[sizeof(struct js_sample) + JS_STASH_CHUNK_BYTES];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* stash_slots, set by the loader */
+	__type(key, __u32);
+	__type(value, struct stash);
+} stash SEC(".maps");
+
 /* A carrier thread (JS_THREAD_CONTINUATIONS): when a virtual thread is
  * mounted on it (JavaThread::_vthread is not the carrier's own Thread),
  * the frames its continuation has not thawed yet lie in the tail stack
@@ -410,7 +434,7 @@ static __always_inline void emit_kernel_stack(struct bpf_perf_event_data *ctx, s
  * at most fragment_bytes. A chunk moves only at a GC safepoint, when the
  * thread is stopped. */
 static __always_inline void emit_frozen_chunk(struct js_sample *s, __u8 *stack, const struct js_thread_info *ti,
-					      const struct js_target *tg, struct js_counters *cnt)
+					      const struct js_target *tg, struct stash *to, struct js_counters *cnt)
 {
 	__u64 jt, h[2] = {}, vt = 0, carrier = 0, cont, tail, frames, end, n, saved_sp = s->regs[JS_REG_SP];
 	__s32 sp = 0, bottom = 0;
@@ -464,30 +488,22 @@ static __always_inline void emit_frozen_chunk(struct js_sample *s, __u8 *stack, 
 	s->regs[JS_REG_SP] = frames;
 	s->anchor_pc = tail;
 	s->anchor_fp = read_oop_field(tg, tail, tg->chunk_parent_off);
-	if (bpf_ringbuf_output(&samples, s, sizeof(struct js_sample) + n, BPF_RB_NO_WAKEUP) == 0 && cnt)
+	if (to) {
+		/* A preempted carrier's: kept with its stashed sample (the heap
+		 * is readable only now, in the carrier's own context). */
+		if (n <= JS_STASH_CHUNK_BYTES &&
+		    bpf_probe_read_kernel(to->chunk, sizeof(struct js_sample) + n, s) == 0)
+			to->chunk_len = sizeof(struct js_sample) + (__u32)n; /* counted when sent */
+		else if (cnt)
+			cnt->chunks_unread++;
+	} else if (bpf_ringbuf_output(&samples, s, sizeof(struct js_sample) + n, BPF_RB_NO_WAKEUP) == 0 && cnt) {
 		cnt->chunks++;
+	}
 	s->flags = flags;
 	s->regs[JS_REG_SP] = saved_sp;
 	s->stack_end = ti->stack_end;
 }
 
-/* A thread preempted in user code: the sample of the wait to come,
- * copied as it leaves its CPU (its stack is readable only then), waits
- * here, in slot tid % stash_slots, until it is back and the wait's ticks
- * are known. A slot taken over by another thread meanwhile is counted. */
-#define JS_STASH_BYTES JS_DEFAULT_FRAGMENT_BYTES
-struct stash {
-	__u64 time_ns; /* the record's; 0: free */
-	__u32 tid;
-	__u32 len; /* of rec: the header and the stack */
-	__u8 rec[sizeof(struct js_sample) + JS_STASH_BYTES];
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1); /* stash_slots, set by the loader */
-	__type(key, __u32);
-	__type(value, struct stash);
-} stash SEC(".maps");
 
 /* Copies the thread's registers, frame anchor and stack into the sample
  * record and writes it (or, to set, keeps it there), with the records that go before it: its kernel
@@ -574,10 +590,10 @@ static __always_inline int emit_sample(struct bpf_perf_event_data *ctx, const st
 		}
 		s->flags = kept;
 	}
-	if (!to && ti && (ti->thread_flags & JS_THREAD_CONTINUATIONS)) {
+	if (ti && (ti->thread_flags & JS_THREAD_CONTINUATIONS)) {
 		__u64 asp = s->anchor_sp, afp = s->anchor_fp, apc = s->anchor_pc;
 
-		emit_frozen_chunk(s, stack, ti, tg, cnt);
+		emit_frozen_chunk(s, stack, ti, tg, to, cnt);
 		s->anchor_sp = asp;
 		s->anchor_fp = afp;
 		s->anchor_pc = apc;
@@ -815,6 +831,7 @@ static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int 
 		if (to->time_ns && to->tid != tid && cnt)
 			cnt->offcpu_stash_taken++;
 		to->time_ns = 0;
+		to->chunk_len = 0;
 		ti = thread_info(prev, tgid, tid, regs.sp, cnt);
 		if (emit_sample(NULL, NULL, to, prev, tg, ti, &regs, JS_SAMPLE_OFFCPU, cnt))
 			st->stashed = 1;
@@ -855,6 +872,8 @@ static __always_inline void offcpu_unstash(struct js_offcpu_thread *st, __u32 ti
 	len = from->len;
 	from->time_ns = 0;
 	if (len > sizeof(from->rec) || bpf_ringbuf_output(&samples, s, sizeof(*s) + sizeof(w), BPF_RB_NO_WAKEUP) != 0 ||
+	    (from->chunk_len && from->chunk_len <= sizeof(from->chunk) &&
+	     bpf_ringbuf_output(&samples, from->chunk, from->chunk_len, BPF_RB_NO_WAKEUP) != 0) ||
 	    bpf_ringbuf_output(&samples, from->rec, len, BPF_RB_NO_WAKEUP) != 0) {
 		if (cnt)
 			cnt->ringbuf_full++;
@@ -865,6 +884,7 @@ static __always_inline void offcpu_unstash(struct js_offcpu_thread *st, __u32 ti
 		cnt->bytes += len - sizeof(*s);
 		cnt->offcpu_samples++;
 		cnt->offcpu_ticks += w.ticks;
+		cnt->chunks += from->chunk_len != 0;
 	}
 }
 

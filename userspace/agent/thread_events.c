@@ -199,6 +199,26 @@ void register_existing_threads(void)
  * that holds this thread's JavaThread*. Measured rather than looked up in
  * the symbol table, which a stripped libjvm does not have. Leaves the
  * layout's fields at -1 if anything is ambiguous. */
+#ifdef __GLIBC__
+struct tls_size_ctx {
+	size_t modid;
+	size_t size; /* 0 until found */
+};
+
+static int find_tls_size(struct dl_phdr_info *info, size_t len, void *arg)
+{
+	struct tls_size_ctx *c = arg;
+
+	(void)len;
+	if (info->dlpi_tls_modid != c->modid)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_TLS)
+			c->size = info->dlpi_phdr[i].p_memsz;
+	return 1;
+}
+#endif
+
 void measure_thread_tls(JNIEnv *jni)
 {
 #ifndef __GLIBC__
@@ -212,8 +232,9 @@ void measure_thread_tls(JNIEnv *jni)
 	void *lib = dlopen("libjvm.so", RTLD_NOW | RTLD_NOLOAD);
 	size_t modid = 0;
 	void *block = NULL;
-	uint64_t jt = current_java_thread(jni), words[64];
+	uint64_t jt = current_java_thread(jni), word;
 	int found = -1, matches = 0;
+	struct tls_size_ctx size = {0};
 
 	if (!lib)
 		return;
@@ -225,11 +246,18 @@ void measure_thread_tls(JNIEnv *jni)
 		return;
 	}
 	dlclose(lib);
-	/* The block is small (tens of bytes); read what is readable of 512. */
-	for (int i = 0; i < 64; i++) {
-		if (safe_read_u64((uint64_t)(uintptr_t)block + 8 * (uint64_t)i, &words[i]) != 0)
+	/* Only libjvm's own block (PT_TLS's size, tens of bytes): past it lie
+	 * other modules' thread-locals, which may hold the same pointer (seen
+	 * on JDK 25, at an offset that moved with the length of the command
+	 * line). At most 512 bytes. */
+	size.modid = modid;
+	dl_iterate_phdr(find_tls_size, &size);
+	if (!size.size || size.size > 512)
+		size.size = 512;
+	for (int i = 0; 8 * (size_t)i + 8 <= size.size; i++) {
+		if (safe_read_u64((uint64_t)(uintptr_t)block + 8 * (uint64_t)i, &word) != 0)
 			break;
-		if (words[i] == jt) {
+		if (word == jt) {
 			found = i;
 			matches++;
 		}
