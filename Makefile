@@ -112,7 +112,7 @@ EXPORT_TESTABLE := userspace/jsamplectl/export_queue.c userspace/jsamplectl/expo
 	userspace/jsamplectl/process_identity.c userspace/jsamplectl/clickhouse_rows.c userspace/jsamplectl/url_safety.c \
 	userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c userspace/jsamplectl/profiles_answer.c \
 	userspace/jsamplectl/fleet_schema.c userspace/jsamplectl/pyroscope_names.c userspace/jsamplectl/pprof_read.c \
-	userspace/profile/json.c userspace/profile/view_names.c userspace/profile/gzip.c \
+	userspace/profile/json.c userspace/profile/view_names.c userspace/profile/thread_pools.c userspace/profile/gzip.c \
 	$(COMMON_SRC) $(B)/gen/profile.pb-c.c
 UNIT_BINS := $(addprefix $(B)/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
 UNIT_ASAN_BINS := $(addprefix $(B)/asan/tests/,$(UNIT_CORE) $(UNIT_SERVICE) $(UNIT_ENGINE) $(UNIT_AGENT) $(UNIT_CTL))
@@ -334,7 +334,7 @@ $(B)/fuzz/fuzz_%: $(call fuzz_obj,tests/fuzz/fuzz_%.c) $(B)/fuzz/libjsdaemon.a $
 	$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ -o $@ $(DAEMON_LIBS) $(NATIVE_LIBS)
 # Targets in jsamplectl's code link its file(s) too.
 $(B)/fuzz/fuzz_pprof_read: $(call fuzz_obj,userspace/jsamplectl/pprof_read.c)
-$(B)/fuzz/fuzz_serve_router: $(call fuzz_obj,userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c userspace/profile/view_names.c)
+$(B)/fuzz/fuzz_serve_router: $(call fuzz_obj,userspace/jsamplectl/serve_routes.c userspace/jsamplectl/time_spec.c userspace/profile/view_names.c userspace/profile/thread_pools.c)
 $(B)/fuzz/fuzz_process_identity: $(call fuzz_obj,userspace/jsamplectl/process_identity.c)
 $(call fuzz_obj,tests/fuzz/fuzz_pprof_read.c userspace/jsamplectl/pprof_read.c): $(B)/gen/profile.pb-c.h
 .PHONY: fuzz

@@ -330,6 +330,17 @@ static void test_serve_routes(void)
 	CHECK_STR(r.request, "cct 7 page");
 	serve_route(&(struct serve_query){.url = "/p/7", .type = "wall\nstats", .now = 1764000000}, &r);
 	CHECK_EQ(r.kind, SERVE_BAD_REQUEST);
+	/* Thread selectors: one word of the line, whatever they hold. */
+	serve_route(&(struct serve_query){.url = "/api/page/7", .type = "wall", .thread = "C2 Compiler*", .now = 1764000000},
+		    &r);
+	CHECK_STR(r.request, "cct 7 page wall thread=C2%20Compiler*");
+	serve_route(&(struct serve_query){.url = "/download/7.collapsed", .thread = "a\nstats%", .now = 1764000000}, &r);
+	CHECK_STR(r.request, "cct 7 collapsed thread=a%0Astats%25");
+	char long_name[200];
+	memset(long_name, 'x', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	serve_route(&(struct serve_query){.url = "/p/7", .thread = long_name, .now = 1764000000}, &r);
+	CHECK_EQ(r.kind, SERVE_BAD_REQUEST);
 }
 
 /* A pprof as jsampled writes it: Thread.run (interpreted) calls a compiled

@@ -40,6 +40,7 @@
 #include "time_spec.h"
 #include "userspace/common/pid_text.h"
 #include "userspace/profile/cct_view.h"
+#include "userspace/profile/thread_pools.h"
 
 static void usage(FILE *f)
 {
@@ -68,26 +69,6 @@ static void usage(FILE *f)
 		"       jsamplectl fleet ... init [--cluster NAME]   (create the ClickHouse schema; NAME: on each server)\n"
 		"       jsamplectl fleet schema [--cluster NAME]     (print it)\n"
 		"TIME: now, an age (90s, 5m, 2h, 1d), seconds since the epoch, or 2026-11-23T18:05[:30][Z]\n");
-}
-
-/* " thread=SELECTOR" for a cct request: bytes that would end a word, and
- * '%', %XX-escaped. -1 if empty or longer than the daemon takes. */
-static int thread_word(const char *selector, char *out, size_t outlen)
-{
-	size_t n = (size_t)snprintf(out, outlen, " thread="), len = strlen(selector);
-
-	if (!len || len > 127)
-		return -1;
-	for (const unsigned char *c = (const unsigned char *)selector; *c; c++) {
-		if (n + 4 >= outlen)
-			return -1;
-		if (*c <= ' ' || *c == '%' || *c >= 0x7f)
-			n += (size_t)snprintf(out + n, outlen - n, "%%%02X", *c);
-		else
-			out[n++] = (char)*c;
-	}
-	out[n] = 0;
-	return 0;
 }
 
 /* The subcommands that take each option (--socket and --help: all). */
@@ -283,7 +264,7 @@ int main(int argc, char **argv)
 			   {'K', "clickhouse_url"}};
 	const char *export_args[8] = {0};
 	const char *config_path = NULL, *service = NULL, *view = NULL, *cluster = NULL, *type = NULL;
-	char threads[3 * 128 + 16] = ""; /* " thread=SELECTOR", %XX-escaped */
+	char threads[THREAD_SELECTOR_WORD_MAX] = "";
 	bool by_thread = false;
 	int export_status = 0;
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
@@ -358,7 +339,7 @@ int main(int argc, char **argv)
 			type = optarg;
 			break;
 		case 'N':
-			if (thread_word(optarg, threads, sizeof(threads)) != 0) {
+			if (thread_selector_word(optarg, threads, sizeof(threads)) != 0) {
 				fprintf(stderr, "jsamplectl: --thread must be a thread name or glob of 1 to 127 bytes\n");
 				return 2;
 			}

@@ -138,18 +138,20 @@ static enum MHD_Result flame_page(struct server *s, struct MHD_Connection *c, co
 	/* Updates come from the same window, by the same query string
 	 * (relative times move on with the clock). */
 	int n = snprintf(live_url, sizeof(live_url), "/api/page/%s", pid);
-	const char *keys[] = {"since", "from", "until", "type"};
-	for (size_t k = 0; k < 4 && n > 0 && (size_t)n < sizeof(live_url); k++) {
+	const char *keys[] = {"since", "from", "until", "type", "thread"};
+	for (size_t k = 0; k < 5 && n > 0 && (size_t)n < sizeof(live_url); k++) {
 		q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, keys[k]);
-		if (q && *q)
-			n += snprintf(live_url + n, sizeof(live_url) - (size_t)n, "%c%s=%s", strchr(live_url, '?') ? '&' : '?',
-				      keys[k], q);
+		if (!q || !*q)
+			continue;
+		n += snprintf(live_url + n, sizeof(live_url) - (size_t)n, "%c%s=", strchr(live_url, '?') ? '&' : '?', keys[k]);
+		/* The value %XX-escaped but for letters, digits and "-_.:": only
+		 * characters harmless in a JSON string and a URL remain. */
+		for (const unsigned char *v = (const unsigned char *)q; *v && n > 0 && (size_t)n + 4 < sizeof(live_url); v++)
+			n += ((*v >= '0' && *v <= '9') || (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+			      strchr("-_.:", *v))
+				     ? snprintf(live_url + n, sizeof(live_url) - (size_t)n, "%c", *v)
+				     : snprintf(live_url + n, sizeof(live_url) - (size_t)n, "%%%02X", *v);
 	}
-	/* Only characters that are harmless in a JSON string and a URL. */
-	for (char *p = live_url; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      strchr("/?&=:.-_+", *p)))
-			*p = '_';
 	page = make_page(data, len, live_url, &page_len);
 	free(data);
 	if (!page)
@@ -203,6 +205,7 @@ static enum MHD_Result route(struct server *s, struct MHD_Connection *c, const c
 		.base = arg(c, "base"),
 		.target = arg(c, "target"),
 		.type = arg(c, "type"),
+		.thread = arg(c, "thread"),
 		.now = time(NULL),
 	};
 	struct serve_route r;

@@ -77,6 +77,12 @@ void serve_route(const struct serve_query *q, struct serve_route *r)
 		if (t)
 			snprintf(r->ptype, sizeof(r->ptype), " %s", cct_profile_type_name((unsigned)t));
 	}
+	/* The selector escaped into one word of the request line. */
+	if (q->thread && *q->thread && thread_selector_word(q->thread, r->pthread, sizeof(r->pthread)) != 0) {
+		r->kind = SERVE_BAD_REQUEST;
+		r->error = "thread must be a thread name or glob of at most 127 bytes";
+		return;
+	}
 	if (strcmp(url, "/") == 0) {
 		r->kind = SERVE_INDEX;
 	} else if (strcmp(url, "/api/list") == 0) {
@@ -86,10 +92,11 @@ void serve_route(const struct serve_query *q, struct serve_route *r)
 	} else if (strncmp(url, "/p/", 3) == 0 && pid_from_text_n(url + 3, strlen(url + 3))) {
 		r->kind = SERVE_FLAME_PAGE;
 		snprintf(r->pid, sizeof(r->pid), "%s", url + 3);
-		snprintf(r->request, sizeof(r->request), "cct %s page%s%s", r->pid, r->window, r->ptype);
+		snprintf(r->request, sizeof(r->request), "cct %s page%s%s%s", r->pid, r->window, r->ptype, r->pthread);
 	} else if (strncmp(url, "/api/page/", 10) == 0 && pid_from_text_n(url + 10, strlen(url + 10))) {
 		r->kind = SERVE_PROXY;
-		snprintf(r->request, sizeof(r->request), "cct %s page%s%s", url + 10, r->window, r->ptype);
+		snprintf(r->request, sizeof(r->request), "cct %s page%s%s%s", url + 10, r->window, r->ptype,
+			 r->pthread);
 		r->type = "application/json";
 	} else if (strcmp(url, "/diff") == 0 || strcmp(url, "/api/diff") == 0) {
 		bool text = url[1] == 'a';
@@ -111,8 +118,8 @@ void serve_route(const struct serve_query *q, struct serve_route *r)
 			if (strcmp(dot, downloads[k].ext) != 0)
 				continue;
 			r->kind = SERVE_PROXY;
-			snprintf(r->request, sizeof(r->request), "cct %.*s %s%s%s", (int)n, pid, downloads[k].format,
-				 r->window, r->ptype);
+			snprintf(r->request, sizeof(r->request), "cct %.*s %s%s%s%s", (int)n, pid, downloads[k].format,
+				 r->window, r->ptype, r->pthread);
 			snprintf(r->filename, sizeof(r->filename), "jsampled-%.*s%s", (int)n, pid, downloads[k].ext);
 			r->type = downloads[k].type;
 			break;

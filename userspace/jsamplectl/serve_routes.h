@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "userspace/profile/thread_pools.h"
+
 /* The request's URL path and the query arguments that matter (NULL:
  * absent). */
 struct serve_query {
@@ -17,6 +19,7 @@ struct serve_query {
 	const char *since, *from, *until; /* the time window */
 	const char *base, *target;        /* a diff's sides: PID[@FROM..UNTIL] */
 	const char *type;                 /* the profile type: cpu, offcpu, wall */
+	const char *thread;               /* the thread pools shown (thread_pools.h) */
 	time_t now;
 };
 
@@ -30,12 +33,13 @@ enum serve_route_kind {
 
 struct serve_route {
 	enum serve_route_kind kind;
-	char request[400];
+	char request[720];
 	const char *type;
 	char filename[64];
 	char pid[16];
 	char window[96]; /* " FROM..UNTIL" or "" */
 	char ptype[16];  /* the profile type: " offcpu", " wall" or "" (cpu) */
+	char pthread[THREAD_SELECTOR_WORD_MAX]; /* " thread=SELECTOR" or "" */
 	const char *error;
 };
 

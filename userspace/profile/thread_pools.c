@@ -2,6 +2,7 @@
 #include "thread_pools.h"
 
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 
 void thread_pool_name(const char *name, char *out, size_t outlen)
@@ -28,4 +29,23 @@ bool thread_pool_selected(const char *selector, const char *pool)
 		return true;
 	thread_pool_name(selector, own, sizeof(own));
 	return strcmp(own, pool) == 0;
+}
+
+int thread_selector_word(const char *selector, char *out, size_t outlen)
+{
+	size_t len = strlen(selector), n;
+
+	if (!len || len > 127 || outlen < sizeof(" thread="))
+		return -1;
+	n = (size_t)snprintf(out, outlen, " thread=");
+	for (const unsigned char *c = (const unsigned char *)selector; *c; c++) {
+		if (n + 4 >= outlen)
+			return -1;
+		if (*c <= ' ' || *c == '%' || *c >= 0x7f)
+			n += (size_t)snprintf(out + n, outlen - n, "%%%02X", *c);
+		else
+			out[n++] = (char)*c;
+	}
+	out[n] = 0;
+	return 0;
 }

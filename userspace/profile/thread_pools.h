@@ -20,4 +20,10 @@ void thread_pool_name(const char *name, char *out, size_t outlen);
  * the glob matches the pool's name, or the selector's own pool is pool. */
 bool thread_pool_selected(const char *selector, const char *pool);
 
+/* A selector as a query word of jsampled's socket, " thread=SELECTOR":
+ * bytes that would end a word, and '%', written %XX. -1 if it is empty or
+ * longer than the daemon takes (127 bytes). */
+#define THREAD_SELECTOR_WORD_MAX (3 * 127 + 16)
+int thread_selector_word(const char *selector, char *out, size_t outlen);
+
 #endif
