@@ -324,6 +324,20 @@ def check_live(ctl_path, sock, pid, tmp, shots):
             check(t1 > 0 and t2 > t1, "the live flame graph grows between refreshes",
                   "%d then %d samples (%s)" % (t1, t2 or 0, upd))
             wd.screenshot(os.path.join(shots, "live-flamegraph.png"))
+            # One thread pool (a worker's name selects its pool), through
+            # the live updates; a selector of no thread stays empty.
+            wd.get(base + "/p/%d?thread=worker-1" % pid)
+            w1 = wait_for(total, timeout=15)
+            w2 = wait_for(lambda: total() > w1 and total(), timeout=20)
+            check(w1 > 0 and w2 > w1 and wd.execute("return document.getElementById('thread').value;") == "worker-1",
+                  "a thread pool's live flame graph grows (?thread=worker-1, shown in its box)",
+                  "%d then %d samples" % (w1, w2 or 0))
+            wd.get(base + "/p/%d?thread=nobody%%2A" % pid)
+            u1 = wait_for(lambda: wd.text_of("#updated"), timeout=15)
+            u2 = wait_for(lambda: (wd.text_of("#updated") or "") not in ("", u1) and wd.text_of("#updated"),
+                          timeout=20)
+            check(bool(u2) and total() == 0, "a selector of no thread stays empty through the live updates",
+                  "%d samples, %s then %s" % (total(), u1, u2))
     finally:
         serve.terminate()
         serve.wait(timeout=10)
