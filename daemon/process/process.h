@@ -49,6 +49,15 @@ struct process_limits {
 	size_t slice_max_bytes; /* the time slices of one CCT (0: the default) */
 };
 
+/* The thread pool frame of a thread's last sample, kept while the
+ * thread's name is the one it came from (slot tid % PROCESS_POOL_SLOTS):
+ * a sample then costs no name folding and interning. */
+#define PROCESS_POOL_SLOTS 16
+struct thread_pool_slot {
+	uint32_t tid, id; /* id 0: empty */
+	char from[48];    /* the agent's name for the thread, or its comm */
+};
+
 struct process {
 	pid_t pid;
 	uid_t uid;
@@ -88,6 +97,7 @@ struct process {
 	struct u64_map carriers;         /* host tid -> 1: told the BPF program to copy them */
 	struct enter_special enter_special; /* learned by the decoder (decode_ctx) */
 	struct name_refs names;          /* the native frames' names its tree holds (kernel_symbols.h) */
+	struct thread_pool_slot pool_slots[PROCESS_POOL_SLOTS];
 	size_t native_bytes;             /* samples waiting for their native frames (native_live.h) */
 	/* --native-stacks: the hook's per-process state, freed with it. */
 	void *native_state;

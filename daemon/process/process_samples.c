@@ -172,12 +172,24 @@ static void mark_thread(struct process *p, const struct js_sample *s, struct tra
 	char comm[sizeof(s->comm) + 1], pool[THREAD_POOL_NAME_MAX];
 	uint32_t at = tr->n && tr->frames[0].type == FRAME_PSEUDO && tr->frames[0].method_id == PSEUDO_OFFCPU;
 	uint32_t id;
+	const char *from;
+	struct thread_pool_slot *slot = &p->pool_slots[s->tid % PROCESS_POOL_SLOTS];
 
+	_Static_assert(sizeof(slot->from) >= sizeof(t->name) && sizeof(slot->from) > sizeof(s->comm),
+		       "a pool slot holds the names it is made from");
 	memcpy(comm, s->comm, sizeof(s->comm));
 	comm[sizeof(s->comm)] = 0;
-	thread_pool_name(t && t->name[0] ? t->name : comm, pool, sizeof(pool));
-	if (!pool[0] || !(id = kernel_symbols_intern_for(&p->names, pool)))
-		return;
+	from = t && t->name[0] ? t->name : comm;
+	if (slot->id && slot->tid == s->tid && strncmp(slot->from, from, sizeof(slot->from)) == 0) {
+		id = slot->id;
+	} else {
+		thread_pool_name(from, pool, sizeof(pool));
+		if (!pool[0] || !(id = kernel_symbols_intern_for(&p->names, pool)))
+			return;
+		slot->tid = s->tid;
+		slot->id = id;
+		snprintf(slot->from, sizeof(slot->from), "%s", from);
+	}
 	if (tr->n == TRACE_MAX_FRAMES)
 		tr->n--;
 	memmove(&tr->frames[at + 1], &tr->frames[at], (tr->n - at) * sizeof(tr->frames[0]));
