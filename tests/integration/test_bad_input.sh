@@ -17,7 +17,7 @@ out=$(ctl cct 999999 2>&1) && fail "cct of an unknown pid succeeded"
 ctl stats 999999 >/dev/null 2>&1 && fail "stats of an unknown pid succeeded"
 
 # Malformed requests on the query socket.
-ans=$($RAW query "$TMP/q.sock" "b'cct 1 2 3 4 5 6 7\n'")
+ans=$($RAW query "$TMP/q.sock" "b'cct 1 2 3 4 5 6 7 8 9\n'")
 [[ "$ans" == "ERROR too many arguments"* ]] || fail "too many arguments: $ans"
 ans=$($RAW query "$TMP/q.sock" "b'\x00\x01\x02\n'")
 [[ "$ans" == ERROR* ]] || fail "binary request: $ans"
