@@ -271,6 +271,12 @@ void sampled_events_flush(struct agent_store *s)
 		reported_drops = drops;
 		pending_count = 0;
 		wbuf_reset(&pending);
+		/* A burst's buffer (up to its 4 MiB cap) is not kept for later:
+		 * the JVM's memory is the user's. */
+		if (pending.cap > 64 * 1024) {
+			wbuf_free(&pending);
+			wbuf_init(&pending);
+		}
 	}
 	pthread_mutex_unlock(&lock);
 	if (!w.oom) {
