@@ -650,9 +650,19 @@ int query_dispatch(struct daemon *d, const struct viewer *v, const char *line, s
 			return QUERY_ANSWERED;
 		}
 		return render_or_defer(d, &r, out, defer);
-	} else if (strcmp(args[0], "diff") == 0 && (n == 3 || n == 4)) {
-		struct render_request r = {.diff = true, .format = CCT_FORMAT_HTML};
+	} else if (strcmp(args[0], "diff") == 0 && n >= 3) {
+		struct render_request r = {.diff = true, .format = CCT_FORMAT_HTML, .view = -1};
 
+		/* Last words naming a view, a profile type, threads, as for cct. */
+		if ((n = take_view_words(args, n, 3, &r)) < 0) {
+			error_line(out, "thread= must be a thread name or glob of at most 127 bytes, %XX-escaped");
+			return QUERY_ANSWERED;
+		}
+		if (n > 4) {
+			error_line(out, "usage: diff <pid>[@<window>] <pid>[@<window>] [html|text|page] [<view>] [<type>] "
+					"[thread=<name or glob>]");
+			return QUERY_ANSWERED;
+		}
 		if (n == 4) {
 			r.format = cct_format_parse(args[3]);
 			if (r.format != CCT_FORMAT_HTML && r.format != CCT_FORMAT_TEXT && r.format != CCT_FORMAT_PAGE) {

@@ -60,13 +60,17 @@ threads() {
 	got=$(sum_of '^\[thread:_siteSleep\];' "$TMP/$name.threads")
 	want=$(sum_of . "$TMP/$name.sleep")
 	[ "$got" = "$want" ] || fail "$name: --threads gives [thread: siteSleep] $got samples, --thread siteSleep $want"
+	ctl diff --base "$pid" --target "$pid" --format text --type wall --thread siteSleep >"$TMP/$name.diff" 2>"$TMP/ctl.err" ||
+		fail "diff --thread siteSleep failed: $(cat "$TMP/ctl.err")"
+	got=$(sed -n 's/^base: .*(\([0-9]*\) samples)$/\1/p' "$TMP/$name.diff")
+	[ "$got" = "$want" ] || fail "$name: diff --thread siteSleep compares $got samples, --thread siteSleep has $want"
 	ctl cct "$pid" --format pprof --type wall --threads -o "$TMP/$name.threads.pb.gz" 2>"$TMP/ctl.err" ||
 		fail "cct --threads --format pprof failed: $(cat "$TMP/ctl.err")"
 	HOME=$TMP GOCACHE=$TMP/gocache go tool pprof -tags "$TMP/$name.threads.pb.gz" >"$TMP/$name.tags" 2>"$TMP/pprof.err" ||
 		fail "go tool pprof -tags: $(cat "$TMP/pprof.err")"
 	awk '/^ *thread: Total/ { on = 1; next } /^ *[a-z]+: Total/ { on = 0 } on && / siteSleep$/ { found = 1 } END { exit !found }' \
 		"$TMP/$name.tags" || fail "$name: pprof --threads has no thread label siteSleep: $(head -c 400 "$TMP/$name.tags")"
-	note "$name: --thread siteSleep: $want samples, no other site's; 'site[ST]*': three sites; --threads: every path under its pool, pprof's thread label"
+	note "$name: --thread siteSleep: $want samples, no other site's; 'site[ST]*': three sites; --threads: every path under its pool, pprof's thread label; diff of the pool"
 }
 
 # truth NAME JAVA

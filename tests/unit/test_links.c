@@ -122,6 +122,12 @@ static void test_queries(void)
 	CHECK(strncmp(a, "ERROR thread=", 13) == 0);
 	a = answer(1000, "cct 4242 collapsed wall threads thread=C2%20Compiler*");
 	CHECK(strncmp(a, "OK\n", 3) == 0);
+	a = answer(1000, "diff 4242 4242 text wall thread=main");
+	CHECK(strncmp(a, "OK\n", 3) == 0);
+	a = answer(1000, "diff 4242 4242 text thread=%zz");
+	CHECK(strncmp(a, "ERROR thread=", 13) == 0);
+	a = answer(1000, "diff 4242 4242 text 4242 wall");
+	CHECK(strncmp(a, "ERROR usage: diff", 17) == 0);
 	a = answer(1000, "stats 4242 json");
 	CHECK(strncmp(a, "OK\n{\"pid\":4242", 14) == 0 && strstr(a, "\"resolved\":3"));
 	a = answer(1000, "stats");

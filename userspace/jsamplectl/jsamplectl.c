@@ -50,7 +50,7 @@ static void usage(FILE *f)
 		"                  [--since AGE | --from TIME --until TIME] [--view java|mixed|carrier]\n"
 		"                  [--type cpu|offcpu|wall|alloc|lock] [--thread NAME|GLOB] [--threads] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] diff --base PID[@FROM..UNTIL] --target PID[@FROM..UNTIL]\n"
-		"                  [--format html|text] [-o FILE]\n"
+		"                  [--format html|text] [--type T] [--thread NAME|GLOB] [-o FILE]\n"
 		"       jsamplectl [--socket PATH] stats [PID] [--json]\n"
 		"       jsamplectl [--socket PATH] sampling on|off   (root: pause or resume all sampling)\n"
 		"       jsamplectl [--socket PATH] offcpu on|off     (root: off-CPU sampling of a jsampled --offcpu on)\n"
@@ -98,8 +98,8 @@ static const struct option_scope {
 	{.opt = 'V', .name = "service", .commands = " fleet "},
 	{.opt = 'Q', .name = "cluster", .commands = " fleet "},
 	{.opt = 'W', .name = "view", .commands = " cct "},
-	{.opt = 'Y', .name = "type", .commands = " cct fleet "},
-	{.opt = 'N', .name = "thread", .commands = " cct "},
+	{.opt = 'Y', .name = "type", .commands = " cct diff fleet "},
+	{.opt = 'N', .name = "thread", .commands = " cct diff "},
 	{.opt = 'G', .name = "threads", .commands = " cct "},
 };
 
@@ -398,7 +398,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "jsamplectl: diff needs --base and --target, each PID or PID@FROM..UNTIL\n");
 			return 2;
 		}
-		snprintf(request, sizeof(request), "diff %s %s %s", b, t, format ? format : "html");
+		snprintf(request, sizeof(request), "diff %s %s %s%s%s%s", b, t, format ? format : "html", type ? " " : "",
+			 type ? type : "", threads);
 	} else if (argc >= 1 && argc <= 2 && strcmp(argv[0], "stats") == 0 && (argc == 1 || pid_from_text(argv[1]))) {
 		snprintf(request, sizeof(request), "stats%s%s%s", argc == 2 ? " " : "", argc == 2 ? argv[1] : "",
 			 json ? " json" : "");

@@ -290,9 +290,9 @@ int cct_diff_stream(const struct profile_source *base, const struct profile_sour
 	if (named_tree_init(&t) != 0)
 		goto cleanup;
 	views = true;
-	if (cct_view_build(base->cct, VIEW_MERGE_BCI, base->view, base->window, &bview) != 0 ||
-	    cct_view_build(target->cct, VIEW_MERGE_BCI, target->view, target->window,
-			   &tview) != 0 ||
+	if (cct_view_build_threads(base->cct, VIEW_MERGE_BCI, base->view, base->window, base->threads, &bview) != 0 ||
+	    cct_view_build_threads(target->cct, VIEW_MERGE_BCI, target->view, target->window, target->threads,
+				   &tview) != 0 ||
 	    named_tree_add_view(&t, &tview, target->methods, false) != 0 ||
 	    named_tree_add_view(&t, &bview, base->methods, true) != 0)
 		goto cleanup;
