@@ -300,7 +300,7 @@ check-unit: $(UNIT_BINS) $(B)/jsreplay $(B)/jsampled $(B)/libjsagent.so $(B)/lib
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@echo "== decoder fixtures, one per rule (tests/fixtures)"; JSREPLAY=$(B)/jsreplay tests/fixtures/check-fixtures.sh
 	@echo "== decoder regression corpus (tests/corpus)"; JSREPLAY=$(B)/jsreplay tests/corpus/check-corpus.sh
-	@echo "== docs/configuration.md against jsampled --help"; JSAMPLED=$(B)/jsampled tests/unit/check-help-doc.sh
+	@echo "== docs/configuration.md against jsampled and jsamplectl --help"; JSAMPLED=$(B)/jsampled JSAMPLECTL=$(B)/jsamplectl tests/unit/check-help-doc.sh
 	@echo "== source layout rules"; tests/unit/check-layout.sh
 	@echo "== the agent's libc baseline (glibc 2.17, musl)"; tests/unit/check-agent-abi.sh $(B)
 
