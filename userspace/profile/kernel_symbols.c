@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "kernel_symbols.h"
 
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +43,14 @@ static struct {
 	size_t chunk_bytes;
 	uint32_t kernel_id; /* "[kernel]", once interned */
 
-	/* Address table: sorted, unique addresses; ids[i] names addrs[i]. */
+	/* Address table: sorted, unique addresses; addrs[i]'s name is at
+	 * blob + name_at[i] (NUL-terminated), interned only when a lookup
+	 * first meets it: of 120k kernel symbols a profile names a few
+	 * hundred, and an interned name costs five times its bytes. */
 	uint64_t *addrs;
-	uint32_t *ids;
+	uint32_t *name_at;
+	char *blob;
+	size_t blob_len, blob_cap;
 	size_t nsyms;
 
 	/* Recent lookups, by address: a kernel stack's return addresses are
@@ -307,24 +313,32 @@ uint32_t kernel_symbols_lookup(uint64_t addr)
 		else
 			hi = mid;
 	}
-	*h = (struct kernel_hit){.addr = addr, .id = ks.ids[lo]};
-	return ks.ids[lo];
+	const char *name = ks.blob + ks.name_at[lo];
+	uint32_t id = intern_n(name, strlen(name), true);
+
+	if (!id)
+		return kernel_id(); /* out of memory: not cached */
+	*h = (struct kernel_hit){.addr = addr, .id = id};
+	return id;
 }
 
 size_t kernel_symbols_bytes(void)
 {
 	return ks.chunk_bytes + ks.owned_bytes + (size_t)ks.free_cap * sizeof(*ks.free_ids) +
 	       (size_t)ks.names_cap * (sizeof(*ks.names) + sizeof(*ks.hashes) + sizeof(*ks.refs)) +
-	       ks.nbuckets * sizeof(*ks.buckets) + ks.nsyms * (sizeof(*ks.addrs) + sizeof(*ks.ids));
+	       ks.nbuckets * sizeof(*ks.buckets) + ks.nsyms * (sizeof(*ks.addrs) + sizeof(*ks.name_at)) + ks.blob_cap;
 }
 
 static void free_table(void)
 {
 	memset(ks.hits, 0, sizeof(ks.hits));
 	free(ks.addrs);
-	free(ks.ids);
+	free(ks.name_at);
+	free(ks.blob);
 	ks.addrs = NULL;
-	ks.ids = NULL;
+	ks.name_at = NULL;
+	ks.blob = NULL;
+	ks.blob_len = ks.blob_cap = 0;
 	ks.nsyms = 0;
 }
 
@@ -353,9 +367,33 @@ void kernel_symbols_free(void)
 
 struct raw_sym {
 	uint64_t addr;
-	uint32_t id;
-	uint32_t order; /* type rank << 30 | line number: the tie-break */
+	uint32_t name_at; /* in ks.blob */
+	uint32_t order;   /* type rank << 30 | line number: the tie-break */
 };
+
+/* Appends a name to the blob; its offset, or UINT32_MAX without memory. */
+static uint32_t blob_add(const char *s, size_t n)
+{
+	uint32_t at = (uint32_t)ks.blob_len;
+
+	if (ks.blob_len + n + 1 > UINT32_MAX)
+		return UINT32_MAX;
+	if (ks.blob_len + n + 1 > ks.blob_cap) {
+		size_t cap = ks.blob_cap ? ks.blob_cap * 2 : 1u << 20;
+		char *b;
+
+		while (cap < ks.blob_len + n + 1)
+			cap *= 2;
+		if (!(b = realloc(ks.blob, cap)))
+			return UINT32_MAX;
+		ks.blob = b;
+		ks.blob_cap = cap;
+	}
+	memcpy(ks.blob + ks.blob_len, s, n);
+	ks.blob[ks.blob_len + n] = 0;
+	ks.blob_len += n + 1;
+	return at;
+}
 
 static int cmp_raw(const void *a, const void *b)
 {
@@ -481,13 +519,13 @@ int kernel_symbols_load(const char *path)
 			raw = r;
 			raw_cap = cap;
 		}
-		uint32_t id = intern_n(name, base_name_len(name, name_len), true);
-		if (!id) {
+		uint32_t at = blob_add(name, base_name_len(name, name_len));
+		if (at == UINT32_MAX) {
 			ok = 0;
 			break;
 		}
 		raw[nraw].addr = addr;
-		raw[nraw].id = id;
+		raw[nraw].name_at = at;
 		raw[nraw].order = (uint32_t)rank << 30 | lineno;
 		nraw++;
 	}
@@ -497,6 +535,7 @@ int kernel_symbols_load(const char *path)
 	fclose(f);
 	if (!ok || !nraw) {
 		free(raw);
+		free_table();
 		return -1;
 	}
 
@@ -506,8 +545,8 @@ int kernel_symbols_load(const char *path)
 		if (raw[i].addr != raw[i - 1].addr)
 			n++;
 	ks.addrs = malloc(n * sizeof(*ks.addrs));
-	ks.ids = malloc(n * sizeof(*ks.ids));
-	if (!ks.addrs || !ks.ids) {
+	ks.name_at = malloc(n * sizeof(*ks.name_at));
+	if (!ks.addrs || !ks.name_at) {
 		free(raw);
 		free_table();
 		return -1;
@@ -516,10 +555,18 @@ int kernel_symbols_load(const char *path)
 		if (i && raw[i].addr == raw[i - 1].addr)
 			continue; /* the first after sorting wins */
 		ks.addrs[j] = raw[i].addr;
-		ks.ids[j] = raw[i].id;
+		ks.name_at[j] = raw[i].name_at;
 		j++;
 	}
 	ks.nsyms = n;
 	free(raw);
+	/* The blob at its size (names of symbols dropped as duplicates stay). */
+	char *fit = realloc(ks.blob, ks.blob_len);
+	if (fit) {
+		ks.blob = fit;
+		ks.blob_cap = ks.blob_len;
+	}
+	/* The load's scratch (a few MiB) back to the system. */
+	malloc_trim(0);
 	return 0;
 }
