@@ -296,7 +296,7 @@ java: $(B)/java/.stamp
 asan: $(B)/asan/jsampled $(B)/asan/jsampled-unwind
 
 .PHONY: check-unit
-check-unit: $(UNIT_BINS) $(B)/jsreplay $(B)/jsampled $(B)/libjsagent.so $(B)/libjsagent-musl.so
+check-unit: $(UNIT_BINS) $(B)/jsreplay $(B)/jsampled $(B)/jsamplectl $(B)/libjsagent.so $(B)/libjsagent-musl.so
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@echo "== decoder fixtures, one per rule (tests/fixtures)"; JSREPLAY=$(B)/jsreplay tests/fixtures/check-fixtures.sh
 	@echo "== decoder regression corpus (tests/corpus)"; JSREPLAY=$(B)/jsreplay tests/corpus/check-corpus.sh
