@@ -9,23 +9,19 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DOC=$ROOT/docs/configuration.md
 JSAMPLED=${JSAMPLED:-$ROOT/build/jsampled}
 JSAMPLECTL=${JSAMPLECTL:-$ROOT/build/jsamplectl}
-shown=$(awk '/<!-- jsampled --help: begin -->/ { on = 1; next } /<!-- jsampled --help: end -->/ { on = 0 }
-	on && !/^```/' "$DOC")
-actual=$("$JSAMPLED" --help)
-[ -n "$shown" ] || { echo "FAIL: $DOC has no jsampled --help block between its markers" >&2; exit 1; }
-if [ "$shown" != "$actual" ]; then
-	echo "FAIL: $DOC differs from jsampled --help (paste the new text between the markers):" >&2
-	diff <(echo "$shown") <(echo "$actual") >&2 || true
-	exit 1
-fi
-echo "docs/configuration.md shows jsampled --help as it is ($(echo "$actual" | wc -l) lines)"
-shown=$(awk '/<!-- jsamplectl --help: begin -->/ { on = 1; next } /<!-- jsamplectl --help: end -->/ { on = 0 }
-	on && !/^```/ && !/^\$ jsamplectl --help$/' "$DOC")
-actual=$("$JSAMPLECTL" --help 2>&1 || true)
-[ -n "$shown" ] || { echo "FAIL: $DOC has no jsamplectl --help block between its markers" >&2; exit 1; }
-if [ "$shown" != "$actual" ]; then
-	echo "FAIL: $DOC differs from jsamplectl --help (paste the new text between the markers):" >&2
-	diff <(echo "$shown") <(echo "$actual") >&2 || true
-	exit 1
-fi
-echo "docs/configuration.md shows jsamplectl --help as it is ($(echo "$actual" | wc -l) lines)"
+# check NAME BINARY: the block between NAME's markers is BINARY --help.
+check() {
+	local name=$1 shown actual
+	shown=$(awk -v b="<!-- $name --help: begin -->" -v e="<!-- $name --help: end -->" -v cmd="\$ $name --help" '
+		$0 == b { on = 1; next } $0 == e { on = 0 } on && !/^```/ && $0 != cmd' "$DOC")
+	actual=$("$2" --help 2>&1 || true)
+	[ -n "$shown" ] || { echo "FAIL: $DOC has no $name --help block between its markers" >&2; exit 1; }
+	if [ "$shown" != "$actual" ]; then
+		echo "FAIL: $DOC differs from $name --help (paste the new text between the markers):" >&2
+		diff <(echo "$shown") <(echo "$actual") >&2 || true
+		exit 1
+	fi
+	echo "docs/configuration.md shows $name --help as it is ($(echo "$actual" | wc -l) lines)"
+}
+check jsampled "$JSAMPLED"
+check jsamplectl "$JSAMPLECTL"
