@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS jsampled.stacks_local
     frames     Array(String),  -- frame names, root (outermost) first
     kinds      Array(String)   -- same length as frames: interpreted,
                                -- compiled, inlined, native, pseudo, ...
+                               -- thread: the root, the thread pool
 )
 ENGINE = ReplacingMergeTree()
 PARTITION BY date              -- one partition a day: retention drops days

@@ -38,9 +38,34 @@ def pprof_samples(data, tmp):
     return pprof_read(data, tmp)[0]
 
 
+def sample_threads(raw):
+    """Samples per value of their thread label in go tool pprof -raw's
+    listing (a label line follows its sample's line); "" for samples
+    without one."""
+    threads, last = {}, None
+    for line in raw.splitlines():
+        sm = re.match(r"^\s+(\d+)\s+\d+:\s+[\d ]+$", line)
+        if sm:
+            if last is not None:
+                threads[""] = threads.get("", 0) + last
+            last = int(sm.group(1))
+            continue
+        lm = re.search(r"\bthread:\[([^\]]*)\]", line)
+        if lm and last is not None:
+            threads[lm.group(1)] = threads.get(lm.group(1), 0) + last
+            last = None
+        elif not line.startswith(" ") and last is not None:
+            threads[""] = threads.get("", 0) + last
+            last = None
+    if last is not None:
+        threads[""] = threads.get("", 0) + last
+    return threads
+
+
 def pprof_read(data, tmp):
-    """(sample count, the profile type) of a (gzipped) pprof, as go tool
-    pprof reads it: cpu, offcpu or wall (samples/count TYPE/nanoseconds),
+    """(sample count, the profile type, samples per thread label) of a
+    (gzipped) pprof, as go tool pprof reads it: cpu, offcpu or wall
+    (samples/count TYPE/nanoseconds),
     alloc (alloc_in_new_tlab_objects/count alloc_in_new_tlab_bytes/bytes,
     period space/bytes) or lock (contentions/count delay/nanoseconds,
     period mutex/count): Pyroscope's names of Java's types."""
@@ -58,7 +83,7 @@ def pprof_read(data, tmp):
         raise ValueError("no samples in the profile")
     kind = re.search(r"^samples/count (\w+)/nanoseconds", raw.stdout, re.M)
     if kind:
-        return sum(int(a) for a, _ in lines), kind.group(1)
+        return sum(int(a) for a, _ in lines), kind.group(1), sample_threads(raw.stdout)
     # Java's allocation and lock profiles, as Pyroscope names them
     # (memory:alloc_in_new_tlab_bytes:bytes:space:bytes,
     # mutex:delay:nanoseconds:mutex:count)
@@ -67,7 +92,7 @@ def pprof_read(data, tmp):
         if re.search(r"^" + types + r"(\[dflt\])?$", raw.stdout, re.M):
             if not re.search(r"^PeriodType: " + period + "$", raw.stdout, re.M):
                 raise ValueError("a %s profile whose period type is not %s" % (name, period))
-            return sum(int(a) for a, _ in lines), name
+            return sum(int(a) for a, _ in lines), name, sample_threads(raw.stdout)
     raise ValueError("sample types of no profile type (samples/count TYPE/nanoseconds, alloc_*, contentions delay)")
 
 
@@ -155,7 +180,7 @@ class Receiver(http.server.BaseHTTPRequestHandler):
             return self.refuse(400, "no multipart part named profile (parts: %s)" % sorted(parts))
         data = parts["profile"].get_payload(decode=True)
         try:
-            samples, kind = pprof_read(data, a.tmp)
+            samples, kind, threads = pprof_read(data, a.tmp)
         except Exception as e:  # a profile that does not decode breaks the contract
             return self.refuse(400, "profile: %s" % e)
         # The profile type: the name's suffix (APP.wall), the same as the
@@ -164,7 +189,7 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         if (suffix if suffix in ("wall", "offcpu", "alloc", "lock") else "cpu") != kind:
             return self.refuse(400, "name %s with a %s profile" % (m.group(1), kind))
         self.record({"app": m.group(1), "labels": labels, "from": frm, "until": until, "sampleRate": rate,
-                     "samples": samples, "type": kind, "bytes": len(data)})
+                     "samples": samples, "type": kind, "threads": threads, "bytes": len(data)})
         self.send_response(200)
         self.end_headers()
 

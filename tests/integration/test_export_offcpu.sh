@@ -13,7 +13,10 @@
 #  - the store's rows carry their type ('' for CPU, 'wall'), and
 #    `fleet cct --type wall` and `--type cpu` read each type's samples back
 #    (the sums the table holds), the wall one with WorkloadWaits's waits;
-#  - fleet pprof --type wall is a wall/nanoseconds profile (go tool pprof).
+#  - fleet pprof --type wall is a wall/nanoseconds profile (go tool pprof);
+#  - thread pools (threads = on, the default): every pushed sample has a
+#    thread label, the store's stacks start at a thread frame, and fleet
+#    --thread siteSleep / --threads select and show pools as cct does.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clickhouse_cluster.sh"
 require_environment
@@ -86,6 +89,18 @@ if set(by) != {("orders", "cpu"), ("orders.wall", "wall")}:
     sys.exit("series other than orders and orders.wall: %s" % sorted(by))
 if sum(wall) <= sum(cpu):
     sys.exit("the wall profiles hold %d samples, the cpu ones %d: no waits" % (sum(wall), sum(cpu)))
+# threads = on (the default): every sample carries its thread pool.
+unlabelled = sum(r["threads"].get("", 0) for r in rows)
+if unlabelled:
+    sys.exit("%d pushed samples have no thread label" % unlabelled)
+pools = {}
+for r in rows:
+    if r["type"] == "wall":
+        for t, n in r["threads"].items():
+            pools[t] = pools.get(t, 0) + n
+print("[test_export_offcpu] Pyroscope's wall samples by thread label: %s" % sorted(pools.items())[:12])
+if not pools.get("siteSleep"):
+    sys.exit("no wall samples labelled siteSleep: %s" % sorted(pools))
 PY
 
 q() { ch_query 1 "$1"; }
@@ -107,6 +122,24 @@ sleep_wall=$(awk '/WorkloadWaits\.siteSleep/ { s += $NF } END { print s + 0 }' "
 # siteSleep's thread is on CPU for well under 1 % of its time.
 [ $((sleep_cpu * 10)) -lt "$sleep_wall" ] || fail "siteSleep: $sleep_cpu cpu samples, $sleep_wall wall ones"
 note "siteSleep: $sleep_cpu cpu samples, $sleep_wall wall samples in the store"
+
+# The store's stacks start at their thread pool; fleet --thread selects
+# pools as cct --thread does, --threads shows them.
+pooled=$(q "SELECT count() FROM jsampled.stacks WHERE kinds[1] = 'thread'")
+[ "$pooled" -gt 0 ] || fail "no stack of the store starts at a thread frame"
+ctl fleet --clickhouse-url "$URL" cct --service orders --since 1h --type wall --thread siteSleep --format collapsed \
+	>"$TMP/fleet.sleep" || fail "fleet cct --thread siteSleep failed"
+bad=$(grep -E 'WorkloadWaits\.(site|hold)[A-Za-z]+' "$TMP/fleet.sleep" | grep -v 'WorkloadWaits\.siteSleep' | awk 'n++ < 2' || true)
+[ -z "$bad" ] || fail "fleet --thread siteSleep shows other sites' stacks: $bad"
+got=$(awk '/WorkloadWaits\.siteSleep/ { s += $NF } END { print s + 0 }' "$TMP/fleet.sleep")
+[ "$got" -gt 0 ] && [ "$got" = "$sleep_wall" ] || fail "fleet --thread siteSleep: siteSleep $got samples, the fleet's wall profile $sleep_wall"
+ctl fleet --clickhouse-url "$URL" cct --service orders --since 1h --type wall --threads --format collapsed \
+	>"$TMP/fleet.threads" || fail "fleet cct --threads failed"
+bad=$(grep -v '^\[thread:_' "$TMP/fleet.threads" | awk 'n++ < 2' || true)
+[ -z "$bad" ] || fail "fleet --threads has paths without a thread: $bad"
+got=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/fleet.threads")
+[ "$got" = "$(awk '{ s += $NF } END { print s + 0 }' "$TMP/fleet.wall")" ] || fail "fleet --threads holds $got samples, not the wall profile's"
+note "store: $pooled stacks start at a thread pool; fleet --thread siteSleep: $sleep_wall samples, as the whole wall profile gives siteSleep"
 
 ctl fleet --clickhouse-url "$URL" cct --service orders --since 1h --type wall --format pprof -o "$TMP/fleet-wall.pb.gz" ||
 	fail "fleet pprof --type wall failed"

@@ -273,6 +273,12 @@ static void test_config(void)
 	CHECK_EQ(c.types, EXPORT_TYPE_OFFCPU);
 	CHECK(export_config_set(&c, "types", "cpu,walls", 0, err, sizeof(err)) != 0);
 	CHECK(export_config_set(&c, "types", "", 0, err, sizeof(err)) != 0);
+	/* Thread pools: on by default, on or off. */
+	CHECK_EQ(c.threads, 1);
+	CHECK(export_config_set(&c, "threads", "off", 1, err, sizeof(err)) == 0);
+	CHECK_EQ(c.threads, 0);
+	CHECK(export_config_set(&c, "threads", "yes", 0, err, sizeof(err)) != 0);
+	CHECK_EQ(c.threads, 0);
 	unlink(path);
 	/* a missing default file is fine, a missing named one is not */
 	CHECK_EQ(export_config_load(&c, path, 0, err, sizeof(err)), 0);
@@ -395,7 +401,7 @@ static void test_pyroscope_java_names(void)
 static void test_clickhouse_rows(void)
 {
 	static char *strings[] = {"", "java.lang.Thread.run", "p.B.c", "p.A.inl", "[GC]",
-				  "[interpreted Java]", "[compiled Java]", "[JVM]"};
+				  "[interpreted Java]", "[compiled Java]", "[JVM]", "thread", "pool-*-thread-*", "main"};
 	Perftools__Profiles__Function fn[4];
 	Perftools__Profiles__Function *fns[4] = {&fn[0], &fn[1], &fn[2], &fn[3]};
 	Perftools__Profiles__Mapping map[3];
@@ -439,7 +445,7 @@ static void test_clickhouse_rows(void)
 	/* the same stack again (another bci in jsampled's pprof): summed */
 	smp[1].location_id = s1_locs, smp[1].n_location_id = 2, smp[1].value = v2, smp[1].n_value = 2;
 	smp[2].location_id = s2_locs, smp[2].n_location_id = 1, smp[2].value = v3, smp[2].n_value = 2;
-	p.string_table = strings, p.n_string_table = 8;
+	p.string_table = strings, p.n_string_table = 11;
 	p.function = fns, p.n_function = 4;
 	p.mapping = maps, p.n_mapping = 3;
 	p.location = locs, p.n_location = 3;
@@ -481,6 +487,34 @@ static void test_clickhouse_rows(void)
 	ch_batch_init(&b, "web-1", 86400 * 20001, 15);
 	CHECK(ch_batch_add_profile(&b, &written, &p, "cpu", "orders", 42, labels, 4) == 0);
 	CHECK(b.new_stacks.n == 2);
+	ch_batch_free(&b);
+
+	/* Thread pools (pprof's thread label): the same stack of two pools
+	 * is two stacks, each starting at its pool's "thread" frame. */
+	Perftools__Profiles__Label pool[2], *pool_of[2] = {&pool[0], &pool[1]};
+	const char *pool_names[] = {"pool-*-thread-*", "java.lang.Thread.run", "p.B.c", "p.A.inl"};
+	const char *pool_kinds[] = {"thread", "interpreted", "compiled", "inlined"};
+
+	for (int i = 0; i < 2; i++) {
+		perftools__profiles__label__init(&pool[i]);
+		pool[i].key = 8;
+		pool[i].str = 9 + i;
+	}
+	smp[0].label = &pool_of[0], smp[0].n_label = 1;
+	smp[1].label = &pool_of[1], smp[1].n_label = 1;
+	ch_batch_init(&b, "web-1", 86400 * 20002, 15);
+	CHECK(ch_batch_add_profile(&b, &written, &p, "cpu", "orders", 42, labels, 4) == 0);
+	CHECK(b.rows == 3 && b.samples_total == 15 && b.new_stacks.n == 3);
+	wbuf_put(&b.stacks, "", 1);
+	wbuf_put(&b.samples, "", 1);
+	CHECK(strstr((char *)b.stacks.data, "\"frames\":[\"pool-*-thread-*\",\"java.lang.Thread.run\",\"p.B.c\","
+					   "\"p.A.inl\"],\"kinds\":[\"thread\",\"interpreted\",\"compiled\",\"inlined\"]") != NULL);
+	CHECK(strstr((char *)b.stacks.data, "\"frames\":[\"main\",\"java.lang.Thread.run\"") != NULL);
+	CHECK(strstr((char *)b.stacks.data, "\"frames\":[\"[GC]\"],\"kinds\":[\"jvm\"]") != NULL);
+	snprintf(want, sizeof(want), "\"stack_hash\":%llu,\"count\":7,",
+		 (unsigned long long)ch_stack_hash(pool_names, pool_kinds, 4));
+	CHECK(strstr((char *)b.samples.data, want) != NULL);
+	smp[0].n_label = smp[1].n_label = 0;
 	ch_batch_free(&b);
 	ch_stacks_written_free(&written);
 }

@@ -117,11 +117,29 @@ static const char *mapping_name(const Perftools__Profiles__Profile *p, uint64_t 
 	return "";
 }
 
-/* One sample's frames, root first; n is 0 if it has none. */
+/* The sample's thread pool (its "thread" label, cct_pprof.c), or NULL. */
+static const char *sample_thread(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s)
+{
+	for (size_t i = 0; i < s->n_label; i++)
+		if (strcmp(pstr(p, s->label[i]->key), "thread") == 0 && s->label[i]->str > 0)
+			return pstr(p, s->label[i]->str);
+	return NULL;
+}
+
+/* One sample's frames, root first; n is 0 if it has none. A sample with
+ * a thread pool starts at a frame of kind "thread" (jsampled's thread
+ * frame), so a stack's rows of different pools keep apart in the
+ * samples table's key. */
 static size_t sample_frames(const Perftools__Profiles__Profile *p, const Perftools__Profiles__Sample *s,
 			    const char **names, const char **kinds)
 {
+	const char *thread = sample_thread(p, s);
 	size_t n = 0;
+
+	if (thread && thread[0] && s->n_location_id) {
+		names[n] = thread;
+		kinds[n++] = "thread";
+	}
 
 	/* location_id is leaf first; a Location's lines innermost first, its
 	 * last line the physical frame's own (compiled or interpreted) method. */

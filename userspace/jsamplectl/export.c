@@ -461,8 +461,8 @@ static int fetch_type(struct exporter *e, json_t *list, int64_t from, int64_t un
 	json_t *proc;
 	int rc = -1;
 
-	snprintf(request, sizeof(request), "profiles %" PRId64 "..%" PRId64 "%s%s %s", from, until,
-		 e->c->view[0] ? " " : "", e->c->view, export_type_names[type]);
+	snprintf(request, sizeof(request), "profiles %" PRId64 "..%" PRId64 "%s%s%s %s", from, until,
+		 e->c->view[0] ? " " : "", e->c->view, e->c->threads ? " threads" : "", export_type_names[type]);
 	if (query_to_memory(e->c->socket_path, request, &profiles, &plen, err, sizeof(err)) != QUERY_OK) {
 		e->query_errors++;
 		snprintf(e->last_error, sizeof(e->last_error), "profiles: %s", err);

@@ -28,6 +28,7 @@ void export_config_defaults(struct export_config *c)
 	c->timeout_s = 10;
 	snprintf(c->clickhouse_database, sizeof(c->clickhouse_database), "jsampled");
 	c->types = EXPORT_TYPE_CPU;
+	c->threads = 1;
 }
 
 const char *const export_type_names[EXPORT_TYPES] = {"cpu", "offcpu", "wall", "alloc", "lock"};
@@ -181,6 +182,14 @@ int export_config_set(struct export_config *c, const char *key, const char *valu
 			snprintf(err, errlen, "types: a list of cpu, offcpu, wall, alloc and lock, such as cpu,wall");
 			return -1;
 		}
+		return 0;
+	}
+	if (strcmp(key, "threads") == 0) {
+		if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
+			snprintf(err, errlen, "threads: on or off");
+			return -1;
+		}
+		c->threads = strcmp(value, "on") == 0;
 		return 0;
 	}
 	if (strcmp(key, "service") == 0)

@@ -24,6 +24,9 @@
  *   types = cpu[,offcpu][,wall]  (the profile types exported, each its own
  *                                 series and rows; offcpu and wall need
  *                                 jsampled --offcpu on)
+ *   threads = on|off             (each sample's thread pool: a thread label
+ *                                 in Pyroscope, a thread frame at the root of
+ *                                 ClickHouse stacks; default on)
  *   service = NAME exe|main|unit|cgroup GLOB   (a naming rule; first match wins)
  */
 #ifndef JSAMPLECTL_EXPORT_CONFIG_H
@@ -73,6 +76,7 @@ struct export_config {
 	char clickhouse_database[64];
 	char view[16]; /* jsampled's --view (cct_view.h); "": each process's default */
 	unsigned types; /* EXPORT_TYPE_* bits */
+	int threads;    /* samples keep their thread pool (jsampled's "threads" word) */
 	struct service_rule rules[EXPORT_MAX_RULES];
 	size_t n_rules;
 	uint32_t max_intervals; /* runs this many intervals then stops (tests; 0: forever) */

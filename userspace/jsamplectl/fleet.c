@@ -125,6 +125,8 @@ static uint8_t frame_type_of(const char *kind)
 		return FRAME_JAVA;
 	if (strcmp(kind, "class") == 0)
 		return FRAME_CLASS;
+	if (strcmp(kind, "thread") == 0)
+		return FRAME_THREAD;
 	return FRAME_NATIVE; /* native, and kinds this build does not know */
 }
 
@@ -293,8 +295,11 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 	int t = cct_profile_type_parse(type);
 	/* the store keeps one value of an event type: bytes, nanoseconds */
 	enum profile_values values = t == VIEW_ALLOC ? VALUES_ALLOC : t == VIEW_LOCK ? VALUES_LOCK : VALUES_SAMPLED;
-	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title, .view = VIEW_MIXED | VIEW_WALL,
-				     .profile_type = type, .values = values};
+	/* Thread frames (the exporter's threads = on) are shown or selected
+	 * as in a local profile. */
+	unsigned view = VIEW_MIXED | VIEW_WALL | (q->by_thread ? VIEW_THREADS : 0);
+	struct profile_source src = {.cct = &a->cct, .methods = &a->methods, .title = title, .view = view,
+				     .profile_type = type, .values = values, .threads = q->thread};
 	struct wbuf w;
 	int f = cct_format_parse(q->format), rc;
 
@@ -303,7 +308,7 @@ static int render(const struct fleet_query *q, struct fleet_tree *a, struct flee
 	/* Rendered whole, then written (the streaming spill sends to sockets). */
 	if (q->command == FLEET_DIFF) {
 		struct profile_source base = {.cct = &a->cct, .methods = &a->methods, .title = base_title,
-					      .view = VIEW_MIXED | VIEW_WALL, .profile_type = type, .values = values};
+					      .view = view, .profile_type = type, .values = values, .threads = q->thread};
 
 		snprintf(base_title, sizeof(base_title), "%s (base)", title);
 		src.cct = &b->cct;

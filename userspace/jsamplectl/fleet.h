@@ -7,12 +7,14 @@
  * looks like a local one.
  *
  *   fleet cct   --service S [--host H] [--since AGE | --from T --until T] [--format F]
+ *               [--thread NAME|GLOB] [--threads]   (pools as the exporter sent them)
  *   fleet diff  --service S [--host H] --base FROM..UNTIL --target FROM..UNTIL [--format html|text]
  *   fleet hosts --service S [window]      each host's samples (the parts of the sum)
  */
 #ifndef JSAMPLECTL_FLEET_H
 #define JSAMPLECTL_FLEET_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "clickhouse_http.h"
@@ -29,6 +31,8 @@ struct fleet_query {
 	int64_t base_from, base_until; /* diff: the base window */
 	const char *format;    /* a jsampled format name */
 	const char *profile_type; /* "cpu", "offcpu" or "wall" */
+	const char *thread;    /* NULL, or the thread pools shown (thread_pools.h) */
+	bool by_thread;        /* paths start at their thread pool */
 };
 
 /* Runs q, writes the result to out. Exit status for main: 0, 1 when

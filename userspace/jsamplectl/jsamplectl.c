@@ -62,9 +62,10 @@ static void usage(FILE *f)
 		"                  [--max-intervals N] [--status]\n"
 		"                  (settings and secrets: /etc/jsampled/export.conf, see export_config.h)\n"
 		"       jsamplectl fleet [--config FILE] [--clickhouse-url URL] cct --service S [--host H] [--type T]\n"
-		"                  [--since AGE | --from TIME --until TIME] [--format F] [-o FILE]\n"
+		"                  [--since AGE | --from TIME --until TIME] [--thread NAME|GLOB] [--threads]\n"
+		"                  [--format F] [-o FILE]\n"
 		"       jsamplectl fleet ... diff --service S [--host H] --base FROM..UNTIL --target FROM..UNTIL\n"
-		"                  [--format html|text] [-o FILE]\n"
+		"                  [--thread NAME|GLOB] [--format html|text] [-o FILE]\n"
 		"       jsamplectl fleet ... hosts --service S [--host H] [window]   (each host's samples)\n"
 		"       jsamplectl fleet ... init [--cluster NAME]   (create the ClickHouse schema; NAME: on each server)\n"
 		"       jsamplectl fleet schema [--cluster NAME]     (print it)\n"
@@ -99,8 +100,8 @@ static const struct option_scope {
 	{.opt = 'Q', .name = "cluster", .commands = " fleet "},
 	{.opt = 'W', .name = "view", .commands = " cct "},
 	{.opt = 'Y', .name = "type", .commands = " cct diff fleet "},
-	{.opt = 'N', .name = "thread", .commands = " cct diff "},
-	{.opt = 'G', .name = "threads", .commands = " cct "},
+	{.opt = 'N', .name = "thread", .commands = " cct diff fleet "},
+	{.opt = 'G', .name = "threads", .commands = " cct fleet "},
 };
 
 /* 0 if every option given (seen[opt]) is one the subcommand takes; else
@@ -170,12 +171,13 @@ static int fleet_schema_main(const struct export_config *ec, const char *command
 /* `fleet cct|diff|hosts`: the query from the options. */
 static int fleet_main(const struct export_config *ec, const char *command, const char *service, const char *host,
 		      const char *since, const char *from, const char *until, const char *base, const char *target,
-		      const char *format, const char *type, const char *output, time_t now)
+		      const char *format, const char *type, const char *thread, bool by_thread, const char *output,
+		      time_t now)
 {
 	struct fleet_query q = {.server = {.url = ec->clickhouse_url, .user = ec->clickhouse_user,
 					   .password = ec->clickhouse_password, .timeout_s = 60},
 				.database = ec->clickhouse_database, .service = service, .host = host,
-				.profile_type = type};
+				.profile_type = type, .thread = thread, .by_thread = by_thread};
 	char window[80];
 	FILE *out = stdout;
 	int rc;
@@ -265,6 +267,7 @@ int main(int argc, char **argv)
 	const char *export_args[8] = {0};
 	const char *config_path = NULL, *service = NULL, *view = NULL, *cluster = NULL, *type = NULL;
 	char threads[THREAD_SELECTOR_WORD_MAX] = "";
+	const char *thread = NULL; /* --thread as given (fleet) */
 	bool by_thread = false;
 	int export_status = 0;
 	const char *socket_path = getenv("JSAMPLED_SOCKET");
@@ -339,6 +342,7 @@ int main(int argc, char **argv)
 			type = optarg;
 			break;
 		case 'N':
+			thread = optarg;
 			if (thread_selector_word(optarg, threads, sizeof(threads)) != 0) {
 				fprintf(stderr, "jsamplectl: --thread must be a thread name or glob of 1 to 127 bytes\n");
 				return 2;
@@ -458,7 +462,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "jsamplectl fleet %s takes no --cluster\n", argv[1]);
 			return 2;
 		}
-		return fleet_main(&ec, argv[1], service, host, since, from, until, base, target, format, type, output, now);
+		return fleet_main(&ec, argv[1], service, host, since, from, until, base, target, format, type, thread,
+				  by_thread, output, now);
 	} else {
 		usage(stderr);
 		return 2;
