@@ -402,7 +402,7 @@ static __always_inline void emit_kernel_stack(struct bpf_perf_event_data *ctx, s
 	s->flags = flags;
 }
 
-/* A thread preempted in user code or in a fault: the sample of the wait to come,
+/* A thread preempted in user code: the sample of the wait to come,
  * copied as it leaves its CPU (its stack is readable only then), waits
  * here, in slot tid % stash_slots, until it is back and the wait's ticks
  * are known. A slot taken over by another thread meanwhile is counted. */
@@ -764,7 +764,7 @@ static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int 
 	struct js_counters *cnt;
 	struct pt_regs *ur;
 	__u64 ip, sp;
-	__s64 orig_ax, ax;
+	__s64 orig_ax;
 
 	if (!prev->mm)
 		return; /* a kernel thread */
@@ -798,7 +798,6 @@ static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int 
 	ip = BPF_CORE_READ(ur, ip);
 	sp = BPF_CORE_READ(ur, sp);
 	orig_ax = (__s64)BPF_CORE_READ(ur, orig_ax);
-	ax = (__s64)BPF_CORE_READ(ur, ax);
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	if (cnt)
 		cnt->switches++;
@@ -814,18 +813,10 @@ static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int 
 	st->left_ns = now;
 	st->preempted = prev_state == JS_TASK_RUNNING;
 	st->stashed = 0;
-	/* In a system call, orig_ax is its number and ax the -ENOSYS the
-	 * entry puts there until the call returns (arch/x86/entry/entry_64.S);
-	 * every other entry from user code sets orig_ax to -1. Blocked so, a
-	 * thread waits in an exception: a page fault reading a file or
-	 * taking a lock. No system call's return will take the sample of
-	 * such a wait, nor of one begun after a call's return or preempted
-	 * in user code: it is taken now, kept until the wait's length is
-	 * known. */
-	bool in_syscall = orig_ax >= 0 && ax == -38;
-
-	st->fault = orig_ax < 0 && !st->preempted;
-	if (!in_syscall && offcpu_period_ns) {
+	/* Preempted in user code (not in a system call: orig_ax is
+	 * negative): no system call's return will take its sample, so it is
+	 * taken now, kept until the wait's length is known. */
+	if (st->preempted && orig_ax < 0 && offcpu_period_ns) {
 		struct js_target *tg = bpf_map_lookup_elem(&targets, &tgid);
 		__u32 slot;
 		struct stash *to;
@@ -847,16 +838,15 @@ static __always_inline void offcpu_leave(struct task_struct *prev, unsigned int 
 	}
 }
 
-/* A thread preempted in user code or in a fault is back: its kept sample
- * goes out if the wait held a tick, after its weight. */
+/* A thread preempted in user code is back: its kept sample goes out if
+ * the wait held a tick, after its weight. */
 static __always_inline void offcpu_unstash(struct js_offcpu_thread *st, __u32 tid, __u64 d)
 {
 	__u32 zero = 0, slot = tid % stash_slots, cpu = bpf_get_smp_processor_id() + 2 * nr_cpus, len;
 	struct js_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct stash *from = bpf_map_lookup_elem(&stash, &slot);
 	struct scratch *sc = bpf_map_lookup_elem(&scratch, &cpu);
-	struct js_wait w = {.waited_ns = d, .runnable_ns = st->preempted ? d : 0,
-			    .syscall = st->fault ? JS_WAIT_FAULT : JS_WAIT_USER};
+	struct js_wait w = {.waited_ns = d, .runnable_ns = d, .syscall = (__u32)-1};
 	struct js_sample *s;
 
 	w.ticks = ticks_in(st, d);

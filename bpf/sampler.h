@@ -120,10 +120,8 @@ struct js_wait {
 	__u64 waited_ns;   /* off CPU in the system call, in all */
 	__u64 runnable_ns; /* of which runnable (preempted, waiting for a CPU) */
 	__u32 ticks;       /* offcpu_period_ns ticks that fell in it */
-	__u32 syscall;     /* the system call's number (x86-64), or one of: */
+	__u32 syscall;     /* the system call's number (x86-64); (__u32)-1: none, preempted in user code */
 };
-#define JS_WAIT_USER 0xffffffffu  /* none: preempted in user code */
-#define JS_WAIT_FAULT 0xfffffffeu /* in an exception from user code: a page fault */
 
 /* User registers kept per sample (x86-64). Interpreter and stub heuristics use
  * more than ip/sp/bp: HotSpot keeps Method* in rbx and the sender sp in r13 at
@@ -301,9 +299,8 @@ struct js_counters {
 	__u64 offcpu_samples; /* off-CPU samples written (JS_SAMPLE_OFFCPU) */
 	__u64 offcpu_ticks;  /* the ticks they carry */
 	__u64 offcpu_short;  /* system calls that waited off CPU but less than the next tick */
-	/* Off-CPU time no sample stands for: a wait that ended where no
-	 * system call returned and whose stack was not kept when it began
-	 * (e.g. blocked in kernel work after a system call's return). */
+	/* Off-CPU time not ended by a system call's return (a page fault, a
+	 * preemption in user code): no stack to give it; the ns are counted. */
 	__u64 offcpu_unplaced_ns;
 	/* Samples of threads preempted in user code whose stash slot another
 	 * preempted thread took before they were back (their wait is
@@ -321,8 +318,7 @@ struct js_offcpu_thread {
 	__u64 to_tick;     /* off-CPU ns until its next tick */
 	__u32 tgid;
 	__u32 preempted;   /* it left runnable */
-	__u32 stashed;     /* its sample is kept in the stash (preempted in user code, or in a fault) */
-	__u32 fault;       /* it left in an exception from user code (a page fault) */
+	__u32 stashed;     /* its sample is kept in the stash (preempted in user code) */
 	__u32 target;      /* its process is a target (as of gen) */
 	__u64 gen;         /* targets_gen when target was found */
 	__u64 epoch;       /* offcpu_epoch of its waits */

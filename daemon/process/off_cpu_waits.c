@@ -49,9 +49,8 @@ bool off_cpu_waits_use(struct off_cpu_waits *w, const struct js_sample *s, struc
 	out->ticks = (uint32_t)(*v >> 32);
 	out->runnable = (*v >> 31) & 1;
 	out->syscall = (uint32_t)*v & 0x7fffffffu;
-	/* JS_WAIT_USER and JS_WAIT_FAULT, kept in 31 bits */
-	if (out->syscall >= (JS_WAIT_FAULT & 0x7fffffffu))
-		out->syscall |= 0x80000000u;
+	if (out->syscall == 0x7fffffffu)
+		out->syscall = UINT32_MAX;
 	u64_map_del(&w->by_sample, key);
 	return true;
 }

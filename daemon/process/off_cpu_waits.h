@@ -25,7 +25,7 @@ struct off_cpu_waits {
  * the system call it waited in. */
 struct off_cpu_weight {
 	uint32_t ticks;
-	uint32_t syscall; /* its number, JS_WAIT_USER or JS_WAIT_FAULT (sampler.h) */
+	uint32_t syscall; /* (uint32_t)-1: none */
 	bool runnable;    /* runnable for most of the wait, not blocked */
 };
 

@@ -152,13 +152,9 @@ static void mark_off_cpu(struct process *p, const struct js_sample *s, struct tr
 	memmove(&tr->frames[1], &tr->frames[0], tr->n * sizeof(tr->frames[0]));
 	tr->frames[0] = (struct trace_frame){.method_id = PSEUDO_OFFCPU, .type = FRAME_PSEUDO, .bci = -1};
 	tr->n++;
-	/* No system call: preempted in user code. A fault's frame is
-	 * named after the kernel's handler. */
-	if (w->syscall != JS_WAIT_USER && tr->n < TRACE_MAX_FRAMES - 1) {
-		if (w->syscall == JS_WAIT_FAULT)
-			snprintf(name, sizeof(name), "exc_page_fault");
-		else
-			syscall_frame_name(w->syscall, name, sizeof(name));
+	/* No system call: preempted in user code. */
+	if (w->syscall != UINT32_MAX && tr->n < TRACE_MAX_FRAMES - 1) {
+		syscall_frame_name(w->syscall, name, sizeof(name));
 		if ((id = kernel_symbols_intern_for(&p->names, name)))
 			tr->frames[tr->n++] = (struct trace_frame){.method_id = id, .type = FRAME_KERNEL, .bci = -1};
 	}

@@ -442,59 +442,6 @@ static void test_off_cpu_sample_weighed_by_its_wait(void)
 	process_table_free(&t);
 }
 
-/* A wait in a page fault (JS_WAIT_FAULT) ends in the kernel's fault
- * handler, then [blocked]; one preempted in user code (JS_WAIT_USER) in
- * [runnable], with no kernel frame. */
-static void test_off_cpu_fault_and_user_waits(void)
-{
-	struct process_limits lim = {.cct_max_nodes = 100, .held_max_bytes = 1 << 20, .hold_ns = 1000};
-	struct js_wait waits[2] = {{.waited_ns = 25000000, .ticks = 2, .syscall = JS_WAIT_FAULT},
-				   {.waited_ns = 15000000, .runnable_ns = 15000000, .ticks = 1, .syscall = JS_WAIT_USER}};
-	struct process_table t;
-	struct process *p;
-	struct cct mixed;
-
-	process_table_init(&t, &lim);
-	t.period_ns = 10000000;
-	p = process_create(&t, 77, 0, "");
-	if (!p)
-		return;
-	CHECK(tb_apply_layout(&p->jvm, 0x10000080, 0x10000000, 0x20000000) == 0);
-	add_code(p);
-	for (int i = 0; i < 2; i++) {
-		struct js_sample *w = calloc(1, sizeof(*w) + sizeof(waits[i])), *s = leaf_sample(100 + (uint64_t)i);
-
-		*w = (struct js_sample){.time_ns = 100 + (uint64_t)i, .pid = 77, .flags = JS_SAMPLE_WAIT,
-					.stack_len = sizeof(waits[i])};
-		memcpy(w->stack, &waits[i], sizeof(waits[i]));
-		s->flags |= JS_SAMPLE_OFFCPU;
-		process_take_sample(&t, p, w, 100);
-		process_take_sample(&t, p, s, 100);
-		free(w);
-		free(s);
-	}
-	CHECK_EQ(p->stats.offcpu_ticks, 3);
-	CHECK(cct_view_build(&p->cct, VIEW_MERGE_BCI, VIEW_OFFCPU | VIEW_MIXED, NULL, &mixed) == 0);
-	/* root, the Java leaf, then exc_page_fault -> [blocked], and [runnable] */
-	CHECK_EQ(mixed.nodes.n, 5);
-	for (uint32_t i = 1; i < mixed.nodes.n; i++) {
-		const struct cct_node *n = &mixed.nodes.v[i];
-
-		if (n->type == FRAME_KERNEL) {
-			CHECK_STR(kernel_symbols_name(n->method_id), "exc_page_fault");
-		} else if (n->type == FRAME_PSEUDO && n->method_id == PSEUDO_BLOCKED) {
-			CHECK_EQ(mixed.nodes.v[n->parent].type, FRAME_KERNEL);
-			CHECK_EQ(mixed.self.v[i], 2);
-		} else if (n->type == FRAME_PSEUDO && n->method_id == PSEUDO_RUNNABLE) {
-			CHECK(mixed.nodes.v[n->parent].type != FRAME_KERNEL);
-			CHECK_EQ(mixed.self.v[i], 1);
-		}
-	}
-	cct_free(&mixed);
-	process_table_free(&t);
-	kernel_symbols_free();
-}
-
 /* A BATCH payload: the header, then each record of w (kind + length
  * framed already), count of them. */
 static int apply_records(struct process_table *t, struct process *p, const struct wbuf *recs, uint32_t count,
@@ -716,7 +663,6 @@ int main(void)
 	RUN(test_wrapping_copy_is_malformed);
 	RUN(test_kernel_stack_follows_a_held_sample);
 	RUN(test_off_cpu_sample_weighed_by_its_wait);
-	RUN(test_off_cpu_fault_and_user_waits);
 	RUN(test_wait_states);
 	RUN(test_unloaded_classes_are_dropped);
 	RUN(test_unloaded_classes_wait_for_the_drain);
