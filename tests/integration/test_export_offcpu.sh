@@ -139,6 +139,9 @@ bad=$(grep -v '^\[thread:_' "$TMP/fleet.threads" | awk 'n++ < 2' || true)
 [ -z "$bad" ] || fail "fleet --threads has paths without a thread: $bad"
 got=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/fleet.threads")
 [ "$got" = "$(awk '{ s += $NF } END { print s + 0 }' "$TMP/fleet.wall")" ] || fail "fleet --threads holds $got samples, not the wall profile's"
+rc=0
+ctl fleet --clickhouse-url "$URL" hosts --service orders --since 1h --thread siteSleep >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "fleet hosts --thread exited $rc, not 2 (hosts has no pools to pick)"
 note "store: $pooled stacks start at a thread pool; fleet --thread siteSleep: $sleep_wall samples, as the whole wall profile gives siteSleep"
 
 ctl fleet --clickhouse-url "$URL" cct --service orders --since 1h --type wall --format pprof -o "$TMP/fleet-wall.pb.gz" ||

@@ -196,6 +196,11 @@ static int fleet_main(const struct export_config *ec, const char *command, const
 		fprintf(stderr, "jsamplectl fleet: needs --clickhouse-url (or clickhouse_url in --config) and --service\n");
 		return 2;
 	}
+	/* hosts counts samples, not paths: no pool to pick or show */
+	if ((thread && q.command == FLEET_HOSTS) || (by_thread && q.command != FLEET_CCT)) {
+		fprintf(stderr, "jsamplectl fleet: --thread is for cct and diff, --threads for cct\n");
+		return 2;
+	}
 	if (q.command == FLEET_DIFF) {
 		long long bf, bu, tf, tu;
 		char bw[80], tw[80];
