@@ -14,7 +14,7 @@
 #    `fleet cct --type wall` and `--type cpu` read each type's samples back
 #    (the sums the table holds), the wall one with WorkloadWaits's waits;
 #  - fleet pprof --type wall is a wall/nanoseconds profile (go tool pprof);
-#  - thread pools (threads = on, the default): every pushed sample has a
+#  - thread pools (threads = on): every pushed sample has a
 #    thread label, the store's stacks start at a thread frame, and fleet
 #    --thread siteSleep / --threads select and show pools as cct does.
 . "$(dirname "$0")/lib.sh"
@@ -49,6 +49,7 @@ state_dir = $TMP/export
 interval_s = 5
 lag_s = 5
 types = cpu,wall
+threads = on
 CONF
 chmod 0600 "$TMP/export.conf"
 status() { ctl export --config "$TMP/export.conf" --status; }
@@ -89,7 +90,7 @@ if set(by) != {("orders", "cpu"), ("orders.wall", "wall")}:
     sys.exit("series other than orders and orders.wall: %s" % sorted(by))
 if sum(wall) <= sum(cpu):
     sys.exit("the wall profiles hold %d samples, the cpu ones %d: no waits" % (sum(wall), sum(cpu)))
-# threads = on (the default): every sample carries its thread pool.
+# threads = on: every sample carries its thread pool.
 unlabelled = sum(r["threads"].get("", 0) for r in rows)
 if unlabelled:
     sys.exit("%d pushed samples have no thread label" % unlabelled)

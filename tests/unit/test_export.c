@@ -273,7 +273,9 @@ static void test_config(void)
 	CHECK_EQ(c.types, EXPORT_TYPE_OFFCPU);
 	CHECK(export_config_set(&c, "types", "cpu,walls", 0, err, sizeof(err)) != 0);
 	CHECK(export_config_set(&c, "types", "", 0, err, sizeof(err)) != 0);
-	/* Thread pools: on by default, on or off. */
+	/* Thread pools: off by default, on or off. */
+	CHECK_EQ(c.threads, 0);
+	CHECK(export_config_set(&c, "threads", "on", 1, err, sizeof(err)) == 0);
 	CHECK_EQ(c.threads, 1);
 	CHECK(export_config_set(&c, "threads", "off", 1, err, sizeof(err)) == 0);
 	CHECK_EQ(c.threads, 0);

@@ -28,7 +28,7 @@ void export_config_defaults(struct export_config *c)
 	c->timeout_s = 10;
 	snprintf(c->clickhouse_database, sizeof(c->clickhouse_database), "jsampled");
 	c->types = EXPORT_TYPE_CPU;
-	c->threads = 1;
+	c->threads = 0;
 }
 
 const char *const export_type_names[EXPORT_TYPES] = {"cpu", "offcpu", "wall", "alloc", "lock"};

@@ -26,7 +26,7 @@
  *                                 jsampled --offcpu on)
  *   threads = on|off             (each sample's thread pool: a thread label
  *                                 in Pyroscope, a thread frame at the root of
- *                                 ClickHouse stacks; default on)
+ *                                 ClickHouse stacks; default off)
  *   service = NAME exe|main|unit|cgroup GLOB   (a naming rule; first match wins)
  */
 #ifndef JSAMPLECTL_EXPORT_CONFIG_H
