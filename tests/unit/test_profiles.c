@@ -10,6 +10,7 @@
 #include "userspace/profile/cct.h"
 #include "userspace/profile/cct_format.h"
 #include "userspace/profile/cct_view.h"
+#include "userspace/profile/kernel_symbols.h"
 #include "check.h"
 #include "model_builder.h"
 
@@ -218,6 +219,48 @@ out:
 	jvm_model_free(&m);
 }
 
+/* Frames named by a host-wide symbol id (native, kernel, thread pool) and
+ * Java methods named by their JVM's method id are two namespaces: a symbol
+ * whose id equals a method's must not lend that method its name. */
+static void test_pprof_symbol_and_method_ids(void)
+{
+	struct cct c;
+	struct jvm_model m;
+	uint32_t sym = kernel_symbols_intern("native_read_fn");
+	struct trace_frame a[] = {F(sym + 1, FRAME_INTERPRETED, 0), F(sym, FRAME_C, -1)};
+	struct trace_frame b[] = {F(sym + 1, FRAME_INTERPRETED, 0), F(sym, FRAME_COMPILED, 0)};
+	Perftools__Profiles__Profile *p;
+	bool java = false, native = false;
+
+	jvm_model_init(&m);
+	CHECK(tb_apply_class(&m, 1, "Lapp/Main;", "Main.java") == 0);
+	CHECK(tb_apply_method(&m, sym + 1, 1, 0, 0, 0, "main") == 0);
+	/* the Java method of the symbol's id */
+	CHECK(tb_apply_method(&m, sym, 1, 0, 0, 0, "javaWork") == 0);
+	CHECK(cct_init(&c, 100) == 0);
+	CHECK(cct_add(&c, a, 2, 3) == 0); /* the symbol first: its name is made first */
+	CHECK(cct_add(&c, b, 2, 4) == 0);
+	struct profile_source src = {.cct = &c, .methods = &m.methods, .frequency_hz = 100, .pid = 42,
+				     .view = VIEW_MIXED};
+	struct wbuf out;
+
+	wbuf_init(&out);
+	CHECK(cct_render_stream(&src, CCT_FORMAT_PPROF, &out, -1) == 0);
+	p = read_pprof((const char *)out.data, out.len);
+	CHECK(p != NULL);
+	for (size_t i = 0; p && i < p->n_function; i++) {
+		java |= strcmp(p->string_table[p->function[i]->name], "app.Main.javaWork") == 0;
+		native |= strcmp(p->string_table[p->function[i]->name], "native_read_fn") == 0;
+	}
+	CHECK(java);
+	CHECK(native);
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	wbuf_free(&out);
+	cct_free(&c);
+	jvm_model_free(&m);
+}
+
 static void test_page_svg_and_diff(void)
 {
 	struct cct before, after;
@@ -324,6 +367,7 @@ int main(void)
 	RUN(test_slices_and_windows);
 	RUN(test_slice_batches);
 	RUN(test_pprof);
+	RUN(test_pprof_symbol_and_method_ids);
 	RUN(test_page_svg_and_diff);
 	return CHECK_DONE();
 }

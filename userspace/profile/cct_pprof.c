@@ -92,8 +92,12 @@ struct builder {
 
 static uint64_t method_key(uint32_t method_id, uint8_t type)
 {
-	/* Java methods by id; pseudo frames apart from them. */
-	return type == FRAME_PSEUDO ? (1ull << 40) | method_id : method_id;
+	/* Three namespaces: Java methods by their JVM's id, pseudo frames,
+	 * and frames named by a host-wide symbol id (native, kernel, class,
+	 * thread pool), which a method's id may equal. */
+	if (type == FRAME_PSEUDO)
+		return (1ull << 40) | method_id;
+	return frame_named_by_symbol(type) ? (2ull << 40) | method_id : method_id;
 }
 
 /* "java/lang/String.java" from "java.lang.String" and "String.java". */
