@@ -118,7 +118,7 @@ def main():
     check(not diff, f"fleet cct (collapsed) = the sum of both hosts' own profiles: {len(want)} stacks, "
                     f"{sum(want.values())} samples; {len(diff)} differ")
     for s, w, g in sorted(diff, key=lambda d: -abs(d[1] - d[2]))[:5]:
-        print(f"     {w} local vs {g} fleet: {s[-160:]}")
+        print(f"     {w} local vs {g} fleet: {s}")
     per_host = fleet_hosts(a, lo, hi)
     check(sum(per_host.values()) == sum(got.values()),
           f"fleet hosts parts {per_host} add up to the merged profile's {sum(got.values())}")
