@@ -170,6 +170,25 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 	return st;
 }
 
+/* A call-resolution stub leaving: restore_live_registers pops the saved
+ * registers (sp rises, rbp still at the frame's top), then pop rbp (sp ==
+ * rbp: the caller's rbp at [sp], the return address above it), then jmp
+ * to the resolved method (the return address at [sp]). Each candidate is
+ * checked by the walk on; none holding is a named failure, not a guess. */
+static enum step unwind_stub_epilogue(struct walk *w, const struct code_blob *b)
+{
+	uint64_t top = w->sp + (uint64_t)b->frame_size_words * 8, ret, saved_fp;
+	enum step st;
+
+	w->rule = DECODE_RULE_STUB_FRAME;
+	if (w->fp >= w->sp && w->fp + 16 <= top && !(w->fp & 7) && frame_words_at(w, w->fp + 16, &ret, &saved_fp) &&
+	    walk_try_caller(w, ret, w->fp + 16, saved_fp, &st))
+		return st;
+	if (walk_peek(w, w->sp, &ret) == FRAG_OK && walk_try_caller(w, ret, w->sp + 8, w->fp, &st))
+		return st;
+	return walk_fail(w, DECODE_FAIL_TOP_IN_STUB);
+}
+
 /* The top pc is in a stub or adapter (VM-generated code with no Java
  * frame of its own). */
 static enum step unwind_top_stub(struct walk *w, const struct code_blob *b)
@@ -185,6 +204,14 @@ static enum step unwind_top_stub(struct walk *w, const struct code_blob *b)
 	 * while it starts (CPU feature detection, icache flushes). */
 	if (b->frame_size_words <= 0 && walk_chain_has_no_java(w))
 		return STEP_NO_JAVA;
+	/* The call-resolution stubs (RegisterSaver, sharedRuntime_x86_64.cpp)
+	 * frame themselves with rbp from enter() to their last pop rbp, so
+	 * past the prologue rbp marks the frame's top even while the epilogue
+	 * pops the register area, when sp + size would overshoot. */
+	if (b->frame_size_words > 2 && b->frame_complete_offset >= 0 &&
+	    w->pc >= b->start + (uint64_t)b->frame_complete_offset && stub_entered_by_call(b) &&
+	    w->fp != w->sp + (uint64_t)(b->frame_size_words - 2) * 8)
+		return unwind_stub_epilogue(w, b);
 	/* A runtime stub past its prologue has its full frame. */
 	if (b->frame_size_words > 0 && b->frame_complete_offset >= 0 &&
 	    w->pc >= b->start + (uint64_t)b->frame_complete_offset) {
