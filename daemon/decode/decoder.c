@@ -160,6 +160,16 @@ static enum step unwind_sized_stub(struct walk *w, const struct code_blob *b)
 		return walk_fail(w, DECODE_FAIL_RETURN_INTO_STUB);
 	}
 	st = walk_pop_frame(w, w->sp + (uint64_t)b->frame_size_words * 8, true);
+	/* A deopt blob returning into the interpreter is unpacking: below it
+	 * are the skeletal frames it pushed for the deoptimized one. */
+	if (st == STEP_CALLER && b->kind == JS_CODE_DEOPT && !w->out->deopt_from) {
+		const struct code_blob *c = walk_find_code(w, w->pc);
+
+		if (c && c->kind == JS_CODE_INTERPRETER) {
+			w->deopt_skeleton = true;
+			w->out->deopt_from = w->out->n + 1;
+		}
+	}
 	/* Runtime stubs are also called from slow paths without debug info
 	 * (C1's monitorexit, for one): the caller may not be at a call site.
 	 * The call-resolution stubs are the exception: compiled code reaches
@@ -527,6 +537,28 @@ static enum step check_chunk_frames(const struct decode_ctx *ctx, struct trace *
 	return STEP_INCOMPLETE;
 }
 
+/* Below an unpacking deopt (unwind.h, deopt_skeleton), a skeletal frame
+ * not filled yet may hold the words of an older frame that look valid.
+ * The frames are filled oldest first, so the youngest frame whose caller
+ * does not call it marks the stale ones: it and the frames above it go,
+ * and the trace ends at the frames already filled. */
+static void drop_stale_skeletal_frames(const struct decode_ctx *ctx, struct trace *out)
+{
+	uint32_t from = out->deopt_from - 1, end = from, cut = from;
+
+	while (end < out->n && out->frames[end].type == FRAME_INTERPRETED)
+		end++;
+	/* the skeleton's frames, and the caller of its oldest */
+	if (end < out->n)
+		end++;
+	for (int at; cut + 1 < end && (at = trace_bad_caller(ctx->methods, out->frames + cut, end - cut, false)) >= 0;)
+		cut += (uint32_t)at; /* the caller: the frames above it are stale */
+	if (cut == from)
+		return;
+	memmove(out->frames + from, out->frames + cut, (out->n - cut) * sizeof(out->frames[0]));
+	out->n -= cut - from;
+}
+
 enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_sample *s,
 				 struct trace *out, int *reason)
 {
@@ -555,6 +587,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	out->via_chunk = false;
 	out->chunk_rejected = false;
 	out->joined = 0;
+	out->deopt_from = 0;
 	out->bad_call_known = false;
 	out->n_crossings = 0;
 	out->top_rule = DECODE_RULE_NONE;
@@ -594,6 +627,8 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 	st = walk_run(&w);
 	if (out->via_chunk && (st == STEP_COMPLETE || st == STEP_INCOMPLETE))
 		st = check_chunk_frames(ctx, out, st);
+	if (out->deopt_from && !out->via_chunk && (st == STEP_COMPLETE || st == STEP_INCOMPLETE))
+		drop_stale_skeletal_frames(ctx, out);
 	out->stop_pc = w.pc;
 	out->stop_sp = w.sp;
 	out->stop_fp = w.fp;
@@ -610,7 +645,7 @@ enum decode_status decode_sample(const struct decode_ctx *ctx, const struct js_s
 		if (log)
 			out->joined += log->taken;
 		/* A walk through frozen frames read heap words, no stack's. */
-		if (log && !out->via_chunk)
+		if (log && !out->via_chunk && !out->deopt_from)
 			walk_memo_update(ctx->memo, log, s, out, ctx->code, ctx->methods);
 		return DECODE_RESOLVED;
 	case STEP_INCOMPLETE:

@@ -62,6 +62,11 @@ struct walk {
 	bool in_chunk;
 	const struct js_sample *carrier;
 	uint64_t barrier_sp, barrier_fp;
+	/* Below a deopt blob that is unpacking (Deoptimization::unpack_frames
+	 * fills the skeletal interpreted frames it pushed, oldest first): the
+	 * frames not filled yet have their links but stale Method* and bcp
+	 * words, and are stepped over (unwind_interpreted.c). */
+	bool deopt_skeleton;
 };
 
 /* Work one sample may take: far above what any recorded sample needed

@@ -141,6 +141,9 @@ struct trace {
 	 * site (a stale chunk): dropped, the trace is frozen. */
 	bool chunk_rejected;
 	uint32_t joined; /* frames taken from the thread's previous walk (walk_reuse.h) */
+	/* 1 + the walk-order index of the first frame below an unpacking
+	 * deopt blob (unwind.h, deopt_skeleton); 0: none. */
+	uint32_t deopt_from;
 	/* trace_bad_caller of a resolved trace, made with the walk (walk_reuse.c) */
 	bool bad_call_known;
 	int32_t bad_call;
