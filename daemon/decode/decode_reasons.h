@@ -21,7 +21,8 @@
 	X(BAD_ENTRY_FRAME, "bad_entry_frame", "an entry frame's call wrapper is unreadable")  \
 	X(DEPTH_LIMIT, "depth_limit", "more frames than the decoder follows")                 \
 	X(WORK_LIMIT, "work_limit", "the walk took more steps than a sample may cost") \
-	X(BEFORE_AGENT, "before_agent", "taken before the agent came, in code or a method unloaded by then")
+	X(BEFORE_AGENT, "before_agent", "taken before the agent came, in code or a method unloaded by then") \
+	X(IMPOSSIBLE_CALL, "impossible_call", "the top Java frame's caller does not call it (code the agent had not reported)")
 
 /* How the top of a decoded trace was found: one counter per heuristic, so
  * each one's share of the decoded samples is visible in `stats`. */

@@ -316,6 +316,36 @@ static bool gone_before_agent(const struct process *p, const struct js_sample *s
 	       reason == DECODE_FAIL_INTERP_BAD_METHOD || reason == DECODE_FAIL_UNKNOWN_FRAME_SIZE;
 }
 
+/* A trace the call-site check rejects (at: the first impossible call from
+ * the root) is not put in the tree as decoded: the walk went wrong at the
+ * impossible call nearest the top, most often at a return address into
+ * code the agent had not reported yet (a method compiled over an old
+ * one's place, running before its load event came). Either frame of that
+ * call may be the wrong one, so the frames above it are kept, as an
+ * incomplete trace placed like a truncated one; none above it: failed. */
+static enum decode_status cut_impossible(struct process *p, struct trace *tr, int at, int *reason)
+{
+	uint32_t callee = (uint32_t)at + 1, keep;
+
+	for (int next; callee + 1 < tr->n &&
+		       (next = trace_bad_caller(&p->jvm.methods, tr->frames + callee, tr->n - callee, true)) >= 0;)
+		callee += (uint32_t)next + 1;
+	keep = tr->n - callee - 1;
+	memmove(tr->frames, tr->frames + callee + 1, keep * sizeof(tr->frames[0]));
+	tr->n = keep;
+	tr->complete = false;
+	tr->from_image = false;
+	tr->bad_call_known = true;
+	tr->bad_call = -1;
+	tr->cut_impossible = true;
+	if (keep == 0) {
+		*reason = DECODE_FAIL_IMPOSSIBLE_CALL;
+		return DECODE_FAILED;
+	}
+	p->stats.wrong_cut++;
+	return DECODE_INCOMPLETE;
+}
+
 /* What becomes of a decoded sample: counted, checked, handed to the hook,
  * put in the tree. */
 static void finish_sample(struct process_table *t, struct process *p, const struct js_sample *s,
@@ -325,9 +355,7 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 
 	if (st == DECODE_FAILED && gone_before_agent(p, s, reason))
 		reason = DECODE_FAIL_BEFORE_AGENT;
-	decode_stats_account(&p->stats, st, reason, tr->top_rule);
-	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
-		log_failure(p, s, tr, reason);
+	tr->cut_impossible = false;
 	if (st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) {
 		/* The walk checked its own resolved trace (and the walk on over
 		 * a stack image its completed one), with what the thread's memo
@@ -339,8 +367,12 @@ static void finish_sample(struct process_table *t, struct process *p, const stru
 			p->stats.wrong++;
 			if (log_level() >= LOG_DEBUG)
 				log_impossible(p, s, tr, at);
+			st = cut_impossible(p, tr, at, &reason);
 		}
 	}
+	decode_stats_account(&p->stats, st, reason, tr->top_rule);
+	if (st == DECODE_FAILED && log_level() >= LOG_DEBUG)
+		log_failure(p, s, tr, reason);
 	if (t->hooks.on_decoded)
 		t->hooks.on_decoded(t->hooks.ctx, p, s, st, reason, tr);
 	/* After the checks and the hook: those see the Java trace only. The

@@ -15,6 +15,7 @@ struct decode_stats {
 	uint64_t not_java;   /* JVM-internal threads ([GC], [JIT compiler], [VM]) */
 	uint64_t failed;     /* undecodable; by reason below */
 	uint64_t wrong;      /* decoded traces with an impossible caller (not at a call site) */
+	uint64_t wrong_cut;  /* of them, put in the tree only above the impossible call, as incomplete */
 	uint64_t reasons[DECODE_FAILURE_COUNT];
 	uint64_t rules[DECODE_RULE_COUNT]; /* decoded samples by top-frame heuristic */
 	uint64_t held_total; /* samples that waited for the code map */

@@ -90,6 +90,7 @@ void stats_format_decode(const struct decode_stats *s, struct wbuf *out, bool js
 		{"not_java", s->not_java},
 		{"failed", s->failed},
 		{"wrong", s->wrong},
+		{"wrong_cut", s->wrong_cut},
 		{"completed", s->completed},
 		{"completed_later", s->completed_later},
 		{"held_extended", s->held_extended},

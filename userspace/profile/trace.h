@@ -144,6 +144,9 @@ struct trace {
 	/* 1 + the walk-order index of the first frame below an unpacking
 	 * deopt blob (unwind.h, deopt_skeleton); 0: none. */
 	uint32_t deopt_from;
+	/* The decoded trace failed the call-site check and was cut above the
+	 * impossible call (process_samples.c). */
+	bool cut_impossible;
 	/* trace_bad_caller of a resolved trace, made with the walk (walk_reuse.c) */
 	bool bad_call_known;
 	int32_t bad_call;
