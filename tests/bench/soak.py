@@ -15,7 +15,10 @@ their own (cgroup v2) and jsampled includes only that cgroup
 (--all-jvms: attach everything, as on a real host).
 
 Every --interval seconds (default 30; 5 for runs under 10 minutes) it
-records jsampled's RSS (VmRSS), open fds (/proc/PID/fd), threads, CPU
+records jsampled's RSS (VmRSS) and what its processes' CCTs and agent
+models hold (stats PID; the live processes' trees and their nodes apart,
+so a growing tree count tells live trees gaining paths from exited
+profiles filling the retention window), open fds (/proc/PID/fd), threads, CPU
 seconds (utime+stime) and CPU share over the interval, the depth of the held
 queues now (global stats held_bytes, held_samples), processes known (live
 and exited), samples so far, drops (the BPF ring buffer full, the held
@@ -268,17 +271,21 @@ class Soak:
         except ValueError:
             return None
 
-    def accounted(self, pids):
-        """What jsampled counts of its memory, summed over its processes:
-        CCTs (with their time slices), agent models, held samples."""
-        cct = model = held = 0
-        for pid in pids:
+    def accounted(self, procs):
+        """What jsampled counts of its memory, summed over its processes
+        ((pid, state) pairs): CCTs (with their time slices), of them the
+        live processes' and their nodes, agent models, held samples."""
+        cct = cct_live = nodes_live = model = held = 0
+        for pid, state in procs:
             st = self.query(f"stats {pid} json")
             if st:
                 cct += st.get("cct_bytes", 0)
+                if state == "live":
+                    cct_live += st.get("cct_bytes", 0)
+                    nodes_live += st.get("cct_nodes", 0)
                 model += st.get("model_bytes", 0)
                 held += st.get("held_bytes", 0)
-        return cct, model, held
+        return cct, cct_live, nodes_live, model, held
 
     def spawn(self, seconds, work, log):
         procs = os.path.join(self.cgroup, "cgroup.procs") if self.cgroup else None
@@ -379,7 +386,8 @@ class Soak:
         if isinstance(lst, list):
             self.short_seen |= self.short_pids & {x.get("pid") for x in lst}
         jvm_cpu = self.jvm_cpu_total()
-        cct, model, held = self.accounted([x.get("pid") for x in lst] if isinstance(lst, list) else [])
+        cct, cct_live, nodes_live, model, held = self.accounted(
+            [(x.get("pid"), x.get("state")) for x in lst] if isinstance(lst, list) else [])
         rss = st.get("VmRSS", 0)
         row = {
             "t_s": round(now - self.t0, 1),
@@ -391,7 +399,8 @@ class Soak:
             # jsampled's own figure (stats, group memory): its anonymous
             # memory less what its structures count and malloc keeps free
             # (the ring buffer, its program and libraries are apart).
-            "cct_kib": cct // 1024, "model_kib": model // 1024,
+            "cct_kib": cct // 1024, "cct_live_kib": cct_live // 1024, "cct_nodes_live": nodes_live,
+            "model_kib": model // 1024,
             "unaccounted_kib": s.get("memory", {}).get("unaccounted_bytes", 0) // 1024,
             "held_bytes": s.get("held_bytes"), "held_samples": s.get("held_samples"),
             "samples": s.get("samples"), "resolved_pct": s.get("resolved_pct"),
@@ -490,6 +499,8 @@ class Soak:
         series = {
             "rss_mib": lambda r: r["rss_kib"] / 1024,
             "cct_mib": lambda r: r["cct_kib"] / 1024,
+            "cct_live_mib": lambda r: r["cct_live_kib"] / 1024,
+            "cct_nodes_live": lambda r: r["cct_nodes_live"],
             "model_mib": lambda r: r["model_kib"] / 1024,
             "unaccounted_mib": lambda r: r["unaccounted_kib"] / 1024,
             "fds": lambda r: r["fds"],
@@ -549,8 +560,9 @@ class Soak:
               f"a short JVM every {a.churn_every} s ({S['short_started']} started, {S['short_ok']} exited 0) ===")
         print(f"slopes: least squares per hour, over the whole run ({len(rows)} rows) and over its second half "
               f"(t >= {half:.0f} s, after warm-up: {len(second)} rows)")
-        units = {"rss_mib": "MiB", "cct_mib": "MiB", "model_mib": "MiB", "unaccounted_mib": "MiB", "fds": "fds", "threads": "threads", "held_kib": "KiB", "held_samples": "samples",
-                 "cpu_pct": "% of a CPU", "processes": "processes"}
+        units = {"rss_mib": "MiB", "cct_mib": "MiB", "cct_live_mib": "MiB", "cct_nodes_live": "nodes",
+                 "model_mib": "MiB", "unaccounted_mib": "MiB", "fds": "fds", "threads": "threads", "held_kib": "KiB",
+                 "held_samples": "samples", "cpu_pct": "% of a CPU", "processes": "processes"}
 
         def fmt(v, d=2):
             return "?" if v is None else f"{v:+.{d}f}"
