@@ -115,9 +115,7 @@ static void on_decoded(void *ctx, struct process *p, const struct js_sample *s, 
 		exit(1);
 	}
 	if (rp->explain_left &&
-	    (rp->explain_all || st == DECODE_FAILED || tr->cut_impossible ||
-	     ((st == DECODE_RESOLVED || st == DECODE_INCOMPLETE) &&
-	      trace_bad_caller(&p->jvm.methods, tr->frames, tr->n, true) >= 0))) {
+	    (rp->explain_all || st == DECODE_FAILED || tr->cut_impossible)) {
 		rp->explain_left--;
 		explain(rp, p, s, st == DECODE_FAILED ? reason : 0);
 	}
